@@ -1,0 +1,634 @@
+//! Bytes → [`Message`], for both wire formats, with honest format detection.
+//!
+//! Decoding is strict: every length is checked against the bytes present, every error
+//! names the byte offset and field path, unknown fields are kept (not dropped), and
+//! from a [`Bytes`] buffer packed floats/doubles and `tensor_content` are views into
+//! the buffer, not copies.
+//!
+//! Detection (formats.md §9.2) decodes the bytes as each candidate — EAS request, EAS
+//! response, TF Serving request, TF Serving response — and counts *anomalies*: fields
+//! the schema does not know, known fields with impossible wire types, values stored in
+//! a field the dtype does not read, names with control characters. The candidate that
+//! decodes with strictly the fewest wins; a tie is reported as ambiguous, never guessed.
+//!
+//! ```
+//! use tfreq::{decode, WireFormat, Kind};
+//! // formats.md §10 vector 3: an EAS request written by eas_prediction.
+//! let hex = "0a0f73657276696e675f64656661756c7412170a01781212080112040a0201021a080000803f000000401a0179";
+//! let bytes: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+//! let msg = decode(&bytes)?;
+//! assert_eq!((msg.wire, msg.kind), (WireFormat::Eas, Kind::Request));
+//! assert_eq!(msg.signature_name, "serving_default");
+//! assert_eq!(msg.tensors[0].shape.sizes(), vec![1, 2]);
+//! assert_eq!(msg.fetches, vec!["y"]);
+//! # Ok::<(), tfreq::Error>(())
+//! ```
+
+use bytes::Bytes;
+
+use crate::dtype::{DTypeCode, ValueField};
+use crate::error::{DecodeError, DecodeErrorKind, Error};
+use crate::model::{Dim, Elems, Kind, Message, ModelSpec, Shape, Tensor, UnknownField, Values, WireFormat};
+use crate::wire::reader::{packed_varints, Reader, WireField, WireValue};
+
+/// What [`decode_with`] may assume.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DecodeOptions {
+    /// Force the wire format instead of detecting it.
+    pub wire: Option<WireFormat>,
+    /// Force request or response instead of detecting it.
+    pub kind: Option<Kind>,
+    /// Refuse inputs larger than this many bytes.
+    pub max_size: Option<u64>,
+}
+
+/// How detection went: every candidate tried, with its anomaly count or its error.
+#[derive(Debug, Clone)]
+pub struct Detection {
+    /// `(wire, kind, Ok(anomalies) | Err(error))` for each candidate tried.
+    pub candidates: Vec<(WireFormat, Kind, Result<usize, DecodeError>)>,
+}
+
+impl Detection {
+    /// One line per candidate, for error messages and `--explain`.
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        for (w, k, r) in &self.candidates {
+            match r {
+                Ok(0) => s.push_str(&format!("  as {w} {}: valid\n", k.as_str())),
+                Ok(n) => s.push_str(&format!(
+                    "  as {w} {}: parses, with {n} anomal{}\n",
+                    k.as_str(),
+                    if *n == 1 { "y" } else { "ies" }
+                )),
+                Err(e) => s.push_str(&format!("  as {w} {}: {e}\n", k.as_str())),
+            }
+        }
+        s
+    }
+}
+
+/// Decodes a request or response, detecting the wire format and kind.
+pub fn decode(bytes: &[u8]) -> Result<Message, Error> {
+    decode_with(Bytes::copy_from_slice(bytes), DecodeOptions::default()).map(|(m, _)| m)
+}
+
+/// Decodes from a [`Bytes`] buffer without copying tensor data, with options.
+pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detection), Error> {
+    if let Some(limit) = opts.max_size {
+        if bytes.len() as u64 > limit {
+            return Err(Error::Decode {
+                wire: opts.wire.unwrap_or(WireFormat::Eas),
+                kind: opts.kind.unwrap_or(Kind::Request),
+                source: DecodeError::new(
+                    DecodeErrorKind::TooLarge {
+                        size: bytes.len() as u64,
+                        limit,
+                    },
+                    0,
+                ),
+            });
+        }
+    }
+    if bytes.is_empty() {
+        return Err(Error::Empty);
+    }
+    let wires: &[WireFormat] = match opts.wire {
+        Some(WireFormat::Eas) => &[WireFormat::Eas],
+        Some(WireFormat::TfServing) => &[WireFormat::TfServing],
+        None => &[WireFormat::Eas, WireFormat::TfServing],
+    };
+    let kinds: &[Kind] = match opts.kind {
+        Some(Kind::Request) => &[Kind::Request],
+        Some(Kind::Response) => &[Kind::Response],
+        None => &[Kind::Request, Kind::Response],
+    };
+    let mut candidates = Vec::new();
+    let mut best: Vec<(usize, Message)> = Vec::new();
+    for &w in wires {
+        for &k in kinds {
+            match decode_inner(bytes.clone(), w, k) {
+                Ok((m, anomalies)) => {
+                    candidates.push((w, k, Ok(anomalies)));
+                    best.push((anomalies, m));
+                }
+                Err(e) => candidates.push((w, k, Err(e))),
+            }
+        }
+    }
+    let det = Detection { candidates };
+    let Some(min) = best.iter().map(|(a, _)| *a).min() else {
+        if let [(w, k, Err(e))] = det.candidates.as_slice() {
+            return Err(Error::Decode {
+                wire: *w,
+                kind: *k,
+                source: e.clone(),
+            });
+        }
+        return Err(Error::Unrecognised(det.describe()));
+    };
+    let mut winners: Vec<Message> = best
+        .into_iter()
+        .filter(|(a, _)| *a == min)
+        .map(|(_, m)| m)
+        .collect();
+    if winners.len() > 1 {
+        let names: Vec<String> = winners
+            .iter()
+            .map(|m| format!("{} {}", m.wire, m.kind.as_str()))
+            .collect();
+        return Err(Error::Ambiguous(format!(
+            "{}\n{}",
+            names.join(" and "),
+            det.describe()
+        )));
+    }
+    Ok((winners.remove(0), det))
+}
+
+/// Decodes as one named format, strictly; unknown fields are kept, not errors.
+pub fn decode_as(bytes: &[u8], wire: WireFormat, kind: Kind) -> Result<Message, DecodeError> {
+    decode_inner(Bytes::copy_from_slice(bytes), wire, kind).map(|(m, _)| m)
+}
+
+/// Decodes one tensor message (`TensorProto` or `ArrayProto`) on its own, e.g. the
+/// output of `tf.io.serialize_tensor`.
+pub fn decode_tensor(bytes: Bytes, wire: WireFormat) -> Result<Tensor, DecodeError> {
+    let r = Reader::new(bytes);
+    let mut an = 0;
+    tensor(r, wire, String::new(), 0, &mut an)
+}
+
+fn decode_inner(bytes: Bytes, wire: WireFormat, kind: Kind) -> Result<(Message, usize), DecodeError> {
+    let size = bytes.len();
+    let mut r = Reader::new(bytes);
+    let mut msg = Message::new(wire, kind);
+    msg.size = size;
+    let mut anomalies = 0usize;
+    // Field numbers by (wire, kind).
+    let (sig_or_spec, map_field, filter_field, spec_field) = match (wire, kind) {
+        (WireFormat::Eas, Kind::Request) => (Some(1), 2, Some(3), None),
+        (WireFormat::Eas, Kind::Response) => (None, 1, None, None),
+        (WireFormat::TfServing, Kind::Request) => (None, 2, Some(3), Some(1)),
+        (WireFormat::TfServing, Kind::Response) => (None, 1, None, Some(2)),
+    };
+    let map_name = if kind == Kind::Request { "inputs" } else { "outputs" };
+    let mut index = 0usize;
+    while let Some(f) = r.next_field()? {
+        let n = f.number;
+        if Some(n) == sig_or_spec {
+            let b = len_or_unknown(&f, "signature_name", &mut msg.unknown, "", &mut anomalies);
+            if let Some(b) = b {
+                let s = utf8(&b, f.value_offset).map_err(|e| e.within("signature_name"))?;
+                if s.bytes().any(|c| c < 0x20) {
+                    anomalies += 1;
+                }
+                msg.signature_name = s;
+            }
+        } else if n == map_field {
+            if let Some(b) = len_or_unknown(&f, map_name, &mut msg.unknown, "", &mut anomalies) {
+                let sub = r.nested(b, f.value_offset)?;
+                let t = map_entry(sub, wire, map_name, index, f.offset, &mut anomalies)?;
+                index += 1;
+                if let Some(pos) = msg.tensors.iter().position(|x| x.name == t.name) {
+                    msg.duplicate_keys.push((t.name.clone(), f.offset));
+                    msg.tensors[pos] = t; // last wins, as protobuf
+                } else {
+                    msg.tensors.push(t);
+                }
+            }
+        } else if Some(n) == filter_field {
+            if let Some(b) = len_or_unknown(&f, "output_filter", &mut msg.unknown, "", &mut anomalies) {
+                let i = msg.fetches.len();
+                let s = utf8(&b, f.value_offset)
+                    .map_err(|e| e.within(format!("output_filter[{i}]")))?;
+                msg.fetches.push(s);
+            }
+        } else if Some(n) == spec_field {
+            if let Some(b) = len_or_unknown(&f, "model_spec", &mut msg.unknown, "", &mut anomalies) {
+                let sub = r.nested(b, f.value_offset)?;
+                let spec = msg.model_spec.take().unwrap_or_default();
+                let spec = model_spec(sub, spec, &mut msg.unknown, &mut anomalies)
+                    .map_err(|e| e.within("model_spec"))?;
+                msg.signature_name = spec.signature_name.clone();
+                msg.model_spec = Some(spec);
+            }
+        } else if wire == WireFormat::TfServing && kind == Kind::Request && (5..=7).contains(&n) {
+            let name = match n {
+                5 => "predict_streamed_options",
+                6 => "client_id",
+                _ => "request_options",
+            };
+            if let Some(b) = len_or_unknown(&f, name, &mut msg.unknown, "", &mut anomalies) {
+                msg.extra.push((name, b));
+            }
+        } else {
+            anomalies += 1;
+            msg.unknown.push(unknown("", &f));
+        }
+    }
+    Ok((msg, anomalies))
+}
+
+fn unknown(path: &str, f: &WireField) -> UnknownField {
+    UnknownField {
+        path: path.to_string(),
+        number: f.number,
+        wire_type: f.value.wire_type(),
+        offset: f.offset,
+        value: f.value.clone(),
+    }
+}
+
+/// The payload of a LEN field, or record the field as unknown (wrong wire type).
+fn len_or_unknown(
+    f: &WireField,
+    _name: &str,
+    unknown_out: &mut Vec<UnknownField>,
+    path: &str,
+    anomalies: &mut usize,
+) -> Option<Bytes> {
+    match &f.value {
+        WireValue::Len(b) => Some(b.clone()),
+        _ => {
+            *anomalies += 1;
+            unknown_out.push(unknown(path, f));
+            None
+        }
+    }
+}
+
+fn utf8(b: &Bytes, offset: usize) -> Result<String, DecodeError> {
+    match std::str::from_utf8(b) {
+        Ok(s) => Ok(s.to_string()),
+        Err(e) => Err(DecodeError::new(
+            DecodeErrorKind::InvalidUtf8,
+            offset + e.valid_up_to(),
+        )),
+    }
+}
+
+fn varint_or_unknown(
+    f: &WireField,
+    unknown_out: &mut Vec<UnknownField>,
+    path: &str,
+    anomalies: &mut usize,
+) -> Option<u64> {
+    match f.value {
+        WireValue::Varint(v) => Some(v),
+        _ => {
+            *anomalies += 1;
+            unknown_out.push(unknown(path, f));
+            None
+        }
+    }
+}
+
+fn model_spec(
+    mut r: Reader,
+    mut spec: ModelSpec,
+    unknown_out: &mut Vec<UnknownField>,
+    anomalies: &mut usize,
+) -> Result<ModelSpec, DecodeError> {
+    let path = "model_spec";
+    while let Some(f) = r.next_field()? {
+        match f.number {
+            1 | 3 | 4 => {
+                let name = match f.number {
+                    1 => "name",
+                    3 => "signature_name",
+                    _ => "version_label",
+                };
+                if let Some(b) = len_or_unknown(&f, name, unknown_out, path, anomalies) {
+                    let s = utf8(&b, f.value_offset).map_err(|e| e.within(name))?;
+                    if s.bytes().any(|c| c < 0x20) {
+                        *anomalies += 1;
+                    }
+                    match f.number {
+                        1 => spec.name = s,
+                        3 => spec.signature_name = s,
+                        _ => {
+                            spec.version = None;
+                            spec.version_label = Some(s)
+                        }
+                    }
+                }
+            }
+            2 => {
+                if let Some(b) = len_or_unknown(&f, "version", unknown_out, path, anomalies) {
+                    let mut sub = r.nested(b, f.value_offset)?;
+                    let mut v = spec.version.unwrap_or(0);
+                    while let Some(g) = sub.next_field().map_err(|e| e.within("version"))? {
+                        if g.number == 1 {
+                            if let Some(x) = varint_or_unknown(&g, unknown_out, "model_spec.version", anomalies) {
+                                v = x as i64;
+                            }
+                        } else {
+                            *anomalies += 1;
+                            unknown_out.push(unknown("model_spec.version", &g));
+                        }
+                    }
+                    spec.version_label = None;
+                    spec.version = Some(v);
+                }
+            }
+            _ => {
+                *anomalies += 1;
+                unknown_out.push(unknown(path, &f));
+            }
+        }
+    }
+    Ok(spec)
+}
+
+fn map_entry(
+    mut r: Reader,
+    wire: WireFormat,
+    map_name: &str,
+    index: usize,
+    entry_offset: usize,
+    anomalies: &mut usize,
+) -> Result<Tensor, DecodeError> {
+    let mut key: Option<String> = None;
+    let mut value: Option<(Bytes, usize)> = None;
+    let mut unknown_fields = Vec::new();
+    let seg = |key: &Option<String>| match key {
+        Some(k) => format!("{map_name}[{k:?}]"),
+        None => format!("{map_name}[#{index}]"),
+    };
+    while let Some(f) = r.next_field().map_err(|e| e.within(seg(&key)))? {
+        match f.number {
+            1 => {
+                if let Some(b) = len_or_unknown(&f, "key", &mut unknown_fields, map_name, anomalies) {
+                    key = Some(utf8(&b, f.value_offset).map_err(|e| e.within(format!("{}.key", seg(&None))))?);
+                }
+            }
+            2 => {
+                if let Some(b) = len_or_unknown(&f, "value", &mut unknown_fields, map_name, anomalies) {
+                    // A repeated message field merges; a map value given twice keeps the last
+                    // (what protobuf's map parsing does).
+                    value = Some((b, f.value_offset));
+                }
+            }
+            _ => {
+                *anomalies += 1;
+                unknown_fields.push(unknown(map_name, &f));
+            }
+        }
+    }
+    let name = key.clone().unwrap_or_default();
+    let path = seg(&Some(name.clone()));
+    let mut t = match value {
+        Some((b, off)) => {
+            let sub = r.nested(b, off)?;
+            tensor(sub, wire, path.clone(), entry_offset, anomalies).map_err(|e| e.within(path.clone()))?
+        }
+        None => Tensor::new(String::new(), DTypeCode(0), Shape::default()),
+    };
+    t.name = name;
+    t.offset = entry_offset;
+    t.unknown.extend(unknown_fields);
+    Ok(t)
+}
+
+/// Accumulates one repeated value field across packed chunks and unpacked elements.
+enum Acc {
+    Fixed { chunks: Vec<Bytes>, size: usize },
+    Varint(Vec<u64>),
+    Bytes(Vec<Bytes>),
+    Single(Bytes),
+}
+
+fn tensor(
+    mut r: Reader,
+    wire: WireFormat,
+    path: String,
+    _entry_offset: usize,
+    anomalies: &mut usize,
+) -> Result<Tensor, DecodeError> {
+    let mut t = Tensor::new(String::new(), DTypeCode(0), Shape::default());
+    let mut accs: Vec<(ValueField, Acc)> = Vec::new();
+    while let Some(f) = r.next_field()? {
+        let field = match wire {
+            WireFormat::Eas => ValueField::from_eas_number(f.number),
+            WireFormat::TfServing => ValueField::from_tf_number(f.number),
+        };
+        match (f.number, field) {
+            (1, _) => {
+                if let Some(v) = varint_or_unknown(&f, &mut t.unknown, &path, anomalies) {
+                    t.dtype = DTypeCode(v as i32);
+                }
+            }
+            (2, _) => {
+                if let Some(b) = len_or_unknown(&f, "shape", &mut t.unknown, &path, anomalies) {
+                    let sub = r.nested(b, f.value_offset)?;
+                    let name = if wire == WireFormat::Eas { "array_shape" } else { "tensor_shape" };
+                    shape(sub, wire, &mut t, &format!("{path}.{name}"), anomalies)
+                        .map_err(|e| e.within(name))?;
+                }
+            }
+            (3, _) if wire == WireFormat::TfServing => {
+                if let Some(v) = varint_or_unknown(&f, &mut t.unknown, &path, anomalies) {
+                    t.version_number = v as i32;
+                }
+            }
+            (4, _) if wire == WireFormat::TfServing => {
+                if let Some(b) = len_or_unknown(&f, "tensor_content", &mut t.unknown, &path, anomalies) {
+                    t.content = if b.is_empty() { None } else { Some(b) };
+                }
+            }
+            (_, Some(vf)) => {
+                let pos = match accs.iter().position(|(k, _)| *k == vf) {
+                    Some(p) => p,
+                    None => {
+                        accs.push((vf, new_acc(vf)));
+                        accs.len() - 1
+                    }
+                };
+                let ok = push_value(&mut accs[pos].1, vf, &f).map_err(|e| e.within(vf.name()))?;
+                if !ok {
+                    *anomalies += 1;
+                    t.unknown.push(unknown(&path, &f));
+                }
+            }
+            _ => {
+                *anomalies += 1;
+                t.unknown.push(unknown(&path, &f));
+            }
+        }
+    }
+    accs.sort_by_key(|(k, _)| match wire {
+        WireFormat::Eas => k.eas_number().unwrap_or(0),
+        WireFormat::TfServing => k.tf_number(),
+    });
+    for (vf, acc) in accs {
+        let v = finish(vf, acc);
+        t.fields.push((vf, v));
+    }
+    // Consistency tells (formats.md §9.2 item 4): values the dtype does not read, or a
+    // dtype number the format does not have.
+    let own = t.value_field(wire);
+    for (vf, v) in &t.fields {
+        if Some(*vf) != own && !v.is_empty() {
+            *anomalies += 1;
+        }
+    }
+    let known = match wire {
+        WireFormat::Eas => t.dtype.eas_known(),
+        WireFormat::TfServing => t.dtype.dtype().is_some() || t.dtype.ref_of().is_some(),
+    };
+    if !known {
+        *anomalies += 1;
+    }
+    if wire == WireFormat::TfServing {
+        if let (Some(c), Some(d)) = (&t.content, t.dtype.dtype()) {
+            if let Some(sz) = d.info().size {
+                if c.len() % sz != 0 {
+                    *anomalies += 1;
+                }
+            }
+        }
+    }
+    Ok(t)
+}
+
+fn new_acc(vf: ValueField) -> Acc {
+    match vf {
+        ValueField::Float | ValueField::SComplex => Acc::Fixed { chunks: Vec::new(), size: 4 },
+        ValueField::Double | ValueField::DComplex => Acc::Fixed { chunks: Vec::new(), size: 8 },
+        ValueField::String | ValueField::ResourceHandle | ValueField::Variant => Acc::Bytes(Vec::new()),
+        ValueField::Float8 => Acc::Single(Bytes::new()),
+        _ => Acc::Varint(Vec::new()),
+    }
+}
+
+/// Adds one occurrence of a value field. `Ok(false)`: the wire type does not fit.
+fn push_value(acc: &mut Acc, vf: ValueField, f: &WireField) -> Result<bool, DecodeError> {
+    match (acc, &f.value) {
+        (Acc::Fixed { chunks, size }, WireValue::Len(b)) => {
+            if b.len() % *size != 0 {
+                return Err(DecodeError::new(
+                    DecodeErrorKind::PackedLength {
+                        field: vf.name(),
+                        len: b.len(),
+                        elem: *size,
+                    },
+                    f.value_offset,
+                ));
+            }
+            chunks.push(b.clone());
+        }
+        (Acc::Fixed { chunks, size: 4 }, WireValue::I32(v)) => {
+            chunks.push(Bytes::copy_from_slice(&v.to_le_bytes()))
+        }
+        (Acc::Fixed { chunks, size: 8 }, WireValue::I64(v)) => {
+            chunks.push(Bytes::copy_from_slice(&v.to_le_bytes()))
+        }
+        (Acc::Varint(out), WireValue::Len(b)) => packed_varints(b, f.value_offset, out)?,
+        (Acc::Varint(out), WireValue::Varint(v)) => out.push(*v),
+        (Acc::Bytes(out), WireValue::Len(b)) => out.push(b.clone()),
+        (Acc::Single(out), WireValue::Len(b)) => *out = b.clone(),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn finish(vf: ValueField, acc: Acc) -> Values {
+    match acc {
+        Acc::Fixed { chunks, size } => {
+            let bytes = if chunks.len() == 1 {
+                chunks.into_iter().next().unwrap_or_default()
+            } else {
+                let mut v = Vec::with_capacity(chunks.iter().map(|c| c.len()).sum());
+                for c in &chunks {
+                    v.extend_from_slice(c);
+                }
+                Bytes::from(v)
+            };
+            if size == 4 {
+                Values::F32(Elems::Le(bytes))
+            } else {
+                Values::F64(Elems::Le(bytes))
+            }
+        }
+        Acc::Varint(v) => match vf {
+            ValueField::Int | ValueField::Half => Values::I32(v.into_iter().map(|x| x as i32).collect()),
+            ValueField::Int64 => Values::I64(v.into_iter().map(|x| x as i64).collect()),
+            ValueField::UInt32 => Values::U32(v.into_iter().map(|x| x as u32).collect()),
+            ValueField::UInt64 => Values::U64(v),
+            _ => Values::Bool(v.into_iter().map(|x| x != 0).collect()),
+        },
+        Acc::Bytes(v) => Values::Bytes(v),
+        Acc::Single(b) => Values::Raw(b),
+    }
+}
+
+fn shape(
+    mut r: Reader,
+    wire: WireFormat,
+    t: &mut Tensor,
+    path: &str,
+    anomalies: &mut usize,
+) -> Result<(), DecodeError> {
+    t.shape.present = true;
+    while let Some(f) = r.next_field()? {
+        match (wire, f.number) {
+            (WireFormat::Eas, 1) => {
+                let mut v = Vec::new();
+                match &f.value {
+                    WireValue::Len(b) => packed_varints(b, f.value_offset, &mut v)
+                        .map_err(|e| e.within(format!("dim[{}]", t.shape.dims.len())))?,
+                    WireValue::Varint(x) => v.push(*x),
+                    _ => {
+                        *anomalies += 1;
+                        t.unknown.push(unknown(path, &f));
+                    }
+                }
+                t.shape.dims.extend(v.into_iter().map(|x| Dim {
+                    size: x as i64,
+                    name: String::new(),
+                }));
+            }
+            (WireFormat::TfServing, 2) => {
+                let i = t.shape.dims.len();
+                if let Some(b) = len_or_unknown(&f, "dim", &mut t.unknown, path, anomalies) {
+                    let mut sub = r.nested(b, f.value_offset)?;
+                    let mut d = Dim {
+                        size: 0,
+                        name: String::new(),
+                    };
+                    let dpath = format!("{path}.dim[{i}]");
+                    while let Some(g) = sub.next_field().map_err(|e| e.within(format!("dim[{i}]")))? {
+                        match g.number {
+                            1 => {
+                                if let Some(v) = varint_or_unknown(&g, &mut t.unknown, &dpath, anomalies) {
+                                    d.size = v as i64;
+                                }
+                            }
+                            2 => {
+                                if let Some(b) = len_or_unknown(&g, "name", &mut t.unknown, &dpath, anomalies) {
+                                    d.name = utf8(&b, g.value_offset).map_err(|e| e.within(format!("dim[{i}].name")))?;
+                                }
+                            }
+                            _ => {
+                                *anomalies += 1;
+                                t.unknown.push(unknown(&dpath, &g));
+                            }
+                        }
+                    }
+                    t.shape.dims.push(d);
+                }
+            }
+            (WireFormat::TfServing, 3) => {
+                if let Some(v) = varint_or_unknown(&f, &mut t.unknown, path, anomalies) {
+                    t.shape.unknown_rank = v != 0;
+                }
+            }
+            _ => {
+                *anomalies += 1;
+                t.unknown.push(unknown(path, &f));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,580 @@
+//! [`Message`] → bytes, in either wire format.
+//!
+//! Sizes are computed first, so the output is one exact-size allocation; packed
+//! fixed-width fields and `tensor_content` are written in bulk. Map entries are written
+//! in the message's tensor order (the builder's `add_feed` order), which is what the
+//! pure-Python protobuf of the EAS SDK does, so built requests are byte-identical to it.
+
+use std::borrow::Cow;
+
+use bytes::Bytes;
+
+use crate::dtype::{DType, DTypeInfo, ValueField};
+use crate::error::BuildError;
+use crate::model::{le_bytes, Elems, Kind, Message, ModelSpec, Shape, Tensor, UnknownField, Values, WireFormat};
+use crate::wire::reader::WireValue;
+use crate::wire::writer::*;
+
+/// How values are laid out in a TF Serving `TensorProto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TfsEncoding {
+    /// As `tf.make_tensor_proto` does: `tensor_content` when more than one value fills
+    /// the shape exactly and the dtype allows it, else the typed field.
+    #[default]
+    Python,
+    /// Always the typed field (`float_val`, `int_val`, ...).
+    Typed,
+    /// Always `tensor_content` where the dtype has a fixed size.
+    Content,
+    /// Keep each tensor's layout as it is in the message (for a message decoded from
+    /// TF Serving bytes, a faithful re-encoding).
+    AsIs,
+}
+
+/// Encodes a message in `wire` (converting from its own format if needed).
+///
+/// ```
+/// use tfreq::{encode, DType, TFRequest, TfsEncoding, WireFormat};
+/// let mut req = TFRequest::new("serving_default");
+/// req.add_feed("x", &[1, 2], DType::Float, vec![1.0f32, 2.0])?;
+/// req.add_fetch("y");
+/// let eas = encode(req.message(), WireFormat::Eas, TfsEncoding::Python)?;
+/// assert_eq!(eas, req.to_bytes());
+/// # Ok::<(), tfreq::BuildError>(())
+/// ```
+pub fn encode(msg: &Message, wire: WireFormat, style: TfsEncoding) -> Result<Vec<u8>, BuildError> {
+    let plans: Vec<Plan> = msg
+        .tensors
+        .iter()
+        .map(|t| Plan::new(t, msg.wire, wire, style))
+        .collect::<Result<_, _>>()?;
+    let same = msg.wire == wire;
+    let map_field = match msg.kind {
+        Kind::Request => 2,
+        Kind::Response => 1,
+    };
+    let spec = match (wire, msg.kind) {
+        (WireFormat::TfServing, _) => match &msg.model_spec {
+            Some(s) => Some(Cow::Borrowed(s)),
+            None if !msg.signature_name.is_empty() => Some(Cow::Owned(ModelSpec {
+                signature_name: msg.signature_name.clone(),
+                ..ModelSpec::default()
+            })),
+            None => None,
+        },
+        _ => None,
+    };
+    let spec_len = spec.as_deref().map(model_spec_len);
+
+    // Size pass.
+    let mut size = 0;
+    if wire == WireFormat::Eas && msg.kind == Kind::Request && !msg.signature_name.is_empty() {
+        size += len_field_size(1, msg.signature_name.len());
+    }
+    if let Some(l) = spec_len {
+        size += len_field_size(if msg.kind == Kind::Request { 1 } else { 2 }, l);
+    }
+    for p in &plans {
+        size += len_field_size(map_field, p.entry_len);
+    }
+    if msg.kind == Kind::Request {
+        for f in &msg.fetches {
+            size += len_field_size(3, f.len());
+        }
+    }
+    let extra: &[(&str, Bytes)] = if same && wire == WireFormat::TfServing { &msg.extra } else { &[] };
+    for (name, b) in extra {
+        size += len_field_size(extra_number(name), b.len());
+    }
+    let unknown: &[UnknownField] = if same { &msg.unknown } else { &[] };
+    size += unknown.iter().map(unknown_len).sum::<usize>();
+
+    // Write pass, fields in number order as protobuf serialisers do.
+    let mut out = Vec::with_capacity(size);
+    match (wire, msg.kind) {
+        (WireFormat::Eas, Kind::Request) => {
+            if !msg.signature_name.is_empty() {
+                put_bytes_field(&mut out, 1, msg.signature_name.as_bytes());
+            }
+            write_entries(&mut out, 2, &plans, wire);
+        }
+        (WireFormat::Eas, Kind::Response) => write_entries(&mut out, 1, &plans, wire),
+        (WireFormat::TfServing, Kind::Request) => {
+            if let (Some(s), Some(l)) = (spec.as_deref(), spec_len) {
+                put_len_header(&mut out, 1, l);
+                write_model_spec(&mut out, s);
+            }
+            write_entries(&mut out, 2, &plans, wire);
+        }
+        (WireFormat::TfServing, Kind::Response) => {
+            write_entries(&mut out, 1, &plans, wire);
+            if let (Some(s), Some(l)) = (spec.as_deref(), spec_len) {
+                put_len_header(&mut out, 2, l);
+                write_model_spec(&mut out, s);
+            }
+        }
+    }
+    if msg.kind == Kind::Request {
+        for f in &msg.fetches {
+            put_bytes_field(&mut out, 3, f.as_bytes());
+        }
+    }
+    for (name, b) in extra {
+        put_bytes_field(&mut out, extra_number(name), b);
+    }
+    for u in unknown {
+        write_unknown(&mut out, u);
+    }
+    debug_assert_eq!(out.len(), size);
+    Ok(out)
+}
+
+fn extra_number(name: &str) -> u32 {
+    match name {
+        "predict_streamed_options" => 5,
+        "client_id" => 6,
+        _ => 7,
+    }
+}
+
+fn model_spec_len(s: &ModelSpec) -> usize {
+    let mut n = 0;
+    if !s.name.is_empty() {
+        n += len_field_size(1, s.name.len());
+    }
+    if let Some(v) = s.version {
+        n += len_field_size(2, version_len(v));
+    }
+    if !s.signature_name.is_empty() {
+        n += len_field_size(3, s.signature_name.len());
+    }
+    if let Some(l) = &s.version_label {
+        n += len_field_size(4, l.len());
+    }
+    n
+}
+
+fn version_len(v: i64) -> usize {
+    if v == 0 {
+        0
+    } else {
+        1 + varint_len(v as u64)
+    }
+}
+
+fn write_model_spec(out: &mut Vec<u8>, s: &ModelSpec) {
+    if !s.name.is_empty() {
+        put_bytes_field(out, 1, s.name.as_bytes());
+    }
+    if let Some(v) = s.version {
+        put_len_header(out, 2, version_len(v));
+        if v != 0 {
+            put_varint_field(out, 1, v as u64);
+        }
+    }
+    if !s.signature_name.is_empty() {
+        put_bytes_field(out, 3, s.signature_name.as_bytes());
+    }
+    if let Some(l) = &s.version_label {
+        put_bytes_field(out, 4, l.as_bytes());
+    }
+}
+
+fn unknown_len(u: &UnknownField) -> usize {
+    tag_len(u.number)
+        + match &u.value {
+            WireValue::Varint(v) => varint_len(*v),
+            WireValue::I64(_) => 8,
+            WireValue::I32(_) => 4,
+            WireValue::Len(b) => varint_len(b.len() as u64) + b.len(),
+            WireValue::Group(b) => b.len() + tag_len(u.number),
+        }
+}
+
+fn write_unknown(out: &mut Vec<u8>, u: &UnknownField) {
+    put_tag(out, u.number, u.value.wire_type());
+    match &u.value {
+        WireValue::Varint(v) => put_varint(out, *v),
+        WireValue::I64(v) => out.extend_from_slice(&v.to_le_bytes()),
+        WireValue::I32(v) => out.extend_from_slice(&v.to_le_bytes()),
+        WireValue::Len(b) => {
+            put_varint(out, b.len() as u64);
+            out.extend_from_slice(b);
+        }
+        WireValue::Group(b) => {
+            out.extend_from_slice(b);
+            put_tag(out, u.number, 4);
+        }
+    }
+}
+
+/// One tensor, laid out for the target format, with its sizes.
+struct Plan<'a> {
+    t: &'a Tensor,
+    content: Option<Bytes>,
+    fields: Vec<(ValueField, Cow<'a, Values>)>,
+    unknown: &'a [UnknownField],
+    version: i32,
+    shape_len: Option<usize>,
+    body_len: usize,
+    entry_len: usize,
+}
+
+impl<'a> Plan<'a> {
+    fn new(t: &'a Tensor, src: WireFormat, dst: WireFormat, style: TfsEncoding) -> Result<Self, BuildError> {
+        let (content, fields, unknown): (Option<Bytes>, Vec<(ValueField, Cow<'a, Values>)>, &[UnknownField]) =
+            if src == dst && (dst == WireFormat::Eas || style == TfsEncoding::AsIs) {
+                (
+                    t.content.clone(),
+                    t.fields.iter().map(|(f, v)| (*f, Cow::Borrowed(v))).collect(),
+                    &t.unknown,
+                )
+            } else {
+                let d = t.dtype.dtype().filter(|d| !matches!(d, DType::Invalid))
+                    .ok_or_else(|| BuildError::NotBuildable { name: t.name.clone(), dtype: t.dtype })?;
+                let canon = canonical(t, d, src)?;
+                match dst {
+                    WireFormat::Eas => {
+                        let ef = d.info().eas_field.ok_or_else(|| BuildError::Unsupported {
+                            name: t.name.clone(),
+                            dtype: t.dtype,
+                            wire: dst,
+                        })?;
+                        let v = to_eas(d, canon);
+                        (None, if v.is_empty() { vec![] } else { vec![(ef, v)] }, &[])
+                    }
+                    WireFormat::TfServing => {
+                        let info = d.info();
+                        let n = canon.len() / if pairs(d) { 2 } else { 1 };
+                        let fill = t.shape.num_elements() == Some(n as u64);
+                        let use_content = match style {
+                            TfsEncoding::Python => info.python_content && fill && n > 1,
+                            TfsEncoding::Content => info.size.is_some() && fill && n > 0,
+                            TfsEncoding::Typed | TfsEncoding::AsIs => false,
+                        };
+                        if use_content {
+                            (Some(to_content(d, &canon)), vec![], &[])
+                        } else if canon.is_empty() {
+                            (None, vec![], &[])
+                        } else {
+                            (None, vec![(info.tf_field, canon)], &[])
+                        }
+                    }
+                }
+            };
+        let shape_len = (t.shape.present || !t.shape.dims.is_empty() || t.shape.unknown_rank)
+            .then(|| shape_len(&t.shape, dst));
+        let mut body = 0;
+        if t.dtype.0 != 0 {
+            body += 1 + varint_len(t.dtype.0 as i64 as u64);
+        }
+        if let Some(l) = shape_len {
+            body += len_field_size(2, l);
+        }
+        let version = if src == dst { t.version_number } else { 0 };
+        if dst == WireFormat::TfServing {
+            if version != 0 {
+                body += 1 + varint_len(version as i64 as u64);
+            }
+            if let Some(c) = &content {
+                body += len_field_size(4, c.len());
+            }
+        }
+        for (f, v) in &fields {
+            body += field_len(field_number(*f, dst), v);
+        }
+        body += unknown.iter().map(unknown_len).sum::<usize>();
+        let mut entry = len_field_size(2, body);
+        if !t.name.is_empty() {
+            entry += len_field_size(1, t.name.len());
+        }
+        Ok(Plan {
+            t,
+            content,
+            fields,
+            unknown,
+            version,
+            shape_len,
+            body_len: body,
+            entry_len: entry,
+        })
+    }
+}
+
+fn pairs(d: DType) -> bool {
+    matches!(d, DType::Complex64 | DType::Complex128)
+}
+
+fn field_number(f: ValueField, wire: WireFormat) -> u32 {
+    match wire {
+        WireFormat::Eas => f.eas_number().unwrap_or(0),
+        WireFormat::TfServing => f.tf_number(),
+    }
+}
+
+fn shape_len(s: &Shape, wire: WireFormat) -> usize {
+    match wire {
+        WireFormat::Eas => {
+            if s.dims.is_empty() {
+                0
+            } else {
+                len_field_size(1, varints_len(s.dims.iter().map(|d| d.size as u64)))
+            }
+        }
+        WireFormat::TfServing => {
+            let mut n = 0;
+            for d in &s.dims {
+                n += len_field_size(2, dim_len(d.size, &d.name));
+            }
+            if s.unknown_rank {
+                n += 2;
+            }
+            n
+        }
+    }
+}
+
+fn dim_len(size: i64, name: &str) -> usize {
+    let mut n = 0;
+    if size != 0 {
+        n += 1 + varint_len(size as u64);
+    }
+    if !name.is_empty() {
+        n += len_field_size(2, name.len());
+    }
+    n
+}
+
+fn write_entries(out: &mut Vec<u8>, field: u32, plans: &[Plan], wire: WireFormat) {
+    for p in plans {
+        put_len_header(out, field, p.entry_len);
+        if !p.t.name.is_empty() {
+            put_bytes_field(out, 1, p.t.name.as_bytes());
+        }
+        put_len_header(out, 2, p.body_len);
+        write_tensor(out, p, wire);
+    }
+}
+
+fn write_tensor(out: &mut Vec<u8>, p: &Plan, wire: WireFormat) {
+    let t = p.t;
+    if t.dtype.0 != 0 {
+        put_varint_field(out, 1, t.dtype.0 as i64 as u64);
+    }
+    if let Some(l) = p.shape_len {
+        put_len_header(out, 2, l);
+        match wire {
+            WireFormat::Eas => {
+                if !t.shape.dims.is_empty() {
+                    let n = varints_len(t.shape.dims.iter().map(|d| d.size as u64));
+                    put_len_header(out, 1, n);
+                    for d in &t.shape.dims {
+                        put_varint(out, d.size as u64);
+                    }
+                }
+            }
+            WireFormat::TfServing => {
+                for d in &t.shape.dims {
+                    put_len_header(out, 2, dim_len(d.size, &d.name));
+                    if d.size != 0 {
+                        put_varint_field(out, 1, d.size as u64);
+                    }
+                    if !d.name.is_empty() {
+                        put_bytes_field(out, 2, d.name.as_bytes());
+                    }
+                }
+                if t.shape.unknown_rank {
+                    put_varint_field(out, 3, 1);
+                }
+            }
+        }
+    }
+    if wire == WireFormat::TfServing {
+        if p.version != 0 {
+            put_varint_field(out, 3, p.version as i64 as u64);
+        }
+        if let Some(c) = &p.content {
+            put_bytes_field(out, 4, c);
+        }
+    }
+    for (f, v) in &p.fields {
+        write_field(out, field_number(*f, wire), v);
+    }
+    for u in p.unknown {
+        write_unknown(out, u);
+    }
+}
+
+fn field_len(num: u32, v: &Values) -> usize {
+    let packed = |n: usize| if n == 0 { 0 } else { len_field_size(num, n) };
+    match v {
+        Values::F32(e) => packed(e.len() * 4),
+        Values::F64(e) => packed(e.len() * 8),
+        Values::I32(e) => packed(varints_len(e.iter().map(|&x| x as i64 as u64))),
+        Values::I64(e) => packed(varints_len(e.iter().map(|&x| x as u64))),
+        Values::U32(e) => packed(varints_len(e.iter().map(|&x| x as u64))),
+        Values::U64(e) => packed(varints_len(e.iter().copied())),
+        Values::Bool(e) => packed(e.len()),
+        Values::Bytes(e) => e.iter().map(|b| len_field_size(num, b.len())).sum(),
+        Values::Raw(b) => len_field_size(num, b.len()),
+    }
+}
+
+fn write_field(out: &mut Vec<u8>, num: u32, v: &Values) {
+    match v {
+        Values::F32(e) if !e.is_empty() => {
+            put_len_header(out, num, e.len() * 4);
+            put_le_elems(out, e);
+        }
+        Values::F64(e) if !e.is_empty() => {
+            put_len_header(out, num, e.len() * 8);
+            put_le_elems(out, e);
+        }
+        Values::I32(e) if !e.is_empty() => {
+            put_len_header(out, num, varints_len(e.iter().map(|&x| x as i64 as u64)));
+            for &x in e {
+                put_varint(out, x as i64 as u64);
+            }
+        }
+        Values::I64(e) if !e.is_empty() => {
+            put_len_header(out, num, varints_len(e.iter().map(|&x| x as u64)));
+            for &x in e {
+                put_varint(out, x as u64);
+            }
+        }
+        Values::U32(e) if !e.is_empty() => {
+            put_len_header(out, num, varints_len(e.iter().map(|&x| x as u64)));
+            for &x in e {
+                put_varint(out, x as u64);
+            }
+        }
+        Values::U64(e) if !e.is_empty() => {
+            put_len_header(out, num, varints_len(e.iter().copied()));
+            for &x in e {
+                put_varint(out, x);
+            }
+        }
+        Values::Bool(e) if !e.is_empty() => {
+            put_len_header(out, num, e.len());
+            out.extend(e.iter().map(|&b| b as u8));
+        }
+        Values::Bytes(e) => {
+            for b in e {
+                put_bytes_field(out, num, b);
+            }
+        }
+        Values::Raw(b) => put_bytes_field(out, num, b),
+        _ => {}
+    }
+}
+
+/// The tensor's stored values in the TF Serving typed field of its dtype
+/// (`tensor_content` decoded; EAS conventions undone). No broadcast is applied.
+pub fn canonical<'a>(t: &'a Tensor, d: DType, src: WireFormat) -> Result<Cow<'a, Values>, BuildError> {
+    let info = d.info();
+    if matches!(d, DType::Resource | DType::Variant) && src == WireFormat::Eas {
+        return Err(BuildError::NotBuildable { name: t.name.clone(), dtype: t.dtype });
+    }
+    if src == WireFormat::TfServing {
+        if let Some(c) = &t.content {
+            if t.shape.num_elements() != Some(0) {
+                return Ok(Cow::Owned(from_content(t, d, info, c)?));
+            }
+        }
+        return Ok(match t.field(info.tf_field) {
+            Some(v) => Cow::Borrowed(v),
+            None => Cow::Owned(Values::empty_for(info.tf_field)),
+        });
+    }
+    // EAS: the dtype's ArrayProto field, by the DeepRec / Java SDK conventions.
+    let Some(ef) = info.eas_field else {
+        return Ok(Cow::Owned(Values::empty_for(info.tf_field)));
+    };
+    let v = match t.field(ef) {
+        Some(v) => v,
+        None => return Ok(Cow::Owned(Values::empty_for(info.tf_field))),
+    };
+    Ok(match (d, v) {
+        (DType::Half, Values::F32(e)) => Cow::Owned(Values::I32(
+            e.iter().map(|x| half::f16::from_f32(x).to_bits() as i32).collect(),
+        )),
+        (DType::BFloat16, Values::F32(e)) => Cow::Owned(Values::I32(
+            e.iter().map(|x| half::bf16::from_f32(x).to_bits() as i32).collect(),
+        )),
+        _ => Cow::Borrowed(v),
+    })
+}
+
+fn from_content(t: &Tensor, d: DType, info: &DTypeInfo, c: &Bytes) -> Result<Values, BuildError> {
+    use DType::*;
+    let bad = || BuildError::NotBuildable { name: t.name.clone(), dtype: t.dtype };
+    if d == String {
+        return crate::model::parse_string_list(c, t.shape.num_elements())
+            .map(Values::Bytes)
+            .ok_or_else(bad);
+    }
+    let sz = info.size.ok_or_else(bad)?;
+    if c.len() % sz != 0 {
+        return Err(bad());
+    }
+    let chunks = c.chunks_exact(sz);
+    Ok(match d {
+        Float | Complex64 => Values::F32(Elems::Le(c.clone())),
+        Double | Complex128 => Values::F64(Elems::Le(c.clone())),
+        Int32 | QInt32 => Values::I32(chunks.map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()),
+        Int16 | QInt16 => Values::I32(chunks.map(|b| i16::from_le_bytes([b[0], b[1]]) as i32).collect()),
+        UInt16 | QUInt16 | Half | BFloat16 => {
+            Values::I32(chunks.map(|b| u16::from_le_bytes([b[0], b[1]]) as i32).collect())
+        }
+        Int8 | QInt8 | Int4 | Int2 => Values::I32(c.iter().map(|&b| b as i8 as i32).collect()),
+        UInt8 | QUInt8 | UInt4 | UInt2 => Values::I32(c.iter().map(|&b| b as i32).collect()),
+        Int64 => Values::I64(chunks.map(|b| i64::from_le_bytes(b.try_into().unwrap_or([0; 8]))).collect()),
+        UInt32 => Values::U32(chunks.map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()),
+        UInt64 => Values::U64(chunks.map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]))).collect()),
+        Bool => Values::Bool(c.iter().map(|&b| b != 0).collect()),
+        _ => Values::Raw(c.clone()),
+    })
+}
+
+/// Canonical (TF Serving typed) values → the `tensor_content` bytes.
+fn to_content(d: DType, v: &Values) -> Bytes {
+    use DType::*;
+    match v {
+        Values::F32(e) => e.to_le_bytes(),
+        Values::F64(e) => e.to_le_bytes(),
+        Values::I32(e) => match d.info().size {
+            Some(1) => Bytes::from(e.iter().map(|&x| x as u8).collect::<Vec<u8>>()),
+            Some(2) => le_bytes(&e.iter().map(|&x| x as u16).collect::<Vec<u16>>()),
+            _ => le_bytes(e),
+        },
+        Values::I64(e) => le_bytes(e),
+        Values::U32(e) => le_bytes(e),
+        Values::U64(e) => le_bytes(e),
+        Values::Bool(e) => Bytes::from(e.iter().map(|&b| b as u8).collect::<Vec<u8>>()),
+        Values::Raw(b) => b.clone(),
+        Values::Bytes(e) if d == String => {
+            let mut out = Vec::new();
+            for b in e {
+                put_varint(&mut out, b.len() as u64);
+            }
+            for b in e {
+                out.extend_from_slice(b);
+            }
+            Bytes::from(out)
+        }
+        Values::Bytes(_) => Bytes::new(),
+    }
+}
+
+/// Canonical values → the EAS field's values (halves become floats, by convention).
+fn to_eas(d: DType, v: Cow<'_, Values>) -> Cow<'_, Values> {
+    match (d, v.as_ref()) {
+        (DType::Half, Values::I32(e)) => Cow::Owned(Values::F32(Elems::Vec(
+            e.iter().map(|&x| half::f16::from_bits(x as u16).to_f32()).collect(),
+        ))),
+        (DType::BFloat16, Values::I32(e)) => Cow::Owned(Values::F32(Elems::Vec(
+            e.iter().map(|&x| half::bf16::from_bits(x as u16).to_f32()).collect(),
+        ))),
+        _ => v,
+    }
+}

@@ -1,0 +1,792 @@
+//! The neutral request model every other part reads.
+//!
+//! A [`Message`] is one decoded (or built) `PredictRequest` or `PredictResponse` of
+//! either wire format. Tensors keep their values as they were stored on the wire
+//! (which field, packed bytes viewed without copying), so printers can show the
+//! encoding faithfully; [`Tensor::elements`] applies TensorFlow's reading rules
+//! (`tensor_content` wins, short lists repeat their last value).
+
+use std::fmt;
+
+use bytes::Bytes;
+use half::{bf16, f16};
+
+use crate::dtype::{DType, DTypeCode, ValueField};
+
+/// The two protobuf wire formats tfreq reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WireFormat {
+    /// PAI-EAS `PredictRequest` / `PredictResponse` (values in `ArrayProto`).
+    Eas,
+    /// TF Serving `tensorflow.serving.PredictRequest` / `PredictResponse` (`TensorProto`).
+    TfServing,
+}
+
+impl WireFormat {
+    /// The name used on the command line and in JSON (`eas`, `tf-serving`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WireFormat::Eas => "eas",
+            WireFormat::TfServing => "tf-serving",
+        }
+    }
+}
+
+impl fmt::Display for WireFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            WireFormat::Eas => "EAS",
+            WireFormat::TfServing => "TF Serving",
+        })
+    }
+}
+
+/// Request or response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// A `PredictRequest`.
+    Request,
+    /// A `PredictResponse`.
+    Response,
+}
+
+impl Kind {
+    /// `request` or `response`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Request => "request",
+            Kind::Response => "response",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::Request => "PredictRequest",
+            Kind::Response => "PredictResponse",
+        })
+    }
+}
+
+/// TF Serving's `ModelSpec`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelSpec {
+    /// Model name.
+    pub name: String,
+    /// `version` (an `Int64Value`): present-with-0 differs from absent.
+    pub version: Option<i64>,
+    /// `version_label`.
+    pub version_label: Option<String>,
+    /// `signature_name` (empty means `serving_default`).
+    pub signature_name: String,
+}
+
+/// A tensor dimension (TF Serving dims may carry a name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dim {
+    /// Size; -1 is unknown.
+    pub size: i64,
+    /// Name, usually empty.
+    pub name: String,
+}
+
+/// A tensor's shape as on the wire.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Shape {
+    /// The dims, outermost first.
+    pub dims: Vec<Dim>,
+    /// TF Serving's `unknown_rank`.
+    pub unknown_rank: bool,
+    /// Whether the shape submessage was present (the SDKs always write it).
+    pub present: bool,
+}
+
+impl Shape {
+    /// A present shape with these sizes.
+    pub fn from_sizes(sizes: &[i64]) -> Self {
+        Shape {
+            dims: sizes
+                .iter()
+                .map(|&size| Dim {
+                    size,
+                    name: String::new(),
+                })
+                .collect(),
+            unknown_rank: false,
+            present: true,
+        }
+    }
+
+    /// The sizes.
+    pub fn sizes(&self) -> Vec<i64> {
+        self.dims.iter().map(|d| d.size).collect()
+    }
+
+    /// Number of elements, or `None` when a dim is negative or the product overflows.
+    ///
+    /// ```
+    /// use tfreq::Shape;
+    /// assert_eq!(Shape::from_sizes(&[]).num_elements(), Some(1));
+    /// assert_eq!(Shape::from_sizes(&[2, 0, 5]).num_elements(), Some(0));
+    /// assert_eq!(Shape::from_sizes(&[-1, 3]).num_elements(), None);
+    /// ```
+    pub fn num_elements(&self) -> Option<u64> {
+        if self.unknown_rank {
+            return None;
+        }
+        self.dims.iter().try_fold(1u64, |acc, d| {
+            u64::try_from(d.size).ok().and_then(|s| acc.checked_mul(s))
+        })
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.unknown_rank {
+            return f.write_str("unknown_rank");
+        }
+        f.write_str("[")?;
+        for (i, d) in self.dims.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}", d.size)?;
+        }
+        f.write_str("]")
+    }
+}
+
+/// Fixed-width elements: a zero-copy little-endian view of the input, or owned.
+#[derive(Clone, PartialEq)]
+pub enum Elems<T> {
+    /// Little-endian bytes, `size_of::<T>()` per element (packed field or raw content).
+    Le(Bytes),
+    /// Owned elements.
+    Vec(Vec<T>),
+}
+
+/// Element types of [`Elems`].
+pub trait LeElem: Copy + Default + PartialEq {
+    /// Bytes per element.
+    const SIZE: usize;
+    /// Reads one element from exactly `SIZE` bytes.
+    fn from_le(b: &[u8]) -> Self;
+    /// Appends the little-endian bytes.
+    fn put_le(self, out: &mut Vec<u8>);
+    /// Writes the little-endian bytes into exactly `SIZE` bytes.
+    fn write_le(self, dst: &mut [u8]);
+}
+
+macro_rules! le_elem {
+    ($($t:ty),*) => {$(
+        impl LeElem for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn from_le(b: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(&b[..Self::SIZE]);
+                <$t>::from_le_bytes(a)
+            }
+            fn put_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            #[inline(always)]
+            fn write_le(self, dst: &mut [u8]) {
+                dst.copy_from_slice(&self.to_le_bytes());
+            }
+        }
+    )*};
+}
+le_elem!(f32, f64, i32, i64, u32, u64, u16, i16, i8, u8);
+
+impl<T: LeElem> Elems<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            Elems::Le(b) => b.len() / T::SIZE,
+            Elems::Vec(v) => v.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element `i`.
+    pub fn get(&self, i: usize) -> Option<T> {
+        match self {
+            Elems::Le(b) => b.get(i * T::SIZE..(i + 1) * T::SIZE).map(T::from_le),
+            Elems::Vec(v) => v.get(i).copied(),
+        }
+    }
+
+    /// All elements, in order.
+    pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
+        (0..self.len()).map_while(|i| self.get(i))
+    }
+
+    /// Copies the elements out.
+    pub fn to_vec(&self) -> Vec<T> {
+        match self {
+            Elems::Vec(v) => v.clone(),
+            Elems::Le(_) => self.iter().collect(),
+        }
+    }
+
+    /// The little-endian bytes (a cheap clone when already viewed from the input).
+    pub fn to_le_bytes(&self) -> Bytes {
+        match self {
+            Elems::Le(b) => b.clone(),
+            Elems::Vec(v) => le_bytes(v),
+        }
+    }
+}
+
+/// The little-endian bytes of a slice, in one allocation.
+pub fn le_bytes<T: LeElem>(v: &[T]) -> Bytes {
+    let mut out = Vec::with_capacity(v.len() * T::SIZE);
+    crate::wire::writer::put_le_slice(&mut out, v);
+    Bytes::from(out)
+}
+
+impl<T: LeElem + fmt::Debug> fmt::Debug for Elems<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter().take(16)).finish()?;
+        if self.len() > 16 {
+            write!(f, " (+{} more)", self.len() - 16)?;
+        }
+        Ok(())
+    }
+}
+
+/// The elements of one value field, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Values {
+    /// `float_val`, `scomplex_val` (pairs).
+    F32(Elems<f32>),
+    /// `double_val`, `dcomplex_val` (pairs).
+    F64(Elems<f64>),
+    /// `int_val`, `half_val` (bit patterns).
+    I32(Vec<i32>),
+    /// `int64_val`.
+    I64(Vec<i64>),
+    /// `uint32_val`.
+    U32(Vec<u32>),
+    /// `uint64_val`.
+    U64(Vec<u64>),
+    /// `bool_val`.
+    Bool(Vec<bool>),
+    /// `string_val`; also the raw messages of `resource_handle_val` / `variant_val`.
+    Bytes(Vec<Bytes>),
+    /// `float8_val`: one byte per element.
+    Raw(Bytes),
+}
+
+impl Values {
+    /// Number of stored elements (for pair fields, the number of numbers).
+    pub fn len(&self) -> usize {
+        match self {
+            Values::F32(v) => v.len(),
+            Values::F64(v) => v.len(),
+            Values::I32(v) => v.len(),
+            Values::I64(v) => v.len(),
+            Values::U32(v) => v.len(),
+            Values::U64(v) => v.len(),
+            Values::Bool(v) => v.len(),
+            Values::Bytes(v) => v.len(),
+            Values::Raw(v) => v.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Empty values of the storage type of `field`.
+    pub fn empty_for(field: ValueField) -> Values {
+        match field {
+            ValueField::Float | ValueField::SComplex => Values::F32(Elems::Vec(Vec::new())),
+            ValueField::Double | ValueField::DComplex => Values::F64(Elems::Vec(Vec::new())),
+            ValueField::Int | ValueField::Half => Values::I32(Vec::new()),
+            ValueField::Int64 => Values::I64(Vec::new()),
+            ValueField::UInt32 => Values::U32(Vec::new()),
+            ValueField::UInt64 => Values::U64(Vec::new()),
+            ValueField::Bool => Values::Bool(Vec::new()),
+            ValueField::String | ValueField::ResourceHandle | ValueField::Variant => {
+                Values::Bytes(Vec::new())
+            }
+            ValueField::Float8 => Values::Raw(Bytes::new()),
+        }
+    }
+}
+
+/// A field kept as it was, because no schema here knows it (or it had a wire type its
+/// declaration does not allow). Never dropped: shown by the printers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnknownField {
+    /// Field path of the enclosing message (`inputs["x"]`).
+    pub path: String,
+    /// Field number.
+    pub number: u32,
+    /// Wire type.
+    pub wire_type: u8,
+    /// Absolute byte offset of the tag.
+    pub offset: usize,
+    /// The value as read.
+    pub value: crate::wire::reader::WireValue,
+}
+
+/// One named tensor of a request (an input) or response (an output).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tensor {
+    /// Map key: the input or output name.
+    pub name: String,
+    /// dtype number as on the wire.
+    pub dtype: DTypeCode,
+    /// Shape as on the wire.
+    pub shape: Shape,
+    /// TensorProto `version_number` (TF Serving only).
+    pub version_number: i32,
+    /// `tensor_content`, when present and non-empty (TF Serving only).
+    pub content: Option<Bytes>,
+    /// Typed value fields present, in field-number order.
+    pub fields: Vec<(ValueField, Values)>,
+    /// Fields no schema knows.
+    pub unknown: Vec<UnknownField>,
+    /// Absolute byte offset of this map entry in the input (0 when built).
+    pub offset: usize,
+}
+
+/// Where a tensor's values are read from, by TensorFlow's rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// From `tensor_content`.
+    Content,
+    /// From this typed field.
+    Field(ValueField),
+    /// No values: TensorFlow fills zeros / "" / false.
+    Empty,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Content => f.write_str("tensor_content"),
+            Source::Field(v) => f.write_str(v.name()),
+            Source::Empty => f.write_str("none"),
+        }
+    }
+}
+
+/// One element, converted to its logical type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    /// float32
+    F32(f32),
+    /// float64
+    F64(f64),
+    /// fp16
+    F16(f16),
+    /// bfloat16
+    BF16(bf16),
+    /// Any signed integer type.
+    I64(i64),
+    /// uint32 / uint64.
+    U64(u64),
+    /// bool
+    Bool(bool),
+    /// complex64 (re, im)
+    C64(f32, f32),
+    /// complex128 (re, im)
+    C128(f64, f64),
+    /// A string element.
+    Bytes(Bytes),
+    /// One raw byte (float8 / float4 bit pattern).
+    Byte(u8),
+    /// A resource handle or variant (raw message bytes).
+    Opaque(Bytes),
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scalar::F32(v) => write!(f, "{v}"),
+            Scalar::F64(v) => write!(f, "{v}"),
+            Scalar::F16(v) => write!(f, "{v}"),
+            Scalar::BF16(v) => write!(f, "{v}"),
+            Scalar::I64(v) => write!(f, "{v}"),
+            Scalar::U64(v) => write!(f, "{v}"),
+            Scalar::Bool(v) => write!(f, "{v}"),
+            Scalar::C64(r, i) => write!(f, "({r}{i:+}j)"),
+            Scalar::C128(r, i) => write!(f, "({r}{i:+}j)"),
+            Scalar::Bytes(b) => write!(f, "{:?}", crate::render::escape::short_bytes(b)),
+            Scalar::Byte(b) => write!(f, "0x{b:02x}"),
+            Scalar::Opaque(b) => write!(f, "<{} bytes>", b.len()),
+        }
+    }
+}
+
+/// How the stored values relate to the shape, by TensorFlow's rules (formats.md §2.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fill {
+    /// As many values as the shape holds.
+    Exact,
+    /// No values: TensorFlow fills defaults.
+    Defaults,
+    /// Fewer values: TensorFlow repeats the last one.
+    RepeatLast,
+    /// More values: TensorFlow silently uses the first ones.
+    Truncated,
+    /// The shape is not a valid TensorProto shape (negative dim or unknown rank).
+    BadShape,
+    /// `tensor_content` of the wrong byte length, or a string list that does not parse.
+    BadContent,
+}
+
+/// A read-only view of a tensor's logical elements (see [`Tensor::elements`]).
+#[derive(Debug, Clone)]
+pub struct Elements<'a> {
+    tensor: &'a Tensor,
+    /// Where the values come from.
+    pub source: Source,
+    /// Stored element count (logical elements, so complex pairs count once).
+    pub stored: usize,
+    /// The shape's element count, when valid.
+    pub expected: Option<u64>,
+    /// How `stored` relates to `expected`.
+    pub fill: Fill,
+    strings: Option<Vec<Bytes>>,
+}
+
+impl Tensor {
+    /// A tensor with no values.
+    pub fn new(name: impl Into<String>, dtype: impl Into<DTypeCode>, shape: Shape) -> Self {
+        Tensor {
+            name: name.into(),
+            dtype: dtype.into(),
+            shape,
+            version_number: 0,
+            content: None,
+            fields: Vec::new(),
+            unknown: Vec::new(),
+            offset: 0,
+        }
+    }
+
+    /// The values of one typed field, if present.
+    pub fn field(&self, f: ValueField) -> Option<&Values> {
+        self.fields.iter().find(|(k, _)| *k == f).map(|(_, v)| v)
+    }
+
+    /// The field this tensor's dtype reads from in `wire`.
+    pub fn value_field(&self, wire: WireFormat) -> Option<ValueField> {
+        let d = self.dtype.dtype()?;
+        match wire {
+            WireFormat::TfServing => Some(d.info().tf_field),
+            WireFormat::Eas => d.info().eas_field,
+        }
+    }
+
+    /// Logical elements by TensorFlow's rules, for a tensor decoded from `wire`.
+    ///
+    /// ```
+    /// use tfreq::{DType, Fill, Scalar, TFRequest, WireFormat};
+    /// let mut req = TFRequest::new("s");
+    /// req.add_feed("x", &[3], DType::Float, vec![1.0f32, 2.0, 3.0])?;
+    /// let msg = tfreq::decode(&req.to_bytes())?;
+    /// let e = msg.tensors[0].elements(msg.wire);
+    /// assert_eq!(e.fill, Fill::Exact);
+    /// assert_eq!(e.get(2), Some(Scalar::F32(3.0)));
+    /// # Ok::<(), tfreq::Error>(())
+    /// ```
+    pub fn elements(&self, wire: WireFormat) -> Elements<'_> {
+        let dtype = self.dtype.dtype();
+        let expected = self.shape.num_elements();
+        let mut strings = None;
+        let (source, stored, content_ok) = match (&self.content, dtype) {
+            (Some(c), Some(d)) if wire == WireFormat::TfServing && expected != Some(0) => {
+                match d.info().size {
+                    Some(sz) => (Source::Content, c.len() / sz, c.len() % sz == 0),
+                    None if d == DType::String => match parse_string_list(c, expected) {
+                        Some(v) => {
+                            let n = v.len();
+                            strings = Some(v);
+                            (Source::Content, n, true)
+                        }
+                        None => (Source::Content, 0, false),
+                    },
+                    None => (Source::Content, 0, false),
+                }
+            }
+            _ => match self.value_field(wire) {
+                Some(f) => {
+                    let n = self.field(f).map_or(0, |v| v.len());
+                    let n = if is_pair_field(f, dtype, wire) { n / 2 } else { n };
+                    if n == 0 {
+                        (Source::Empty, 0, true)
+                    } else {
+                        (Source::Field(f), n, true)
+                    }
+                }
+                None => (Source::Empty, 0, true),
+            },
+        };
+        let fill = if !content_ok {
+            Fill::BadContent
+        } else {
+            match expected {
+                None => Fill::BadShape,
+                Some(e) => {
+                    let s = stored as u64;
+                    if source == Source::Content {
+                        if s == e {
+                            Fill::Exact
+                        } else {
+                            Fill::BadContent
+                        }
+                    } else if s == e {
+                        Fill::Exact
+                    } else if s == 0 {
+                        Fill::Defaults
+                    } else if s < e {
+                        Fill::RepeatLast
+                    } else {
+                        Fill::Truncated
+                    }
+                }
+            }
+        };
+        Elements {
+            tensor: self,
+            source,
+            stored,
+            expected,
+            fill,
+            strings,
+        }
+    }
+}
+
+fn is_pair_field(f: ValueField, dtype: Option<DType>, wire: WireFormat) -> bool {
+    match f {
+        ValueField::SComplex | ValueField::DComplex => true,
+        ValueField::Float => wire == WireFormat::Eas && dtype == Some(DType::Complex64),
+        ValueField::Double => wire == WireFormat::Eas && dtype == Some(DType::Complex128),
+        _ => false,
+    }
+}
+
+/// Parses `port::EncodeStringList`: `n` varint lengths, then the bytes, nothing after.
+/// Returns `None` when the layout is wrong.
+pub fn parse_string_list(c: &Bytes, n: Option<u64>) -> Option<Vec<Bytes>> {
+    let n = n?;
+    // Each length takes at least one byte.
+    if n > c.len() as u64 {
+        return None;
+    }
+    let mut r = crate::wire::reader::Reader::new(c.clone());
+    let mut lens = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        lens.push(r.varint().ok()?);
+    }
+    let mut pos = r.offset();
+    let mut out = Vec::with_capacity(n as usize);
+    for l in lens {
+        let end = pos.checked_add(usize::try_from(l).ok()?)?;
+        if end > c.len() {
+            return None;
+        }
+        out.push(c.slice(pos..end));
+        pos = end;
+    }
+    (pos == c.len()).then_some(out)
+}
+
+impl Elements<'_> {
+    /// Logical element `i` of the *stored* values (no broadcast).
+    pub fn stored_get(&self, i: usize) -> Option<Scalar> {
+        if i >= self.stored {
+            return None;
+        }
+        let t = self.tensor;
+        let d = t.dtype.dtype()?;
+        match self.source {
+            Source::Empty => None,
+            Source::Content => {
+                if let Some(s) = &self.strings {
+                    return s.get(i).cloned().map(Scalar::Bytes);
+                }
+                let c = t.content.as_ref()?;
+                let sz = d.info().size?;
+                let b = c.get(i * sz..(i + 1) * sz)?;
+                Some(content_scalar(d, b))
+            }
+            Source::Field(f) => {
+                let v = t.field(f)?;
+                field_scalar(d, f, v, i)
+            }
+        }
+    }
+
+    /// Logical element `i` of the tensor TensorFlow would build: stored values, the
+    /// last one repeated, or defaults.
+    pub fn get(&self, i: usize) -> Option<Scalar> {
+        let n = self.expected?;
+        if i as u64 >= n {
+            return None;
+        }
+        match self.fill {
+            Fill::BadShape | Fill::BadContent => None,
+            Fill::Defaults => self.tensor.dtype.dtype().map(default_scalar),
+            _ => self.stored_get(i.min(self.stored.saturating_sub(1))),
+        }
+    }
+
+    /// The first `n` stored elements.
+    pub fn preview(&self, n: usize) -> Vec<Scalar> {
+        (0..n.min(self.stored)).filter_map(|i| self.stored_get(i)).collect()
+    }
+}
+
+/// The value TensorFlow fills in when none is given.
+pub fn default_scalar(d: DType) -> Scalar {
+    match d {
+        DType::Float => Scalar::F32(0.0),
+        DType::Double => Scalar::F64(0.0),
+        DType::Half => Scalar::F16(f16::ZERO),
+        DType::BFloat16 => Scalar::BF16(bf16::ZERO),
+        DType::Bool => Scalar::Bool(false),
+        DType::String => Scalar::Bytes(Bytes::new()),
+        DType::Complex64 => Scalar::C64(0.0, 0.0),
+        DType::Complex128 => Scalar::C128(0.0, 0.0),
+        DType::UInt32 | DType::UInt64 => Scalar::U64(0),
+        DType::Resource | DType::Variant => Scalar::Opaque(Bytes::new()),
+        _ if d.info().tf_field == ValueField::Float8 => Scalar::Byte(0),
+        _ => Scalar::I64(0),
+    }
+}
+
+fn content_scalar(d: DType, b: &[u8]) -> Scalar {
+    use DType::*;
+    match d {
+        Float => Scalar::F32(<f32 as LeElem>::from_le(b)),
+        Double => Scalar::F64(<f64 as LeElem>::from_le(b)),
+        Int32 | QInt32 => Scalar::I64(<i32 as LeElem>::from_le(b) as i64),
+        Int64 => Scalar::I64(<i64 as LeElem>::from_le(b)),
+        UInt8 | QUInt8 | UInt4 | UInt2 => Scalar::I64(b[0] as i64),
+        Int8 | QInt8 | Int4 | Int2 => Scalar::I64(b[0] as i8 as i64),
+        Int16 | QInt16 => Scalar::I64(<i16 as LeElem>::from_le(b) as i64),
+        UInt16 | QUInt16 => Scalar::I64(<u16 as LeElem>::from_le(b) as i64),
+        UInt32 => Scalar::U64(<u32 as LeElem>::from_le(b) as u64),
+        UInt64 => Scalar::U64(<u64 as LeElem>::from_le(b)),
+        Bool => Scalar::Bool(b[0] != 0),
+        Half => Scalar::F16(f16::from_bits(<u16 as LeElem>::from_le(b))),
+        BFloat16 => Scalar::BF16(bf16::from_bits(<u16 as LeElem>::from_le(b))),
+        Complex64 => Scalar::C64(<f32 as LeElem>::from_le(&b[..4]), <f32 as LeElem>::from_le(&b[4..])),
+        Complex128 => Scalar::C128(<f64 as LeElem>::from_le(&b[..8]), <f64 as LeElem>::from_le(&b[8..])),
+        _ => Scalar::Byte(b[0]),
+    }
+}
+
+fn field_scalar(d: DType, f: ValueField, v: &Values, i: usize) -> Option<Scalar> {
+    use DType::*;
+    Some(match v {
+        Values::F32(e) => match (d, f) {
+            (Complex64, _) => Scalar::C64(e.get(2 * i)?, e.get(2 * i + 1)?),
+            // EAS carries halves as floats.
+            (Half, _) => Scalar::F16(f16::from_f32(e.get(i)?)),
+            (BFloat16, _) => Scalar::BF16(bf16::from_f32(e.get(i)?)),
+            _ => Scalar::F32(e.get(i)?),
+        },
+        Values::F64(e) => match d {
+            Complex128 => Scalar::C128(e.get(2 * i)?, e.get(2 * i + 1)?),
+            _ => Scalar::F64(e.get(i)?),
+        },
+        Values::I32(e) => {
+            let x = *e.get(i)?;
+            match (d, f) {
+                (Half, ValueField::Half) => Scalar::F16(f16::from_bits(x as u16)),
+                (BFloat16, ValueField::Half) => Scalar::BF16(bf16::from_bits(x as u16)),
+                _ => Scalar::I64(x as i64),
+            }
+        }
+        Values::I64(e) => Scalar::I64(*e.get(i)?),
+        Values::U32(e) => Scalar::U64(*e.get(i)? as u64),
+        Values::U64(e) => Scalar::U64(*e.get(i)?),
+        Values::Bool(e) => Scalar::Bool(*e.get(i)?),
+        Values::Bytes(e) => match d {
+            String => Scalar::Bytes(e.get(i)?.clone()),
+            _ => Scalar::Opaque(e.get(i)?.clone()),
+        },
+        Values::Raw(b) => Scalar::Byte(*b.get(i)?),
+    })
+}
+
+/// One decoded (or built) `PredictRequest` or `PredictResponse`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// The wire format it was decoded from (or is meant for).
+    pub wire: WireFormat,
+    /// Request or response.
+    pub kind: Kind,
+    /// EAS `signature_name`; for TF Serving, `model_spec.signature_name`.
+    pub signature_name: String,
+    /// TF Serving's `model_spec`, when present.
+    pub model_spec: Option<ModelSpec>,
+    /// Inputs (request) or outputs (response), in wire order. A name given twice on the
+    /// wire appears once, with the last entry's value (protobuf's rule); see
+    /// [`Message::duplicate_keys`].
+    pub tensors: Vec<Tensor>,
+    /// `output_filter`, in order.
+    pub fetches: Vec<String>,
+    /// TF Serving request fields tfreq keeps but does not interpret
+    /// (`predict_streamed_options`, `client_id`, `request_options`), raw.
+    pub extra: Vec<(&'static str, Bytes)>,
+    /// Map keys that appeared more than once (with the offset of each later entry).
+    pub duplicate_keys: Vec<(String, usize)>,
+    /// Top-level fields no schema knows.
+    pub unknown: Vec<UnknownField>,
+    /// Size of the encoded message in bytes (0 when built).
+    pub size: usize,
+}
+
+impl Message {
+    /// An empty message.
+    pub fn new(wire: WireFormat, kind: Kind) -> Self {
+        Message {
+            wire,
+            kind,
+            signature_name: String::new(),
+            model_spec: None,
+            tensors: Vec::new(),
+            fetches: Vec::new(),
+            extra: Vec::new(),
+            duplicate_keys: Vec::new(),
+            unknown: Vec::new(),
+            size: 0,
+        }
+    }
+
+    /// The tensor with this name.
+    pub fn tensor(&self, name: &str) -> Option<&Tensor> {
+        self.tensors.iter().find(|t| t.name == name)
+    }
+
+    /// The signature TensorFlow runs: TF Serving's empty name means `serving_default`.
+    pub fn effective_signature(&self) -> &str {
+        if self.wire == WireFormat::TfServing && self.signature_name.is_empty() {
+            "serving_default"
+        } else {
+            &self.signature_name
+        }
+    }
+
+    /// Every unknown field, top-level and inside tensors.
+    pub fn all_unknown(&self) -> impl Iterator<Item = &UnknownField> {
+        self.unknown
+            .iter()
+            .chain(self.tensors.iter().flat_map(|t| t.unknown.iter()))
+    }
+}

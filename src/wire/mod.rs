@@ -1,0 +1,59 @@
+//! The wire layer: generated prost types for every `.proto` in `proto/`, the
+//! descriptor pool the text printer walks, and the hand-written reader/writer the
+//! request codec uses.
+
+pub mod reader;
+pub mod writer;
+
+use std::sync::OnceLock;
+
+use prost_reflect::DescriptorPool;
+
+/// EAS types (`proto/eas/tf_predict.proto`; package `tfreq.eas` here, none upstream).
+#[allow(missing_docs, clippy::all)]
+pub mod eas {
+    include!(concat!(env!("OUT_DIR"), "/tfreq.eas.rs"));
+}
+
+/// TensorFlow types (`TensorProto`, `DataType`, SavedModel subset).
+#[allow(missing_docs, clippy::all)]
+pub mod tf {
+    include!(concat!(env!("OUT_DIR"), "/tensorflow.rs"));
+
+    /// TF Serving types (`PredictRequest`, `ModelSpec`, `PredictionLog`).
+    pub mod serving {
+        include!(concat!(env!("OUT_DIR"), "/tensorflow.serving.rs"));
+    }
+}
+
+pub use tf::serving as tfs;
+
+/// The encoded `FileDescriptorSet` of `proto/`.
+pub const DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/descriptors.bin"));
+
+/// The descriptor pool of `proto/` (built once).
+///
+/// ```
+/// let pool = tfreq::wire::pool();
+/// assert!(pool.get_message_by_name("tensorflow.serving.PredictRequest").is_some());
+/// assert!(pool.get_message_by_name("tfreq.eas.PredictRequest").is_some());
+/// ```
+pub fn pool() -> &'static DescriptorPool {
+    static POOL: OnceLock<DescriptorPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        // The set is compiled into the binary by build.rs from our own protos; it
+        // always decodes (a test checks it).
+        DescriptorPool::decode(DESCRIPTOR_SET).unwrap_or_else(|_| DescriptorPool::new())
+    })
+}
+
+/// The full protobuf name of a wire format's message.
+pub fn message_name(wire: crate::WireFormat, kind: crate::Kind) -> &'static str {
+    use crate::{Kind, WireFormat};
+    match (wire, kind) {
+        (WireFormat::Eas, Kind::Request) => "tfreq.eas.PredictRequest",
+        (WireFormat::Eas, Kind::Response) => "tfreq.eas.PredictResponse",
+        (WireFormat::TfServing, Kind::Request) => "tensorflow.serving.PredictRequest",
+        (WireFormat::TfServing, Kind::Response) => "tensorflow.serving.PredictResponse",
+    }
+}

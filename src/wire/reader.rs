@@ -1,0 +1,310 @@
+//! A bounds-checked protobuf wire reader that knows byte offsets.
+//!
+//! It never allocates from a claimed length: a length is checked against the bytes
+//! actually left before anything is sliced, and slices of the input are `Bytes`
+//! views, not copies.
+
+use bytes::Bytes;
+
+use crate::error::{DecodeError, DecodeErrorKind};
+
+/// How deep messages may nest (as protobuf C++).
+pub const RECURSION_LIMIT: usize = 100;
+
+/// One field value as it appears on the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WireValue {
+    /// Wire type 0.
+    Varint(u64),
+    /// Wire type 1.
+    I64(u64),
+    /// Wire type 2: the payload, a view into the input.
+    Len(Bytes),
+    /// Wire type 5.
+    I32(u32),
+    /// Wire types 3..4: a whole group, kept raw.
+    Group(Bytes),
+}
+
+impl WireValue {
+    /// The protobuf wire type number.
+    pub fn wire_type(&self) -> u8 {
+        match self {
+            WireValue::Varint(_) => 0,
+            WireValue::I64(_) => 1,
+            WireValue::Len(_) => 2,
+            WireValue::Group(_) => 3,
+            WireValue::I32(_) => 5,
+        }
+    }
+}
+
+/// A field read from a message.
+#[derive(Debug, Clone)]
+pub struct WireField {
+    /// Field number.
+    pub number: u32,
+    /// Absolute offset of the tag.
+    pub offset: usize,
+    /// Absolute offset of the value (after the tag, and after the length for LEN).
+    pub value_offset: usize,
+    /// The value.
+    pub value: WireValue,
+}
+
+/// Reads fields from one message's bytes.
+pub struct Reader {
+    buf: Bytes,
+    pos: usize,
+    /// Absolute offset of `buf[0]` in the whole input.
+    base: usize,
+    depth: usize,
+}
+
+impl Reader {
+    /// A reader over a whole input.
+    pub fn new(buf: Bytes) -> Self {
+        Reader {
+            buf,
+            pos: 0,
+            base: 0,
+            depth: 0,
+        }
+    }
+
+    /// A reader over an embedded message at absolute offset `base`, one level deeper.
+    pub fn nested(&self, buf: Bytes, base: usize) -> Result<Self, DecodeError> {
+        if self.depth + 1 > RECURSION_LIMIT {
+            return Err(DecodeError::new(
+                DecodeErrorKind::TooDeep(RECURSION_LIMIT),
+                base,
+            ));
+        }
+        Ok(Reader {
+            buf,
+            pos: 0,
+            base,
+            depth: self.depth + 1,
+        })
+    }
+
+    /// Absolute offset of the next byte.
+    pub fn offset(&self) -> usize {
+        self.base + self.pos
+    }
+
+    fn err(&self, kind: DecodeErrorKind) -> DecodeError {
+        DecodeError::new(kind, self.offset())
+    }
+
+    /// Reads a varint.
+    pub fn varint(&mut self) -> Result<u64, DecodeError> {
+        let start = self.offset();
+        let mut v: u64 = 0;
+        for i in 0..10 {
+            let Some(&b) = self.buf.get(self.pos) else {
+                return Err(DecodeError::new(
+                    DecodeErrorKind::Truncated {
+                        what: "varint",
+                        needed: i as u64 + 1,
+                        available: i as u64,
+                    },
+                    start,
+                ));
+            };
+            self.pos += 1;
+            if i == 9 && b > 1 {
+                return Err(DecodeError::new(DecodeErrorKind::BadVarint, start));
+            }
+            v |= u64::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                return Ok(v);
+            }
+        }
+        Err(DecodeError::new(DecodeErrorKind::BadVarint, start))
+    }
+
+    fn take(&mut self, n: u64, what: &'static str) -> Result<Bytes, DecodeError> {
+        let left = (self.buf.len() - self.pos) as u64;
+        if n > left {
+            return Err(self.err(DecodeErrorKind::Truncated {
+                what,
+                needed: n,
+                available: left,
+            }));
+        }
+        // n <= left <= usize::MAX
+        let n = n as usize;
+        let b = self.buf.slice(self.pos..self.pos + n);
+        self.pos += n;
+        Ok(b)
+    }
+
+    /// Whether the message has no more bytes.
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    /// Reads the next field, or `None` at the end of the message.
+    pub fn next_field(&mut self) -> Result<Option<WireField>, DecodeError> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        let offset = self.offset();
+        let tag = self.varint()?;
+        let number = tag >> 3;
+        if number == 0 || number > (1 << 29) - 1 {
+            return Err(DecodeError::new(
+                DecodeErrorKind::BadFieldNumber(number),
+                offset,
+            ));
+        }
+        let number = number as u32;
+        let wt = (tag & 7) as u8;
+        let value = match wt {
+            0 => WireValue::Varint(self.varint()?),
+            1 => {
+                let b = self.take(8, "fixed64 value")?;
+                WireValue::I64(u64::from_le_bytes(b[..].try_into().unwrap_or([0; 8])))
+            }
+            2 => {
+                let len = self.varint()?;
+                WireValue::Len(self.take(len, "length-delimited field")?)
+            }
+            3 => WireValue::Group(self.group(number, offset)?),
+            5 => {
+                let b = self.take(4, "fixed32 value")?;
+                WireValue::I32(u32::from_le_bytes(b[..].try_into().unwrap_or([0; 4])))
+            }
+            w => return Err(DecodeError::new(DecodeErrorKind::BadWireType(w), offset)),
+        };
+        let value_offset = match &value {
+            WireValue::Len(b) => self.offset() - b.len(),
+            _ => offset,
+        };
+        Ok(Some(WireField {
+            number,
+            offset,
+            value_offset,
+            value,
+        }))
+    }
+
+    /// Skips a group body up to its end tag; returns the raw body.
+    fn group(&mut self, number: u32, start: usize) -> Result<Bytes, DecodeError> {
+        let body_start = self.pos;
+        let mut depth = 1usize;
+        loop {
+            if self.is_empty() {
+                return Err(DecodeError::new(
+                    DecodeErrorKind::Other(format!("group (field {number}) is never closed")),
+                    start,
+                ));
+            }
+            let at = self.offset();
+            let tag = self.varint()?;
+            match tag & 7 {
+                0 => {
+                    self.varint()?;
+                }
+                1 => {
+                    self.take(8, "fixed64 value")?;
+                }
+                2 => {
+                    let len = self.varint()?;
+                    self.take(len, "length-delimited field")?;
+                }
+                3 => {
+                    depth += 1;
+                    if depth > RECURSION_LIMIT {
+                        return Err(DecodeError::new(
+                            DecodeErrorKind::TooDeep(RECURSION_LIMIT),
+                            at,
+                        ));
+                    }
+                }
+                4 => {
+                    depth -= 1;
+                    if depth == 0 {
+                        let end = self.pos;
+                        // body excludes the end tag
+                        let tag_len = end - (at - self.base);
+                        return Ok(self.buf.slice(body_start..end - tag_len));
+                    }
+                }
+                5 => {
+                    self.take(4, "fixed32 value")?;
+                }
+                w => {
+                    return Err(DecodeError::new(DecodeErrorKind::BadWireType(w as u8), at));
+                }
+            }
+        }
+    }
+}
+
+/// Decodes a packed (or single unpacked) run of varints, checking every byte.
+pub fn packed_varints(
+    buf: &Bytes,
+    base: usize,
+    out: &mut Vec<u64>,
+) -> Result<(), DecodeError> {
+    let mut r = Reader {
+        buf: buf.clone(),
+        pos: 0,
+        base,
+        depth: 0,
+    };
+    // Each element takes at least one byte: never reserve more than the bytes present.
+    out.reserve(buf.len().min(1 << 20));
+    while !r.is_empty() {
+        out.push(r.varint()?);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_fields_and_offsets() {
+        let mut r = Reader::new(Bytes::from_static(&[0x08, 0x96, 0x01, 0x12, 0x02, b'h', b'i']));
+        let f = r.next_field().unwrap().unwrap();
+        assert_eq!(f.number, 1);
+        assert!(matches!(f.value, WireValue::Varint(150)));
+        let f = r.next_field().unwrap().unwrap();
+        assert_eq!((f.number, f.offset, f.value_offset), (2, 3, 5));
+        assert!(r.next_field().unwrap().is_none());
+    }
+
+    #[test]
+    fn claimed_length_beyond_input_is_an_error_not_an_allocation() {
+        // field 2, LEN, length 2^60
+        let mut buf = vec![0x12];
+        let mut n: u64 = 1 << 60;
+        while n >= 0x80 {
+            buf.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        buf.push(n as u8);
+        let err = Reader::new(Bytes::from(buf)).next_field().unwrap_err();
+        assert!(matches!(err.kind(), DecodeErrorKind::Truncated { .. }), "{err}");
+    }
+
+    #[test]
+    fn overlong_varint() {
+        let buf = Bytes::from(vec![0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
+        let err = Reader::new(buf).next_field().unwrap_err();
+        assert_eq!(err.kind(), &DecodeErrorKind::BadVarint);
+        assert_eq!(err.offset(), 1);
+    }
+
+    #[test]
+    fn unclosed_group() {
+        let err = Reader::new(Bytes::from_static(b"\x73erving"))
+            .next_field()
+            .unwrap_err();
+        assert!(err.to_string().contains("never closed"), "{err}");
+    }
+}

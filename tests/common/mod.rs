@@ -1,0 +1,77 @@
+//! Shared helpers for tests that read `tests/data/*/manifest.json`.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use serde_json::Value;
+use tfreq::{bf16, f16, Complex, DType, FeedValues};
+
+pub fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+pub fn manifest(dir: &str) -> Vec<Value> {
+    let p = data_dir().join(dir).join("manifest.json");
+    let s = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&s).expect("manifest parses")
+}
+
+pub fn read(dir: &str, file: &str) -> Vec<u8> {
+    let p = data_dir().join(dir).join(file);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn num(v: &Value) -> f64 {
+    match v {
+        Value::Number(n) => n.as_f64().expect("number"),
+        Value::String(s) => match s.as_str() {
+            "inf" => f64::INFINITY,
+            "-inf" => f64::NEG_INFINITY,
+            "nan" => f64::NAN,
+            other => other.parse().expect("numeric string"),
+        },
+        other => panic!("not a number: {other}"),
+    }
+}
+
+fn int(v: &Value) -> i128 {
+    match v {
+        Value::Number(n) => n
+            .as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+            .expect("integer"),
+        Value::String(s) => s.parse().expect("integer string"),
+        Value::Bool(b) => *b as i128,
+        other => panic!("not an integer: {other}"),
+    }
+}
+
+/// The manifest's values as the builder input of the right Rust type.
+pub fn feed_values(dtype: DType, values: &[Value]) -> FeedValues {
+    use DType::*;
+    match dtype {
+        Float => values.iter().map(|v| num(v) as f32).collect(),
+        Double => values.iter().map(num).collect(),
+        Half => values.iter().map(|v| f16::from_f64(num(v))).collect(),
+        BFloat16 => values.iter().map(|v| bf16::from_f64(num(v))).collect(),
+        Complex64 => values
+            .chunks(2)
+            .map(|c| Complex::new(num(&c[0]) as f32, num(&c[1]) as f32))
+            .collect(),
+        Complex128 => values.chunks(2).map(|c| Complex::new(num(&c[0]), num(&c[1]))).collect(),
+        String => values
+            .iter()
+            .map(|v| {
+                base64::engine::general_purpose::STANDARD
+                    .decode(v.as_str().expect("base64 string"))
+                    .expect("base64")
+            })
+            .collect(),
+        Bool => values.iter().map(|v| v.as_bool().expect("bool")).collect(),
+        UInt64 => values.iter().map(|v| int(v) as u64).collect(),
+        d if d.info().tf_field == tfreq::ValueField::Float8 => values.iter().map(|v| int(v) as u8).collect(),
+        _ => values.iter().map(|v| int(v) as i64).collect(),
+    }
+}
