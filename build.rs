@@ -18,7 +18,10 @@ const PROTOS: &[&str] = &[
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=proto");
-    let files: Vec<PathBuf> = PROTOS.iter().map(|p| PathBuf::from("proto").join(p)).collect();
+    let files: Vec<PathBuf> = PROTOS
+        .iter()
+        .map(|p| PathBuf::from("proto").join(p))
+        .collect();
     let fds = protox::compile(&files, ["proto"])?;
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(

@@ -274,28 +274,47 @@ impl TFRequest {
     /// A TF Serving `PredictRequest` for model `model_name`, laid out as
     /// `tf.make_tensor_proto` does (`tensor_content` for multi-element numeric tensors).
     pub fn to_tf_serving_bytes(&self, model_name: &str) -> Result<Vec<u8>, BuildError> {
-        self.to_tf_serving_bytes_with(model_name, TfsEncoding::Python)
-    }
-
-    /// As [`TFRequest::to_tf_serving_bytes`], with the tensor layout chosen.
-    pub fn to_tf_serving_bytes_with(&self, model_name: &str, style: TfsEncoding) -> Result<Vec<u8>, BuildError> {
-        let mut m = self.msg.clone();
-        m.model_spec = Some(ModelSpec {
+        let spec = ModelSpec {
             name: model_name.to_string(),
             signature_name: self.msg.signature_name.clone(),
             ..ModelSpec::default()
-        });
+        };
+        self.to_tf_serving_bytes_with(&spec, TfsEncoding::Python)
+    }
+
+    /// As [`TFRequest::to_tf_serving_bytes`], with the whole `ModelSpec` (version,
+    /// label, signature) and the tensor layout chosen.
+    pub fn to_tf_serving_bytes_with(
+        &self,
+        spec: &ModelSpec,
+        style: TfsEncoding,
+    ) -> Result<Vec<u8>, BuildError> {
+        let mut m = self.msg.clone();
+        m.signature_name = spec.signature_name.clone();
+        m.model_spec = Some(spec.clone());
         encode(&m, WireFormat::TfServing, style)
     }
 }
 
 /// Checks and converts one feed to a tensor in canonical (TF Serving typed) form.
-pub(crate) fn make_tensor(name: String, shape: &[i64], dtype: DType, values: FeedValues) -> Result<Tensor, BuildError> {
+pub(crate) fn make_tensor(
+    name: String,
+    shape: &[i64],
+    dtype: DType,
+    values: FeedValues,
+) -> Result<Tensor, BuildError> {
     if let Some(index) = shape.iter().position(|&d| d < 0) {
-        return Err(BuildError::NegativeDim { name, shape: shape.to_vec(), index });
+        return Err(BuildError::NegativeDim {
+            name,
+            shape: shape.to_vec(),
+            index,
+        });
     }
     let Some(expected) = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d as u64)) else {
-        return Err(BuildError::ShapeOverflow { name, shape: shape.to_vec() });
+        return Err(BuildError::ShapeOverflow {
+            name,
+            shape: shape.to_vec(),
+        });
     };
     if values.len() as u64 != expected {
         return Err(BuildError::CountMismatch {
@@ -317,16 +336,28 @@ pub(crate) fn make_tensor(name: String, shape: &[i64], dtype: DType, values: Fee
     let stored = match (dtype, values) {
         (DType::Float, V::F32(v)) => Values::F32(Elems::Vec(v)),
         (DType::Double, V::F64(v)) => Values::F64(Elems::Vec(v)),
-        (DType::Double, V::F32(v)) => Values::F64(Elems::Vec(v.into_iter().map(f64::from).collect())),
+        (DType::Double, V::F32(v)) => {
+            Values::F64(Elems::Vec(v.into_iter().map(f64::from).collect()))
+        }
         (DType::Bool, V::Bool(v)) => Values::Bool(v),
         (DType::String, V::Str(v)) => Values::Bytes(v),
-        (DType::Half, V::F16(v)) => Values::I32(v.into_iter().map(|x| x.to_bits() as i32).collect()),
-        (DType::BFloat16, V::BF16(v)) => Values::I32(v.into_iter().map(|x| x.to_bits() as i32).collect()),
-        (DType::Complex64, V::C64(v)) => Values::F32(Elems::Vec(v.into_iter().flat_map(|c| [c.re, c.im]).collect())),
-        (DType::Complex128, V::C128(v)) => Values::F64(Elems::Vec(v.into_iter().flat_map(|c| [c.re, c.im]).collect())),
-        (DType::Complex128, V::C64(v)) => {
-            Values::F64(Elems::Vec(v.into_iter().flat_map(|c| [c.re as f64, c.im as f64]).collect()))
+        (DType::Half, V::F16(v)) => {
+            Values::I32(v.into_iter().map(|x| x.to_bits() as i32).collect())
         }
+        (DType::BFloat16, V::BF16(v)) => {
+            Values::I32(v.into_iter().map(|x| x.to_bits() as i32).collect())
+        }
+        (DType::Complex64, V::C64(v)) => Values::F32(Elems::Vec(
+            v.into_iter().flat_map(|c| [c.re, c.im]).collect(),
+        )),
+        (DType::Complex128, V::C128(v)) => Values::F64(Elems::Vec(
+            v.into_iter().flat_map(|c| [c.re, c.im]).collect(),
+        )),
+        (DType::Complex128, V::C64(v)) => Values::F64(Elems::Vec(
+            v.into_iter()
+                .flat_map(|c| [c.re as f64, c.im as f64])
+                .collect(),
+        )),
         (DType::Int32 | DType::QInt32, V::I32(v)) => Values::I32(v),
         (d, V::U8(v)) if d.info().tf_field == ValueField::Float8 => Values::Raw(Bytes::from(v)),
         (DType::Invalid | DType::Resource | DType::Variant, _) => {
@@ -345,7 +376,9 @@ pub(crate) fn make_tensor(name: String, shape: &[i64], dtype: DType, values: Fee
                 return Err(wrong(name, takes, &v));
             };
             let ints: Vec<i128> = ints.collect();
-            if let Some((index, &value)) = ints.iter().enumerate().find(|(_, &x)| x < min || x > max) {
+            if let Some((index, &value)) =
+                ints.iter().enumerate().find(|(_, &x)| x < min || x > max)
+            {
                 return Err(BuildError::OutOfRange {
                     name,
                     dtype: code,
@@ -374,7 +407,9 @@ fn takes(d: DType) -> &'static str {
     match d.info().tf_field {
         ValueField::Float => "f32",
         ValueField::Double => "f64 or f32",
-        ValueField::Int | ValueField::Int64 | ValueField::UInt32 | ValueField::UInt64 => "integers in range",
+        ValueField::Int | ValueField::Int64 | ValueField::UInt32 | ValueField::UInt64 => {
+            "integers in range"
+        }
         ValueField::Bool => "bool",
         ValueField::String => "strings or bytes",
         ValueField::Half if d == DType::Half => "half::f16",

@@ -28,7 +28,9 @@ use bytes::Bytes;
 
 use crate::dtype::{DTypeCode, ValueField};
 use crate::error::{DecodeError, DecodeErrorKind, Error};
-use crate::model::{Dim, Elems, Kind, Message, ModelSpec, Shape, Tensor, UnknownField, Values, WireFormat};
+use crate::model::{
+    Dim, Elems, Kind, Message, ModelSpec, Shape, Tensor, UnknownField, Values, WireFormat,
+};
 use crate::wire::reader::{packed_varints, Reader, WireField, WireValue};
 
 /// What [`decode_with`] may assume.
@@ -159,7 +161,11 @@ pub fn decode_tensor(bytes: Bytes, wire: WireFormat) -> Result<Tensor, DecodeErr
     tensor(r, wire, String::new(), 0, &mut an)
 }
 
-fn decode_inner(bytes: Bytes, wire: WireFormat, kind: Kind) -> Result<(Message, usize), DecodeError> {
+fn decode_inner(
+    bytes: Bytes,
+    wire: WireFormat,
+    kind: Kind,
+) -> Result<(Message, usize), DecodeError> {
     let size = bytes.len();
     let mut r = Reader::new(bytes);
     let mut msg = Message::new(wire, kind);
@@ -172,9 +178,28 @@ fn decode_inner(bytes: Bytes, wire: WireFormat, kind: Kind) -> Result<(Message, 
         (WireFormat::TfServing, Kind::Request) => (None, 2, Some(3), Some(1)),
         (WireFormat::TfServing, Kind::Response) => (None, 1, None, Some(2)),
     };
-    let map_name = if kind == Kind::Request { "inputs" } else { "outputs" };
+    let map_name = if kind == Kind::Request {
+        "inputs"
+    } else {
+        "outputs"
+    };
+    let names: &[(u32, &'static str)] = match (wire, kind) {
+        (WireFormat::Eas, Kind::Request) => {
+            &[(1, "signature_name"), (2, "inputs"), (3, "output_filter")]
+        }
+        (WireFormat::Eas, Kind::Response) => &[(1, "outputs")],
+        (WireFormat::TfServing, Kind::Request) => &[
+            (1, "model_spec"),
+            (2, "inputs"),
+            (3, "output_filter"),
+            (5, "predict_streamed_options"),
+            (6, "client_id"),
+            (7, "request_options"),
+        ],
+        (WireFormat::TfServing, Kind::Response) => &[(1, "outputs"), (2, "model_spec")],
+    };
     let mut index = 0usize;
-    while let Some(f) = r.next_field()? {
+    while let Some(f) = r.next_field_named(names)? {
         let n = f.number;
         if Some(n) == sig_or_spec {
             let b = len_or_unknown(&f, "signature_name", &mut msg.unknown, "", &mut anomalies);
@@ -198,14 +223,17 @@ fn decode_inner(bytes: Bytes, wire: WireFormat, kind: Kind) -> Result<(Message, 
                 }
             }
         } else if Some(n) == filter_field {
-            if let Some(b) = len_or_unknown(&f, "output_filter", &mut msg.unknown, "", &mut anomalies) {
+            if let Some(b) =
+                len_or_unknown(&f, "output_filter", &mut msg.unknown, "", &mut anomalies)
+            {
                 let i = msg.fetches.len();
                 let s = utf8(&b, f.value_offset)
                     .map_err(|e| e.within(format!("output_filter[{i}]")))?;
                 msg.fetches.push(s);
             }
         } else if Some(n) == spec_field {
-            if let Some(b) = len_or_unknown(&f, "model_spec", &mut msg.unknown, "", &mut anomalies) {
+            if let Some(b) = len_or_unknown(&f, "model_spec", &mut msg.unknown, "", &mut anomalies)
+            {
                 let sub = r.nested(b, f.value_offset)?;
                 let spec = msg.model_spec.take().unwrap_or_default();
                 let spec = model_spec(sub, spec, &mut msg.unknown, &mut anomalies)
@@ -291,7 +319,13 @@ fn model_spec(
     anomalies: &mut usize,
 ) -> Result<ModelSpec, DecodeError> {
     let path = "model_spec";
-    while let Some(f) = r.next_field()? {
+    let names: &[(u32, &'static str)] = &[
+        (1, "name"),
+        (2, "version"),
+        (3, "signature_name"),
+        (4, "version_label"),
+    ];
+    while let Some(f) = r.next_field_named(names)? {
         match f.number {
             1 | 3 | 4 => {
                 let name = match f.number {
@@ -320,7 +354,9 @@ fn model_spec(
                     let mut v = spec.version.unwrap_or(0);
                     while let Some(g) = sub.next_field().map_err(|e| e.within("version"))? {
                         if g.number == 1 {
-                            if let Some(x) = varint_or_unknown(&g, unknown_out, "model_spec.version", anomalies) {
+                            if let Some(x) =
+                                varint_or_unknown(&g, unknown_out, "model_spec.version", anomalies)
+                            {
                                 v = x as i64;
                             }
                         } else {
@@ -356,15 +392,24 @@ fn map_entry(
         Some(k) => format!("{map_name}[{k:?}]"),
         None => format!("{map_name}[#{index}]"),
     };
-    while let Some(f) = r.next_field().map_err(|e| e.within(seg(&key)))? {
+    while let Some(f) = r
+        .next_field_named(&[(1, "key"), (2, "value")])
+        .map_err(|e| e.within(seg(&key)))?
+    {
         match f.number {
             1 => {
-                if let Some(b) = len_or_unknown(&f, "key", &mut unknown_fields, map_name, anomalies) {
-                    key = Some(utf8(&b, f.value_offset).map_err(|e| e.within(format!("{}.key", seg(&None))))?);
+                if let Some(b) = len_or_unknown(&f, "key", &mut unknown_fields, map_name, anomalies)
+                {
+                    key = Some(
+                        utf8(&b, f.value_offset)
+                            .map_err(|e| e.within(format!("{}.key", seg(&None))))?,
+                    );
                 }
             }
             2 => {
-                if let Some(b) = len_or_unknown(&f, "value", &mut unknown_fields, map_name, anomalies) {
+                if let Some(b) =
+                    len_or_unknown(&f, "value", &mut unknown_fields, map_name, anomalies)
+                {
                     // A repeated message field merges; a map value given twice keeps the last
                     // (what protobuf's map parsing does).
                     value = Some((b, f.value_offset));
@@ -381,7 +426,8 @@ fn map_entry(
     let mut t = match value {
         Some((b, off)) => {
             let sub = r.nested(b, off)?;
-            tensor(sub, wire, path.clone(), entry_offset, anomalies).map_err(|e| e.within(path.clone()))?
+            tensor(sub, wire, path.clone(), entry_offset, anomalies)
+                .map_err(|e| e.within(path.clone()))?
         }
         None => Tensor::new(String::new(), DTypeCode(0), Shape::default()),
     };
@@ -408,7 +454,39 @@ fn tensor(
 ) -> Result<Tensor, DecodeError> {
     let mut t = Tensor::new(String::new(), DTypeCode(0), Shape::default());
     let mut accs: Vec<(ValueField, Acc)> = Vec::new();
-    while let Some(f) = r.next_field()? {
+    let names: &[(u32, &'static str)] = match wire {
+        WireFormat::Eas => &[
+            (1, "dtype"),
+            (2, "array_shape"),
+            (3, "float_val"),
+            (4, "double_val"),
+            (5, "int_val"),
+            (6, "string_val"),
+            (7, "int64_val"),
+            (8, "bool_val"),
+        ],
+        WireFormat::TfServing => &[
+            (1, "dtype"),
+            (2, "tensor_shape"),
+            (3, "version_number"),
+            (4, "tensor_content"),
+            (5, "float_val"),
+            (6, "double_val"),
+            (7, "int_val"),
+            (8, "string_val"),
+            (9, "scomplex_val"),
+            (10, "int64_val"),
+            (11, "bool_val"),
+            (12, "dcomplex_val"),
+            (13, "half_val"),
+            (14, "resource_handle_val"),
+            (15, "variant_val"),
+            (16, "uint32_val"),
+            (17, "uint64_val"),
+            (18, "float8_val"),
+        ],
+    };
+    while let Some(f) = r.next_field_named(names)? {
         let field = match wire {
             WireFormat::Eas => ValueField::from_eas_number(f.number),
             WireFormat::TfServing => ValueField::from_tf_number(f.number),
@@ -422,7 +500,11 @@ fn tensor(
             (2, _) => {
                 if let Some(b) = len_or_unknown(&f, "shape", &mut t.unknown, &path, anomalies) {
                     let sub = r.nested(b, f.value_offset)?;
-                    let name = if wire == WireFormat::Eas { "array_shape" } else { "tensor_shape" };
+                    let name = if wire == WireFormat::Eas {
+                        "array_shape"
+                    } else {
+                        "tensor_shape"
+                    };
                     shape(sub, wire, &mut t, &format!("{path}.{name}"), anomalies)
                         .map_err(|e| e.within(name))?;
                 }
@@ -433,7 +515,9 @@ fn tensor(
                 }
             }
             (4, _) if wire == WireFormat::TfServing => {
-                if let Some(b) = len_or_unknown(&f, "tensor_content", &mut t.unknown, &path, anomalies) {
+                if let Some(b) =
+                    len_or_unknown(&f, "tensor_content", &mut t.unknown, &path, anomalies)
+                {
                     t.content = if b.is_empty() { None } else { Some(b) };
                 }
             }
@@ -494,9 +578,17 @@ fn tensor(
 
 fn new_acc(vf: ValueField) -> Acc {
     match vf {
-        ValueField::Float | ValueField::SComplex => Acc::Fixed { chunks: Vec::new(), size: 4 },
-        ValueField::Double | ValueField::DComplex => Acc::Fixed { chunks: Vec::new(), size: 8 },
-        ValueField::String | ValueField::ResourceHandle | ValueField::Variant => Acc::Bytes(Vec::new()),
+        ValueField::Float | ValueField::SComplex => Acc::Fixed {
+            chunks: Vec::new(),
+            size: 4,
+        },
+        ValueField::Double | ValueField::DComplex => Acc::Fixed {
+            chunks: Vec::new(),
+            size: 8,
+        },
+        ValueField::String | ValueField::ResourceHandle | ValueField::Variant => {
+            Acc::Bytes(Vec::new())
+        }
         ValueField::Float8 => Acc::Single(Bytes::new()),
         _ => Acc::Varint(Vec::new()),
     }
@@ -552,7 +644,9 @@ fn finish(vf: ValueField, acc: Acc) -> Values {
             }
         }
         Acc::Varint(v) => match vf {
-            ValueField::Int | ValueField::Half => Values::I32(v.into_iter().map(|x| x as i32).collect()),
+            ValueField::Int | ValueField::Half => {
+                Values::I32(v.into_iter().map(|x| x as i32).collect())
+            }
             ValueField::Int64 => Values::I64(v.into_iter().map(|x| x as i64).collect()),
             ValueField::UInt32 => Values::U32(v.into_iter().map(|x| x as u32).collect()),
             ValueField::UInt64 => Values::U64(v),
@@ -571,7 +665,11 @@ fn shape(
     anomalies: &mut usize,
 ) -> Result<(), DecodeError> {
     t.shape.present = true;
-    while let Some(f) = r.next_field()? {
+    let names: &[(u32, &'static str)] = match wire {
+        WireFormat::Eas => &[(1, "dim")],
+        WireFormat::TfServing => &[(2, "dim"), (3, "unknown_rank")],
+    };
+    while let Some(f) = r.next_field_named(names)? {
         match (wire, f.number) {
             (WireFormat::Eas, 1) => {
                 let mut v = Vec::new();
@@ -598,16 +696,24 @@ fn shape(
                         name: String::new(),
                     };
                     let dpath = format!("{path}.dim[{i}]");
-                    while let Some(g) = sub.next_field().map_err(|e| e.within(format!("dim[{i}]")))? {
+                    while let Some(g) = sub
+                        .next_field()
+                        .map_err(|e| e.within(format!("dim[{i}]")))?
+                    {
                         match g.number {
                             1 => {
-                                if let Some(v) = varint_or_unknown(&g, &mut t.unknown, &dpath, anomalies) {
+                                if let Some(v) =
+                                    varint_or_unknown(&g, &mut t.unknown, &dpath, anomalies)
+                                {
                                     d.size = v as i64;
                                 }
                             }
                             2 => {
-                                if let Some(b) = len_or_unknown(&g, "name", &mut t.unknown, &dpath, anomalies) {
-                                    d.name = utf8(&b, g.value_offset).map_err(|e| e.within(format!("dim[{i}].name")))?;
+                                if let Some(b) =
+                                    len_or_unknown(&g, "name", &mut t.unknown, &dpath, anomalies)
+                                {
+                                    d.name = utf8(&b, g.value_offset)
+                                        .map_err(|e| e.within(format!("dim[{i}].name")))?;
                                 }
                             }
                             _ => {

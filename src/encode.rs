@@ -11,7 +11,9 @@ use bytes::Bytes;
 
 use crate::dtype::{DType, DTypeInfo, ValueField};
 use crate::error::BuildError;
-use crate::model::{le_bytes, Elems, Kind, Message, ModelSpec, Shape, Tensor, UnknownField, Values, WireFormat};
+use crate::model::{
+    le_bytes, Elems, Kind, Message, ModelSpec, Shape, Tensor, UnknownField, Values, WireFormat,
+};
 use crate::wire::reader::WireValue;
 use crate::wire::writer::*;
 
@@ -82,7 +84,11 @@ pub fn encode(msg: &Message, wire: WireFormat, style: TfsEncoding) -> Result<Vec
             size += len_field_size(3, f.len());
         }
     }
-    let extra: &[(&str, Bytes)] = if same && wire == WireFormat::TfServing { &msg.extra } else { &[] };
+    let extra: &[(&str, Bytes)] = if same && wire == WireFormat::TfServing {
+        &msg.extra
+    } else {
+        &[]
+    };
     for (name, b) in extra {
         size += len_field_size(extra_number(name), b.len());
     }
@@ -208,11 +214,14 @@ fn write_unknown(out: &mut Vec<u8>, u: &UnknownField) {
     }
 }
 
+/// Typed value fields as a plan writes them.
+type PlanFields<'a> = Vec<(ValueField, Cow<'a, Values>)>;
+
 /// One tensor, laid out for the target format, with its sizes.
 struct Plan<'a> {
     t: &'a Tensor,
     content: Option<Bytes>,
-    fields: Vec<(ValueField, Cow<'a, Values>)>,
+    fields: PlanFields<'a>,
     unknown: &'a [UnknownField],
     version: i32,
     shape_len: Option<usize>,
@@ -221,17 +230,31 @@ struct Plan<'a> {
 }
 
 impl<'a> Plan<'a> {
-    fn new(t: &'a Tensor, src: WireFormat, dst: WireFormat, style: TfsEncoding) -> Result<Self, BuildError> {
-        let (content, fields, unknown): (Option<Bytes>, Vec<(ValueField, Cow<'a, Values>)>, &[UnknownField]) =
+    fn new(
+        t: &'a Tensor,
+        src: WireFormat,
+        dst: WireFormat,
+        style: TfsEncoding,
+    ) -> Result<Self, BuildError> {
+        let (content, fields, unknown): (Option<Bytes>, PlanFields<'a>, &[UnknownField]) =
             if src == dst && (dst == WireFormat::Eas || style == TfsEncoding::AsIs) {
                 (
                     t.content.clone(),
-                    t.fields.iter().map(|(f, v)| (*f, Cow::Borrowed(v))).collect(),
+                    t.fields
+                        .iter()
+                        .map(|(f, v)| (*f, Cow::Borrowed(v)))
+                        .collect(),
                     &t.unknown,
                 )
             } else {
-                let d = t.dtype.dtype().filter(|d| !matches!(d, DType::Invalid))
-                    .ok_or_else(|| BuildError::NotBuildable { name: t.name.clone(), dtype: t.dtype })?;
+                let d = t
+                    .dtype
+                    .dtype()
+                    .filter(|d| !matches!(d, DType::Invalid))
+                    .ok_or_else(|| BuildError::NotBuildable {
+                        name: t.name.clone(),
+                        dtype: t.dtype,
+                    })?;
                 let canon = canonical(t, d, src)?;
                 match dst {
                     WireFormat::Eas => {
@@ -470,10 +493,17 @@ fn write_field(out: &mut Vec<u8>, num: u32, v: &Values) {
 
 /// The tensor's stored values in the TF Serving typed field of its dtype
 /// (`tensor_content` decoded; EAS conventions undone). No broadcast is applied.
-pub fn canonical<'a>(t: &'a Tensor, d: DType, src: WireFormat) -> Result<Cow<'a, Values>, BuildError> {
+pub fn canonical<'a>(
+    t: &'a Tensor,
+    d: DType,
+    src: WireFormat,
+) -> Result<Cow<'a, Values>, BuildError> {
     let info = d.info();
     if matches!(d, DType::Resource | DType::Variant) && src == WireFormat::Eas {
-        return Err(BuildError::NotBuildable { name: t.name.clone(), dtype: t.dtype });
+        return Err(BuildError::NotBuildable {
+            name: t.name.clone(),
+            dtype: t.dtype,
+        });
     }
     if src == WireFormat::TfServing {
         if let Some(c) = &t.content {
@@ -496,10 +526,14 @@ pub fn canonical<'a>(t: &'a Tensor, d: DType, src: WireFormat) -> Result<Cow<'a,
     };
     Ok(match (d, v) {
         (DType::Half, Values::F32(e)) => Cow::Owned(Values::I32(
-            e.iter().map(|x| half::f16::from_f32(x).to_bits() as i32).collect(),
+            e.iter()
+                .map(|x| half::f16::from_f32(x).to_bits() as i32)
+                .collect(),
         )),
         (DType::BFloat16, Values::F32(e)) => Cow::Owned(Values::I32(
-            e.iter().map(|x| half::bf16::from_f32(x).to_bits() as i32).collect(),
+            e.iter()
+                .map(|x| half::bf16::from_f32(x).to_bits() as i32)
+                .collect(),
         )),
         _ => Cow::Borrowed(v),
     })
@@ -507,30 +541,55 @@ pub fn canonical<'a>(t: &'a Tensor, d: DType, src: WireFormat) -> Result<Cow<'a,
 
 fn from_content(t: &Tensor, d: DType, info: &DTypeInfo, c: &Bytes) -> Result<Values, BuildError> {
     use DType::*;
-    let bad = || BuildError::NotBuildable { name: t.name.clone(), dtype: t.dtype };
+    let bad = || BuildError::NotBuildable {
+        name: t.name.clone(),
+        dtype: t.dtype,
+    };
     if d == String {
         return crate::model::parse_string_list(c, t.shape.num_elements())
             .map(Values::Bytes)
             .ok_or_else(bad);
     }
     let sz = info.size.ok_or_else(bad)?;
-    if c.len() % sz != 0 {
+    if !c.len().is_multiple_of(sz) {
         return Err(bad());
     }
     let chunks = c.chunks_exact(sz);
     Ok(match d {
         Float | Complex64 => Values::F32(Elems::Le(c.clone())),
         Double | Complex128 => Values::F64(Elems::Le(c.clone())),
-        Int32 | QInt32 => Values::I32(chunks.map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()),
-        Int16 | QInt16 => Values::I32(chunks.map(|b| i16::from_le_bytes([b[0], b[1]]) as i32).collect()),
-        UInt16 | QUInt16 | Half | BFloat16 => {
-            Values::I32(chunks.map(|b| u16::from_le_bytes([b[0], b[1]]) as i32).collect())
-        }
+        Int32 | QInt32 => Values::I32(
+            chunks
+                .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        ),
+        Int16 | QInt16 => Values::I32(
+            chunks
+                .map(|b| i16::from_le_bytes([b[0], b[1]]) as i32)
+                .collect(),
+        ),
+        UInt16 | QUInt16 | Half | BFloat16 => Values::I32(
+            chunks
+                .map(|b| u16::from_le_bytes([b[0], b[1]]) as i32)
+                .collect(),
+        ),
         Int8 | QInt8 | Int4 | Int2 => Values::I32(c.iter().map(|&b| b as i8 as i32).collect()),
         UInt8 | QUInt8 | UInt4 | UInt2 => Values::I32(c.iter().map(|&b| b as i32).collect()),
-        Int64 => Values::I64(chunks.map(|b| i64::from_le_bytes(b.try_into().unwrap_or([0; 8]))).collect()),
-        UInt32 => Values::U32(chunks.map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()),
-        UInt64 => Values::U64(chunks.map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]))).collect()),
+        Int64 => Values::I64(
+            chunks
+                .map(|b| i64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+                .collect(),
+        ),
+        UInt32 => Values::U32(
+            chunks
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        ),
+        UInt64 => Values::U64(
+            chunks
+                .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+                .collect(),
+        ),
         Bool => Values::Bool(c.iter().map(|&b| b != 0).collect()),
         _ => Values::Raw(c.clone()),
     })
@@ -570,10 +629,14 @@ fn to_content(d: DType, v: &Values) -> Bytes {
 fn to_eas(d: DType, v: Cow<'_, Values>) -> Cow<'_, Values> {
     match (d, v.as_ref()) {
         (DType::Half, Values::I32(e)) => Cow::Owned(Values::F32(Elems::Vec(
-            e.iter().map(|&x| half::f16::from_bits(x as u16).to_f32()).collect(),
+            e.iter()
+                .map(|&x| half::f16::from_bits(x as u16).to_f32())
+                .collect(),
         ))),
         (DType::BFloat16, Values::I32(e)) => Cow::Owned(Values::F32(Elems::Vec(
-            e.iter().map(|&x| half::bf16::from_bits(x as u16).to_f32()).collect(),
+            e.iter()
+                .map(|&x| half::bf16::from_bits(x as u16).to_f32())
+                .collect(),
         ))),
         _ => v,
     }

@@ -128,13 +128,13 @@ impl fmt::Display for DecodeError {
             DecodeErrorKind::BadVarint => f.write_str("malformed varint (over 10 bytes)")?,
             DecodeErrorKind::BadWireType(w) => write!(f, "invalid wire type {w}")?,
             DecodeErrorKind::BadFieldNumber(n) => write!(f, "invalid field number {n}")?,
-            DecodeErrorKind::WrongWireType { field, found } => {
-                write!(f, "field {field} has wire type {found}, which it cannot have")?
-            }
-            DecodeErrorKind::PackedLength { field, len, elem } => write!(
+            DecodeErrorKind::WrongWireType { field, found } => write!(
                 f,
-                "packed {field} is {len} bytes, not a multiple of {elem}"
+                "field {field} has wire type {found}, which it cannot have"
             )?,
+            DecodeErrorKind::PackedLength { field, len, elem } => {
+                write!(f, "packed {field} is {len} bytes, not a multiple of {elem}")?
+            }
             DecodeErrorKind::InvalidUtf8 => f.write_str("string field is not valid UTF-8")?,
             DecodeErrorKind::TooDeep(n) => write!(f, "nesting deeper than {n} levels")?,
             DecodeErrorKind::TooLarge { size, limit } => {
@@ -200,7 +200,9 @@ pub enum BuildError {
         takes: &'static str,
     },
     /// An integer outside the dtype's range.
-    #[error("feed {name:?}: value {value} at index {index} is out of range for {dtype} ({min}..={max})")]
+    #[error(
+        "feed {name:?}: value {value} at index {index} is out of range for {dtype} ({min}..={max})"
+    )]
     OutOfRange {
         /// Feed name.
         name: String,

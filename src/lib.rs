@@ -1,11 +1,13 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
+pub mod analysis;
 pub mod builder;
 pub mod decode;
 pub mod dtype;
 pub mod encode;
 pub mod error;
+pub mod io;
 pub mod model;
 pub mod render;
 pub mod wire;
@@ -15,6 +17,9 @@ pub use decode::{decode, decode_as, decode_tensor, decode_with, DecodeOptions, D
 pub use dtype::{DType, DTypeCode, DTypeInfo, ValueField};
 pub use encode::{encode, TfsEncoding};
 pub use error::{BuildError, DecodeError, DecodeErrorKind, Error};
-pub use model::{Dim, Elements, Elems, Fill, Kind, Message, ModelSpec, Scalar, Shape, Source, Tensor, UnknownField, Values, WireFormat};
-pub use num_complex::Complex;
 pub use half::{bf16, f16};
+pub use model::{
+    Dim, Elements, Elems, Fill, Kind, Message, ModelSpec, Scalar, Shape, Source, Tensor,
+    UnknownField, Values, WireFormat,
+};
+pub use num_complex::Complex;

@@ -523,7 +523,11 @@ impl Tensor {
             _ => match self.value_field(wire) {
                 Some(f) => {
                     let n = self.field(f).map_or(0, |v| v.len());
-                    let n = if is_pair_field(f, dtype, wire) { n / 2 } else { n };
+                    let n = if is_pair_field(f, dtype, wire) {
+                        n / 2
+                    } else {
+                        n
+                    };
                     if n == 0 {
                         (Source::Empty, 0, true)
                     } else {
@@ -646,7 +650,9 @@ impl Elements<'_> {
 
     /// The first `n` stored elements.
     pub fn preview(&self, n: usize) -> Vec<Scalar> {
-        (0..n.min(self.stored)).filter_map(|i| self.stored_get(i)).collect()
+        (0..n.min(self.stored))
+            .filter_map(|i| self.stored_get(i))
+            .collect()
     }
 }
 
@@ -684,8 +690,14 @@ fn content_scalar(d: DType, b: &[u8]) -> Scalar {
         Bool => Scalar::Bool(b[0] != 0),
         Half => Scalar::F16(f16::from_bits(<u16 as LeElem>::from_le(b))),
         BFloat16 => Scalar::BF16(bf16::from_bits(<u16 as LeElem>::from_le(b))),
-        Complex64 => Scalar::C64(<f32 as LeElem>::from_le(&b[..4]), <f32 as LeElem>::from_le(&b[4..])),
-        Complex128 => Scalar::C128(<f64 as LeElem>::from_le(&b[..8]), <f64 as LeElem>::from_le(&b[8..])),
+        Complex64 => Scalar::C64(
+            <f32 as LeElem>::from_le(&b[..4]),
+            <f32 as LeElem>::from_le(&b[4..]),
+        ),
+        Complex128 => Scalar::C128(
+            <f64 as LeElem>::from_le(&b[..8]),
+            <f64 as LeElem>::from_le(&b[8..]),
+        ),
         _ => Scalar::Byte(b[0]),
     }
 }

@@ -17,7 +17,12 @@ fn builder_is_byte_identical_to_the_sdk() {
         let mut req = TFRequest::new(e["signature_name"].as_str().unwrap());
         for f in e["feeds"].as_array().unwrap() {
             let dtype = DType::from_name(f["dtype"].as_str().unwrap()).unwrap();
-            let shape: Vec<i64> = f["shape"].as_array().unwrap().iter().map(|d| d.as_i64().unwrap()).collect();
+            let shape: Vec<i64> = f["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_i64().unwrap())
+                .collect();
             let values = common::feed_values(dtype, f["values"].as_array().unwrap());
             req.add_feed(f["name"].as_str().unwrap(), &shape, dtype, values)
                 .unwrap_or_else(|err| panic!("{file}: {err}"));
@@ -25,7 +30,11 @@ fn builder_is_byte_identical_to_the_sdk() {
         for name in e["fetches"].as_array().unwrap() {
             req.add_fetch(name.as_str().unwrap());
         }
-        assert_eq!(req.to_bytes(), common::read("eas", file), "{file}: bytes differ from the SDK's");
+        assert_eq!(
+            req.to_bytes(),
+            common::read("eas", file),
+            "{file}: bytes differ from the SDK's"
+        );
         checked += 1;
     }
     assert!(checked >= 20, "only {checked} builder-equivalent files");
@@ -36,8 +45,13 @@ fn decoder_reads_every_sdk_file() {
     for e in common::manifest("eas") {
         let file = e["file"].as_str().unwrap();
         let bytes = common::read("eas", file);
-        let kind = if e["kind"] == "response" { Kind::Response } else { Kind::Request };
-        let msg = tfreq::decode_as(&bytes, WireFormat::Eas, kind).unwrap_or_else(|err| panic!("{file}: {err}"));
+        let kind = if e["kind"] == "response" {
+            Kind::Response
+        } else {
+            Kind::Request
+        };
+        let msg = tfreq::decode_as(&bytes, WireFormat::Eas, kind)
+            .unwrap_or_else(|err| panic!("{file}: {err}"));
         let feeds = e["feeds"].as_array().unwrap();
         // Names in the file: the manifest lists add_feed calls; a repeated name appends.
         let mut names: Vec<&str> = Vec::new();
@@ -49,7 +63,12 @@ fn decoder_reads_every_sdk_file() {
         }
         let got: Vec<&str> = msg.tensors.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(got, names, "{file}");
-        let fetches: Vec<&str> = e["fetches"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let fetches: Vec<&str> = e["fetches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
         if kind == Kind::Request {
             assert_eq!(msg.fetches, fetches, "{file}");
         }
@@ -57,10 +76,20 @@ fn decoder_reads_every_sdk_file() {
             for f in feeds {
                 let t = msg.tensor(f["name"].as_str().unwrap()).unwrap();
                 assert_eq!(t.dtype.to_string(), f["dtype"].as_str().unwrap(), "{file}");
-                let shape: Vec<i64> = f["shape"].as_array().unwrap().iter().map(|d| d.as_i64().unwrap()).collect();
+                let shape: Vec<i64> = f["shape"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|d| d.as_i64().unwrap())
+                    .collect();
                 assert_eq!(t.shape.sizes(), shape, "{file}");
                 let el = t.elements(WireFormat::Eas);
-                assert_eq!(el.stored, f["values"].as_array().unwrap().len(), "{file} {}", t.name);
+                assert_eq!(
+                    el.stored,
+                    f["values"].as_array().unwrap().len(),
+                    "{file} {}",
+                    t.name
+                );
             }
         }
     }
@@ -90,7 +119,11 @@ fn text_matches_python_print() {
     for e in common::manifest("eas") {
         let file = e["file"].as_str().unwrap();
         let bytes = common::read("eas", file);
-        let name = if e["kind"] == "response" { "tfreq.eas.PredictResponse" } else { "tfreq.eas.PredictRequest" };
+        let name = if e["kind"] == "response" {
+            "tfreq.eas.PredictResponse"
+        } else {
+            "tfreq.eas.PredictRequest"
+        };
         let ours = tfreq::render::text::to_text(&bytes, name).unwrap() + "\n";
         let python = String::from_utf8(common::read("eas", e["text"].as_str().unwrap())).unwrap();
         assert_eq!(ours, python, "{file}");

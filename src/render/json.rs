@@ -1,1 +1,171 @@
-//! json
+//! The JSON document `tfreq inspect --format json` writes (schema in the README).
+//!
+//! Values are streamed one by one, so `--values all` on a large tensor never builds
+//! the whole document in memory.
+
+use std::io::{self, Write};
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use crate::analysis::Finding;
+use crate::model::{Elements, Kind, Message, Scalar, Tensor};
+
+/// How many values the JSON carries per tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ValuesMode {
+    /// No `values` key.
+    None,
+    /// The first few stored values (`values_truncated` says whether there are more).
+    #[default]
+    Preview,
+    /// Every stored value (not broadcast: what is on the wire).
+    All,
+}
+
+/// How many values `Preview` carries.
+pub const JSON_PREVIEW: usize = 8;
+
+/// One value as JSON: numbers as numbers (`"nan"`, `"inf"`, `"-inf"` as strings),
+/// UTF-8 strings as strings and other bytes as `{"b64": ...}`, complex as `[re, im]`.
+pub fn scalar_json(v: &Scalar) -> Value {
+    fn f(x: f64) -> Value {
+        if x.is_finite() {
+            json!(x)
+        } else if x.is_nan() {
+            json!("nan")
+        } else if x > 0.0 {
+            json!("inf")
+        } else {
+            json!("-inf")
+        }
+    }
+    match v {
+        // f32 through its shortest decimal, so 0.2f32 prints as 0.2, not 0.20000000298.
+        Scalar::F32(x) => {
+            if x.is_finite() {
+                serde_json::from_str(&crate::render::pyfloat::f32_text(*x)).unwrap_or(Value::Null)
+            } else {
+                f(*x as f64)
+            }
+        }
+        Scalar::F64(x) => f(*x),
+        Scalar::F16(x) => f(x.to_f64()),
+        Scalar::BF16(x) => f(x.to_f64()),
+        Scalar::I64(x) => json!(x),
+        Scalar::U64(x) => json!(x),
+        Scalar::Bool(b) => json!(b),
+        Scalar::C64(r, i) => json!([f(*r as f64), f(*i as f64)]),
+        Scalar::C128(r, i) => json!([f(*r), f(*i)]),
+        Scalar::Bytes(b) => match std::str::from_utf8(b) {
+            Ok(s) => json!(s),
+            Err(_) => json!({"b64": base64::engine::general_purpose::STANDARD.encode(b)}),
+        },
+        Scalar::Byte(b) => json!(b),
+        Scalar::Opaque(b) => json!({"b64": base64::engine::general_purpose::STANDARD.encode(b)}),
+    }
+}
+
+fn fill_name(e: &Elements) -> &'static str {
+    use crate::model::Fill::*;
+    match e.fill {
+        Exact => "exact",
+        Defaults => "defaults",
+        RepeatLast => "repeat_last",
+        Truncated => "truncated",
+        BadShape => "bad_shape",
+        BadContent => "bad_content",
+    }
+}
+
+/// The tensor's description without values.
+pub fn tensor_head(t: &Tensor, wire: crate::WireFormat) -> serde_json::Map<String, Value> {
+    let e = t.elements(wire);
+    let mut m = serde_json::Map::new();
+    m.insert("name".into(), json!(t.name));
+    m.insert("dtype".into(), json!(t.dtype.to_string()));
+    m.insert("dtype_number".into(), json!(t.dtype.0));
+    m.insert("shape".into(), json!(t.shape.sizes()));
+    if t.shape.unknown_rank {
+        m.insert("unknown_rank".into(), json!(true));
+    }
+    m.insert("num_elements".into(), json!(e.expected));
+    m.insert("stored".into(), json!(e.stored));
+    m.insert("encoding".into(), json!(e.source.to_string()));
+    m.insert("fill".into(), json!(fill_name(&e)));
+    m
+}
+
+/// Streams one message's document (one JSON object, no trailing newline).
+pub fn write_message(
+    out: &mut dyn Write,
+    file: &str,
+    msg: &Message,
+    problems: &[Finding],
+    mode: ValuesMode,
+) -> io::Result<()> {
+    let mut head = serde_json::Map::new();
+    head.insert("file".into(), json!(file));
+    head.insert("wire".into(), json!(msg.wire.as_str()));
+    head.insert("kind".into(), json!(msg.kind.as_str()));
+    head.insert("size".into(), json!(msg.size));
+    head.insert("signature_name".into(), json!(msg.signature_name));
+    head.insert(
+        "model_spec".into(),
+        match &msg.model_spec {
+            Some(s) => json!({"name": s.name, "version": s.version, "version_label": s.version_label, "signature_name": s.signature_name}),
+            None => Value::Null,
+        },
+    );
+    if msg.kind == Kind::Request {
+        head.insert("fetches".into(), json!(msg.fetches));
+    }
+    head.insert(
+        "problems".into(),
+        serde_json::to_value(problems).unwrap_or(Value::Null),
+    );
+    let unknown: Vec<Value> = msg
+        .all_unknown()
+        .map(|u| json!({"path": u.path, "number": u.number, "wire_type": u.wire_type, "offset": u.offset}))
+        .collect();
+    head.insert("unknown_fields".into(), json!(unknown));
+    // Write the head without its closing brace, then stream the tensors.
+    let head = serde_json::to_string(&Value::Object(head))?;
+    out.write_all(&head.as_bytes()[..head.len() - 1])?;
+    let key = if msg.kind == Kind::Request {
+        "inputs"
+    } else {
+        "outputs"
+    };
+    write!(out, ",\"{key}\":[")?;
+    for (i, t) in msg.tensors.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        let m = tensor_head(t, msg.wire);
+        let s = serde_json::to_string(&Value::Object(m))?;
+        if mode == ValuesMode::None {
+            out.write_all(s.as_bytes())?;
+            continue;
+        }
+        out.write_all(&s.as_bytes()[..s.len() - 1])?;
+        let e = t.elements(msg.wire);
+        let n = match mode {
+            ValuesMode::All => e.stored,
+            _ => e.stored.min(JSON_PREVIEW),
+        };
+        out.write_all(b",\"values\":[")?;
+        for j in 0..n {
+            if j > 0 {
+                out.write_all(b",")?;
+            }
+            let v = e
+                .stored_get(j)
+                .map(|s| scalar_json(&s))
+                .unwrap_or(Value::Null);
+            serde_json::to_writer(&mut *out, &v)?;
+        }
+        write!(out, "],\"values_truncated\":{}}}", n < e.stored)?;
+    }
+    out.write_all(b"]}")
+}

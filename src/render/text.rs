@@ -18,7 +18,9 @@
 
 use std::io::{self, Write};
 
-use prost_reflect::{DynamicMessage, FieldDescriptor, Kind as FieldKind, MapKey, ReflectMessage, Value};
+use prost_reflect::{
+    DynamicMessage, FieldDescriptor, Kind as FieldKind, MapKey, ReflectMessage, Value,
+};
 
 use super::escape::c_escape;
 use super::pyfloat::{f32_text, f64_repr};
@@ -49,7 +51,9 @@ pub fn write_message(out: &mut dyn Write, msg: &DynamicMessage, indent: usize) -
     for (field, value) in fields {
         if field.is_map() {
             let Value::Map(map) = value else { continue };
-            let FieldKind::Message(entry) = field.kind() else { continue };
+            let FieldKind::Message(entry) = field.kind() else {
+                continue;
+            };
             let value_field = entry.map_entry_value_field();
             let mut keys: Vec<&MapKey> = map.keys().collect();
             keys.sort();
@@ -128,7 +132,12 @@ fn write_key(out: &mut dyn Write, k: &MapKey) -> io::Result<()> {
     }
 }
 
-fn write_field(out: &mut dyn Write, field: &FieldDescriptor, v: &Value, indent: usize) -> io::Result<()> {
+fn write_field(
+    out: &mut dyn Write,
+    field: &FieldDescriptor,
+    v: &Value,
+    indent: usize,
+) -> io::Result<()> {
     pad(out, indent)?;
     match v {
         Value::Message(m) => {

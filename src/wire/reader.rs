@@ -145,6 +145,38 @@ impl Reader {
         self.pos >= self.buf.len()
     }
 
+    /// Reads the next field; an error in its value names the field (from `names`, by
+    /// number, or `field N`) in the error's path.
+    pub fn next_field_named(
+        &mut self,
+        names: &[(u32, &'static str)],
+    ) -> Result<Option<WireField>, DecodeError> {
+        let start = self.pos;
+        match self.next_field() {
+            Err(e) if self.pos > start || e.offset() > self.base + start => {
+                // Re-read the tag to learn the number (the tag itself parsed).
+                let mut r = Reader {
+                    buf: self.buf.clone(),
+                    pos: start,
+                    base: self.base,
+                    depth: self.depth,
+                };
+                match r.varint() {
+                    Ok(tag) if e.offset() > self.base + start => {
+                        let n = (tag >> 3) as u32;
+                        let name = names
+                            .iter()
+                            .find(|(k, _)| *k == n)
+                            .map(|(_, v)| v.to_string());
+                        Err(e.within(name.unwrap_or_else(|| format!("field {n}"))))
+                    }
+                    _ => Err(e),
+                }
+            }
+            other => other,
+        }
+    }
+
     /// Reads the next field, or `None` at the end of the message.
     pub fn next_field(&mut self) -> Result<Option<WireField>, DecodeError> {
         if self.is_empty() {
@@ -244,11 +276,7 @@ impl Reader {
 }
 
 /// Decodes a packed (or single unpacked) run of varints, checking every byte.
-pub fn packed_varints(
-    buf: &Bytes,
-    base: usize,
-    out: &mut Vec<u64>,
-) -> Result<(), DecodeError> {
+pub fn packed_varints(buf: &Bytes, base: usize, out: &mut Vec<u64>) -> Result<(), DecodeError> {
     let mut r = Reader {
         buf: buf.clone(),
         pos: 0,
@@ -269,7 +297,9 @@ mod tests {
 
     #[test]
     fn reads_fields_and_offsets() {
-        let mut r = Reader::new(Bytes::from_static(&[0x08, 0x96, 0x01, 0x12, 0x02, b'h', b'i']));
+        let mut r = Reader::new(Bytes::from_static(&[
+            0x08, 0x96, 0x01, 0x12, 0x02, b'h', b'i',
+        ]));
         let f = r.next_field().unwrap().unwrap();
         assert_eq!(f.number, 1);
         assert!(matches!(f.value, WireValue::Varint(150)));
@@ -289,12 +319,17 @@ mod tests {
         }
         buf.push(n as u8);
         let err = Reader::new(Bytes::from(buf)).next_field().unwrap_err();
-        assert!(matches!(err.kind(), DecodeErrorKind::Truncated { .. }), "{err}");
+        assert!(
+            matches!(err.kind(), DecodeErrorKind::Truncated { .. }),
+            "{err}"
+        );
     }
 
     #[test]
     fn overlong_varint() {
-        let buf = Bytes::from(vec![0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
+        let buf = Bytes::from(vec![
+            0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
+        ]);
         let err = Reader::new(buf).next_field().unwrap_err();
         assert_eq!(err.kind(), &DecodeErrorKind::BadVarint);
         assert_eq!(err.offset(), 1);
@@ -302,7 +337,7 @@ mod tests {
 
     #[test]
     fn unclosed_group() {
-        let err = Reader::new(Bytes::from_static(b"\x73erving"))
+        let err = Reader::new(Bytes::from_static(b"\x73\x08\x01"))
             .next_field()
             .unwrap_err();
         assert!(err.to_string().contains("never closed"), "{err}");

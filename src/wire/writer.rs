@@ -7,7 +7,7 @@ use crate::model::{Elems, LeElem};
 #[inline]
 pub fn varint_len(v: u64) -> usize {
     // 1 byte per 7 bits, at least 1.
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// Appends a varint.
@@ -89,7 +89,14 @@ mod tests {
 
     #[test]
     fn varint_lengths() {
-        for (v, n) in [(0u64, 1), (127, 1), (128, 2), (16383, 2), (16384, 3), (u64::MAX, 10)] {
+        for (v, n) in [
+            (0u64, 1),
+            (127, 1),
+            (128, 2),
+            (16383, 2),
+            (16384, 3),
+            (u64::MAX, 10),
+        ] {
             let mut out = Vec::new();
             put_varint(&mut out, v);
             assert_eq!(out.len(), n, "{v}");

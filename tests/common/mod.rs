@@ -60,7 +60,10 @@ pub fn feed_values(dtype: DType, values: &[Value]) -> FeedValues {
             .chunks(2)
             .map(|c| Complex::new(num(&c[0]) as f32, num(&c[1]) as f32))
             .collect(),
-        Complex128 => values.chunks(2).map(|c| Complex::new(num(&c[0]), num(&c[1]))).collect(),
+        Complex128 => values
+            .chunks(2)
+            .map(|c| Complex::new(num(&c[0]), num(&c[1])))
+            .collect(),
         String => values
             .iter()
             .map(|v| {
@@ -71,7 +74,9 @@ pub fn feed_values(dtype: DType, values: &[Value]) -> FeedValues {
             .collect(),
         Bool => values.iter().map(|v| v.as_bool().expect("bool")).collect(),
         UInt64 => values.iter().map(|v| int(v) as u64).collect(),
-        d if d.info().tf_field == tfreq::ValueField::Float8 => values.iter().map(|v| int(v) as u8).collect(),
+        d if d.info().tf_field == tfreq::ValueField::Float8 => {
+            values.iter().map(|v| int(v) as u8).collect()
+        }
         _ => values.iter().map(|v| int(v) as i64).collect(),
     }
 }

@@ -425,7 +425,7 @@ def dtypes_cases():
                              "%s: %s" % (type(e).__name__, e)))
         # tensor_content
         t_c, producer = make_content(name, dt, values)
-        refused = "".join(" TensorFlow: %s -> %s." % (call, err)
+        refused = "".join(" TensorFlow: %s -> %s." % (call, err.rstrip("."))
                           for _, call, err in REFUSALS[n_refused:])
         add("dtype_%s_typed" % name, r, [f],
             "DT_%s [%d] in its typed field %s, filled by hand%s.%s" % (
