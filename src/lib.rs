@@ -7,6 +7,7 @@ pub mod decode;
 pub mod dtype;
 pub mod encode;
 pub mod error;
+pub mod formats;
 pub mod io;
 pub mod model;
 pub mod render;
