@@ -4,7 +4,7 @@
 
 mod common;
 
-use tfreq::{DType, Kind, TFRequest, WireFormat};
+use tfreq::{Kind, WireFormat};
 
 #[test]
 fn builder_is_byte_identical_to_the_sdk() {
@@ -14,22 +14,11 @@ fn builder_is_byte_identical_to_the_sdk() {
             continue;
         }
         let file = e["file"].as_str().unwrap();
-        let mut req = TFRequest::new(e["signature_name"].as_str().unwrap());
-        for f in e["feeds"].as_array().unwrap() {
-            let dtype = DType::from_name(f["dtype"].as_str().unwrap()).unwrap();
-            let shape: Vec<i64> = f["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| d.as_i64().unwrap())
-                .collect();
-            let values = common::feed_values(dtype, f["values"].as_array().unwrap());
-            req.add_feed(f["name"].as_str().unwrap(), &shape, dtype, values)
-                .unwrap_or_else(|err| panic!("{file}: {err}"));
-        }
-        for name in e["fetches"].as_array().unwrap() {
-            req.add_fetch(name.as_str().unwrap());
-        }
+        let req = common::request_from_manifest(
+            &e,
+            e["signature_name"].as_str().unwrap(),
+            WireFormat::Eas,
+        );
         assert_eq!(
             req.to_bytes(),
             common::read("eas", file),

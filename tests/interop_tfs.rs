@@ -5,7 +5,7 @@
 
 mod common;
 
-use tfreq::{DType, Kind, ModelSpec, TFRequest, TfsEncoding, WireFormat};
+use tfreq::{DType, Kind, ModelSpec, TfsEncoding, WireFormat};
 
 fn spec_of(e: &serde_json::Value) -> ModelSpec {
     let s = &e["model_spec"];
@@ -37,23 +37,8 @@ fn builder_is_byte_identical_to_tensorflow() {
             continue;
         }
         let spec = spec_of(&e);
-        let mut req = TFRequest::for_wire(spec.signature_name.clone(), WireFormat::TfServing);
+        let req = common::request_from_manifest(&e, &spec.signature_name, WireFormat::TfServing);
         let feeds = e["feeds"].as_array().unwrap();
-        for f in feeds {
-            let dtype = DType::from_name(f["dtype"].as_str().unwrap()).unwrap();
-            let shape: Vec<i64> = f["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| d.as_i64().unwrap())
-                .collect();
-            let values = common::feed_values(dtype, f["values"].as_array().unwrap());
-            req.add_feed(f["name"].as_str().unwrap(), &shape, dtype, values)
-                .unwrap_or_else(|err| panic!("{file}: {err}"));
-        }
-        for name in e["fetches"].as_array().unwrap() {
-            req.add_fetch(name.as_str().unwrap());
-        }
         let typed = feeds.iter().all(|f| f["encoding"] == "typed");
         // bool/complex/uint16 content files come from tf.io.serialize_tensor (C++
         // AsProtoTensorContent), which writes content even where Python would not.

@@ -80,3 +80,33 @@ pub fn feed_values(dtype: DType, values: &[Value]) -> FeedValues {
         _ => values.iter().map(|v| int(v) as i64).collect(),
     }
 }
+
+/// A feed's shape from the manifest.
+pub fn shape(f: &Value) -> Vec<i64> {
+    f["shape"]
+        .as_array()
+        .expect("shape")
+        .iter()
+        .map(|d| d.as_i64().expect("dim"))
+        .collect()
+}
+
+/// Replays a manifest entry's `add_feed` / `add_fetch` calls on tfreq's builder.
+pub fn request_from_manifest(
+    e: &Value,
+    signature: &str,
+    wire: tfreq::WireFormat,
+) -> tfreq::TFRequest {
+    let file = e["file"].as_str().unwrap_or("?");
+    let mut req = tfreq::TFRequest::for_wire(signature, wire);
+    for f in e["feeds"].as_array().expect("feeds") {
+        let dtype = DType::from_name(f["dtype"].as_str().expect("dtype")).expect("known dtype");
+        let values = feed_values(dtype, f["values"].as_array().expect("values"));
+        req.add_feed(f["name"].as_str().expect("name"), &shape(f), dtype, values)
+            .unwrap_or_else(|err| panic!("{file}: {err}"));
+    }
+    for name in e["fetches"].as_array().expect("fetches") {
+        req.add_fetch(name.as_str().expect("fetch"));
+    }
+    req
+}
