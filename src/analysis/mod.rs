@@ -4,8 +4,11 @@
 //! Every finding has a stable code (`FETCH_SET_CHANGED`, `VALUES_REPEAT_LAST`, …) so a
 //! pipeline can match on it, a severity, the name it is about, and a sentence.
 
+pub mod check;
+pub mod diff;
 pub mod key;
 pub mod lint;
+pub mod report;
 
 use std::fmt;
 

@@ -5,6 +5,8 @@
 //! [`load`] is the one entry point commands use: it detects the container and returns
 //! every request (or response) in it, each with a label saying where it came from.
 
+pub mod savedmodel;
+
 use bytes::Bytes;
 
 use crate::decode::{decode_with, DecodeOptions};

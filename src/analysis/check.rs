@@ -1,0 +1,361 @@
+//! Does the model accept this request? A request against the model's own signatures
+//! (formats.md §7.1): signature, feeds, dtypes, shapes, fetches.
+//!
+//! TF Serving requests name inputs and outputs by signature **alias**; the EAS
+//! processors pass names to `Session::Run` as they are, so EAS requests may use the
+//! graph **tensor name** (`x:0`) instead. On EAS both are accepted, and each
+//! [`Binding`] says which matched.
+//!
+//! ```
+//! use tfreq::analysis::check::{check, CheckOptions};
+//! use tfreq::formats::savedmodel::read_model;
+//! use tfreq::{DType, TFRequest};
+//! let (model, _) = read_model("tests/data/models/two_sigs".as_ref())?;
+//! let mut req = TFRequest::new("serving_default");
+//! req.add_feed("x", &[1, 784], DType::Float, vec![0.0f32; 784])?.add_fetch("scores");
+//! let report = check(req.message(), &model, &CheckOptions::default());
+//! assert_eq!(report.exit_code(), 0, "{}", report.to_json());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::HashSet;
+
+use crate::analysis::key::ExecutorKey;
+use crate::analysis::report::{Binding, Command, Labeled, Report, RequestReport, Verdict};
+use crate::analysis::{Finding, Severity};
+use crate::model::{Message, WireFormat};
+use crate::signature::{MatchedBy, MetaGraph, ModelSignatures, Signature, DEFAULT_SIGNATURE, SERVE_TAG};
+
+/// Finding codes `check` emits, with their default severity.
+pub const CODES: &[(&str, Severity, &str)] = &[
+    ("UNKNOWN_TAG_SET", Severity::Error, "the model has no meta graph with this tag"),
+    ("UNKNOWN_SIGNATURE", Severity::Error, "the model has no signature of this name"),
+    ("UNKNOWN_FEED", Severity::Error, "the request feeds a name the signature does not have"),
+    ("MISSING_FEED", Severity::Error, "the signature input is not fed (a note when it has a default)"),
+    ("DTYPE_MISMATCH", Severity::Error, "the feed's dtype is not the signature's"),
+    ("SHAPE_INCOMPATIBLE", Severity::Error, "the feed's rank or a fixed dim differs from the signature's (-1 matches any size)"),
+    ("UNKNOWN_FETCH", Severity::Error, "the request fetches a name the signature does not have"),
+    ("DUPLICATE_FETCH", Severity::Error, "a fetch listed twice (TF Serving refuses it; a warning on EAS)"),
+    ("EMPTY_OUTPUT_FILTER", Severity::Note, "what an empty output_filter fetches (a warning on EAS)"),
+    ("SIGNATURE_DEFAULTED", Severity::Note, "an EAS request without a signature name, checked against serving_default"),
+];
+
+/// How [`check`] picks the signature.
+#[derive(Debug, Clone)]
+pub struct CheckOptions {
+    /// The meta graph tag (default `serve`).
+    pub tag: String,
+    /// Check against this signature instead of the one the request names.
+    pub signature: Option<String>,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            tag: SERVE_TAG.to_string(),
+            signature: None,
+        }
+    }
+}
+
+/// Checks one request against a model.
+pub fn check(msg: &Message, model: &ModelSignatures, opts: &CheckOptions) -> Report {
+    check_labeled(&[Labeled::new("request", "request", msg)], model, opts)
+}
+
+/// Checks every request against a model.
+pub fn check_labeled(reqs: &[Labeled], model: &ModelSignatures, opts: &CheckOptions) -> Report {
+    let mg = model.meta_graph(&opts.tag);
+    let requests = reqs
+        .iter()
+        .map(|r| {
+            let mut rep = match mg {
+                Some(mg) => check_meta_graph(r.message, mg, opts.signature.as_deref()),
+                None => {
+                    let mut rep = blank(r.message);
+                    rep.findings.push(
+                        Finding::new(
+                            "UNKNOWN_TAG_SET",
+                            Severity::Error,
+                            format!(
+                                "the model has no meta graph tagged {:?}; its tag sets: {}",
+                                opts.tag,
+                                quoted(model.tag_sets())
+                            ),
+                        )
+                        .name(opts.tag.clone()),
+                    );
+                    rep.verdict = Verdict::Incompatible;
+                    rep
+                }
+            };
+            rep.label = r.label.to_string();
+            rep.file = r.file.to_string();
+            rep
+        })
+        .collect();
+    Report::new(Command::Check, requests)
+}
+
+fn quoted(v: Vec<String>) -> String {
+    if v.is_empty() {
+        return "(none)".into();
+    }
+    v.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ")
+}
+
+fn blank(msg: &Message) -> RequestReport {
+    RequestReport {
+        label: String::new(),
+        file: String::new(),
+        verdict: Verdict::Ok,
+        key: ExecutorKey::of(msg),
+        warmed_by: None,
+        compared_with: None,
+        bindings: Some(Vec::new()),
+        findings: Vec::new(),
+    }
+}
+
+/// Checks a request against one meta graph; `signature` overrides the request's.
+pub fn check_meta_graph(msg: &Message, mg: &MetaGraph, signature: Option<&str>) -> RequestReport {
+    let mut rep = blank(msg);
+    let mut name = signature.unwrap_or(msg.effective_signature()).to_string();
+    if name.is_empty() {
+        name = DEFAULT_SIGNATURE.to_string();
+        rep.findings.push(Finding::new(
+            "SIGNATURE_DEFAULTED",
+            Severity::Note,
+            format!("the request names no signature; checked against {DEFAULT_SIGNATURE:?} (what TF Serving uses; EAS processors are not documented)"),
+        ));
+    }
+    rep.key.signature = name.clone();
+    match mg.signatures.get(&name) {
+        Some(sig) => {
+            let (bindings, findings) = check_signature(msg, sig);
+            rep.findings.extend(findings);
+            rep.bindings = Some(bindings);
+        }
+        None => {
+            let known: Vec<String> = mg
+                .signatures
+                .keys()
+                .filter(|k| !k.starts_with("__"))
+                .cloned()
+                .collect();
+            rep.findings.push(
+                Finding::new(
+                    "UNKNOWN_SIGNATURE",
+                    Severity::Error,
+                    format!(
+                        "the model has no signature {name:?} (TF Serving: 'Serving signature key \"{name}\" not found.'); it has: {}",
+                        if known.is_empty() { "(none)".to_string() } else { known.join(", ") }
+                    ),
+                )
+                .name(name.clone())
+                .sides(Some(name), Some(known.join(", "))),
+            );
+        }
+    }
+    if rep.findings.iter().any(|f| f.severity == Severity::Error) {
+        rep.verdict = Verdict::Incompatible;
+    }
+    rep
+}
+
+/// Checks a request's feeds and fetches against one signature: how each name bound,
+/// and what is wrong.
+pub fn check_signature(msg: &Message, sig: &Signature) -> (Vec<Binding>, Vec<Finding>) {
+    let tfs = msg.wire == WireFormat::TfServing;
+    let mut bindings = Vec::new();
+    let mut out = Vec::new();
+    let mut fed: HashSet<&str> = HashSet::new();
+    for t in &msg.tensors {
+        let name = t.name.clone();
+        let Some((alias, spec, by)) = sig.find_input(&t.name) else {
+            out.push(
+                Finding::new(
+                    "UNKNOWN_FEED",
+                    Severity::Error,
+                    format!(
+                        "{name:?} is not an input of signature {:?}; its inputs: {}",
+                        sig.key,
+                        names(sig.inputs.iter().map(|(a, s)| (a.as_str(), s.name.as_str())), tfs)
+                    ),
+                )
+                .name(name.clone())
+                .sides(Some(name), None),
+            );
+            continue;
+        };
+        if tfs && by == MatchedBy::TensorName {
+            out.push(
+                Finding::new(
+                    "UNKNOWN_FEED",
+                    Severity::Error,
+                    format!("{name:?} is the tensor name of input alias {alias:?}: TF Serving takes aliases, so it refuses this request"),
+                )
+                .name(name.clone())
+                .sides(Some(name.clone()), Some(alias.to_string())),
+            );
+            continue;
+        }
+        fed.insert(alias);
+        bindings.push(Binding {
+            kind: "feed",
+            name: name.clone(),
+            alias: alias.to_string(),
+            tensor: spec.name.clone(),
+            matched_by: by,
+        });
+        if t.dtype != spec.dtype {
+            out.push(
+                Finding::new(
+                    "DTYPE_MISMATCH",
+                    Severity::Error,
+                    format!(
+                        "{name:?} is {} but the signature takes {}: the session refuses it ('Expects arg[..] to be {} but {} is provided')",
+                        t.dtype,
+                        spec.dtype,
+                        short(spec.dtype),
+                        short(t.dtype)
+                    ),
+                )
+                .name(name.clone())
+                .sides(Some(t.dtype.to_string()), Some(spec.dtype.to_string())),
+            );
+        }
+        if let Some(want) = &spec.shape {
+            let got = t.shape.sizes();
+            let why = if got.len() != want.len() {
+                Some(format!("rank {} where the signature has rank {}", got.len(), want.len()))
+            } else {
+                got.iter()
+                    .zip(want)
+                    .enumerate()
+                    .find(|(_, (g, w))| **w >= 0 && g != w)
+                    .map(|(i, (g, w))| format!("dim {i} is {g} where the signature fixes {w}"))
+            };
+            if let Some(why) = why {
+                out.push(
+                    Finding::new(
+                        "SHAPE_INCOMPATIBLE",
+                        Severity::Error,
+                        format!(
+                            "{name:?} has shape {}, the signature {}: {why}. TF Serving does not check shapes itself, so this fails later in an op, or silently computes on the wrong layout",
+                            t.shape,
+                            spec.shape_text()
+                        ),
+                    )
+                    .name(name.clone())
+                    .sides(Some(t.shape.to_string()), Some(spec.shape_text())),
+                );
+            }
+        }
+    }
+    for (alias, spec) in &sig.inputs {
+        if fed.contains(alias.as_str()) {
+            continue;
+        }
+        let hint = if tfs {
+            format!("alias {alias:?}")
+        } else {
+            format!("alias {alias:?} or tensor name {:?}", spec.name)
+        };
+        let f = if sig.has_default(alias) {
+            Finding::new(
+                "MISSING_FEED",
+                if tfs { Severity::Note } else { Severity::Warning },
+                format!(
+                    "input {hint} is not fed; the signature has a default for it, which TF Serving fills in{}",
+                    if tfs { "" } else { " (EAS processors are not documented to)" }
+                ),
+            )
+        } else {
+            Finding::new(
+                "MISSING_FEED",
+                Severity::Error,
+                format!("input {hint} ({spec}) is not fed and has no default: the request is refused"),
+            )
+        };
+        out.push(f.name(alias.clone()).sides(None, Some(alias.clone())));
+    }
+    let mut seen = HashSet::new();
+    for f in &msg.fetches {
+        if !seen.insert(f.as_str()) {
+            out.push(
+                Finding::new(
+                    "DUPLICATE_FETCH",
+                    if tfs { Severity::Error } else { Severity::Warning },
+                    if tfs {
+                        format!("{f:?} is fetched twice: TF Serving refuses it ('duplicate output tensor alias: {f}')")
+                    } else {
+                        format!("{f:?} is fetched twice: TensorFlow computes it once and returns it twice")
+                    },
+                )
+                .name(f.clone()),
+            );
+            continue;
+        }
+        match sig.find_output(f) {
+            Some((alias, spec, by)) if !(tfs && by == MatchedBy::TensorName) => bindings.push(Binding {
+                kind: "fetch",
+                name: f.clone(),
+                alias: alias.to_string(),
+                tensor: spec.name.clone(),
+                matched_by: by,
+            }),
+            other => {
+                let hint = match other {
+                    Some((alias, _, _)) => format!(
+                        "{f:?} is the tensor name of output alias {alias:?}: TF Serving takes aliases ('output tensor alias not found in signature')"
+                    ),
+                    None => format!(
+                        "{f:?} is not an output of signature {:?}; its outputs: {}",
+                        sig.key,
+                        names(sig.outputs.iter().map(|(a, s)| (a.as_str(), s.name.as_str())), tfs)
+                    ),
+                };
+                out.push(
+                    Finding::new("UNKNOWN_FETCH", Severity::Error, hint)
+                        .name(f.clone())
+                        .sides(Some(f.clone()), None),
+                );
+            }
+        }
+    }
+    if msg.fetches.is_empty() {
+        let all = sig.outputs.keys().cloned().collect::<Vec<_>>().join(", ");
+        out.push(if tfs {
+            Finding::new(
+                "EMPTY_OUTPUT_FILTER",
+                Severity::Note,
+                format!("output_filter is empty: TF Serving fetches every output of {:?}: {all}", sig.key),
+            )
+            .sides(None, Some(all))
+        } else {
+            Finding::new(
+                "EMPTY_OUTPUT_FILTER",
+                Severity::Warning,
+                format!("output_filter is empty: the open-source EAS processor refuses a warm-up without fetches, and EAS's own processors are not documented to fetch all outputs ({all})"),
+            )
+            .sides(None, Some(all))
+        });
+    }
+    (bindings, out)
+}
+
+fn names<'a>(it: impl Iterator<Item = (&'a str, &'a str)>, tfs: bool) -> String {
+    let v: Vec<String> = it
+        .map(|(a, t)| if tfs || t.is_empty() { a.to_string() } else { format!("{a} ({t})") })
+        .collect();
+    if v.is_empty() {
+        "(none)".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+fn short(d: crate::DTypeCode) -> String {
+    d.dtype().map_or_else(|| d.to_string(), |d| d.info().short.to_string())
+}

@@ -1,0 +1,499 @@
+//! Will a warm-up warm what production runs? (formats.md §7)
+//!
+//! TensorFlow builds executors per **set** of feed names and **set** of fetch names
+//! (`DirectSession`, TFRT and TF Serving's batching all sort the names first), so:
+//! - the same signature and name sets: the warm-up built the executor production uses
+//!   ([`Verdict::SameExecutor`]); another order is only a note;
+//! - another signature, a feed or a fetch more or less: the first production request
+//!   builds new executors ([`Verdict::NewExecutor`]);
+//! - the same name with another dtype or rank: one of the two is refused
+//!   ([`Verdict::Incompatible`]);
+//! - another shape or batch size: the same executor, but XLA, TF Serving batching and
+//!   PAI-Blade compile per shape: a warning, an error with
+//!   [`DiffOptions::strict_shapes`].
+//!
+//! With several warm-up requests the question is coverage: each production request's
+//! key must be warmed by at least one of them.
+//!
+//! ```
+//! use tfreq::analysis::diff::{diff, DiffOptions};
+//! use tfreq::analysis::report::Verdict;
+//! use tfreq::{DType, TFRequest};
+//! let mut warm = TFRequest::new("serving_default");
+//! warm.add_feed("x", &[1], DType::Float, vec![1.0f32])?.add_fetch("a").add_fetch("b");
+//! let mut prod = TFRequest::new("serving_default");
+//! prod.add_feed("x", &[1], DType::Float, vec![2.0f32])?
+//!     .add_fetch("b").add_fetch("a").add_fetch("c");
+//! let report = diff(&[warm.message().clone()], prod.message(), &DiffOptions::default());
+//! assert_eq!(report.verdict, Verdict::NewExecutor);
+//! let codes: Vec<_> = report.findings().map(|f| f.code).collect();
+//! assert!(codes.contains(&"FETCH_ADDED"));
+//! assert_eq!(report.exit_code(), 1);
+//! # Ok::<(), tfreq::BuildError>(())
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::analysis::key::ExecutorKey;
+use crate::analysis::report::{Command, Coverage, Labeled, Report, RequestReport, Verdict};
+use crate::analysis::{Finding, Severity};
+use crate::model::{Message, Tensor, WireFormat};
+use crate::signature::{MetaGraph, Signature};
+
+/// Finding codes `diff` emits, with their default severity.
+pub const CODES: &[(&str, Severity, &str)] = &[
+    ("SIGNATURE_CHANGED", Severity::Error, "another signature: new executors"),
+    ("FEED_ADDED", Severity::Error, "production feeds a name the warm-up does not: new executor"),
+    ("FEED_MISSING", Severity::Error, "the warm-up feeds a name production does not: new executor"),
+    ("FETCH_ADDED", Severity::Error, "production fetches a name the warm-up does not: new executor"),
+    ("FETCH_MISSING", Severity::Error, "the warm-up fetches a name production does not: new executor"),
+    ("FETCH_ALL_UNRESOLVED", Severity::Error, "TF Serving's empty output_filter against an explicit list: pass --model to decide"),
+    ("FETCH_ALL_RESOLVED", Severity::Note, "what an empty output_filter fetches, from the model"),
+    ("NOT_WARMED", Severity::Error, "no warm-up request has this production executor key"),
+    ("DTYPE_CHANGED", Severity::Error, "the same feed with another dtype: one of the two is refused"),
+    ("RANK_CHANGED", Severity::Error, "the same feed with another rank: one of the two is refused"),
+    ("BATCH_SIZE_CHANGED", Severity::Warning, "another batch size (dim 0): shape-specialising compilers recompile; error with --strict-shapes"),
+    ("SHAPE_CHANGED", Severity::Warning, "another non-batch dim: shape-specialising compilers recompile; error with --strict-shapes"),
+    ("WIRE_FORMAT_CHANGED", Severity::Warning, "one is an EAS request, the other TF Serving"),
+    ("ORDER_ONLY", Severity::Note, "the same names in another order: the same executor"),
+    ("VALUES_DIFFER", Severity::Note, "the same feed with other values: no effect on executors"),
+];
+
+/// How [`diff`] judges.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DiffOptions<'a> {
+    /// Shape and batch-size changes fail (for XLA, TF Serving batching, PAI-Blade).
+    pub strict_shapes: bool,
+    /// The model's meta graph, to resolve TF Serving's empty `output_filter` and
+    /// signature defaults.
+    pub model: Option<&'a MetaGraph>,
+}
+
+/// Compares one production request with the warm-up requests.
+pub fn diff(warmup: &[Message], prod: &Message, opts: &DiffOptions) -> Report {
+    let labels: Vec<String> = (1..=warmup.len())
+        .map(|i| {
+            if warmup.len() == 1 {
+                "warm-up".to_string()
+            } else {
+                format!("warm-up request {i}")
+            }
+        })
+        .collect();
+    let w: Vec<Labeled> = warmup
+        .iter()
+        .zip(&labels)
+        .map(|(m, l)| Labeled::new(l, l, m))
+        .collect();
+    diff_labeled(&w, &[Labeled::new("production", "production", prod)], opts)
+}
+
+/// Compares every production request with the warm-up requests, and reports which
+/// production executor keys no warm-up request covers.
+pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) -> Report {
+    let wkeys: Vec<ExecutorKey> = warmup.iter().map(|w| resolve(w.message, opts.model)).collect();
+    let mut requests = Vec::with_capacity(prod.len());
+    let mut coverage: BTreeMap<ExecutorKey, Coverage> = BTreeMap::new();
+    for p in prod {
+        let pkey = resolve(p.message, opts.model);
+        let warmed: Vec<usize> = (0..warmup.len()).filter(|&i| wkeys[i] == pkey).collect();
+        let cov = coverage.entry(pkey.clone()).or_insert_with(|| Coverage {
+            key: pkey.clone(),
+            requests: Vec::new(),
+            warmed_by: warmed.iter().map(|&i| warmup[i].label.to_string()).collect(),
+        });
+        cov.requests.push(p.label.to_string());
+
+        // The warm-up to compare with: among those with the same key, the one with the
+        // fewest dtype/shape differences; otherwise the closest key.
+        let pool: Vec<usize> = if warmed.is_empty() {
+            (0..warmup.len()).collect()
+        } else {
+            warmed.clone()
+        };
+        let best = pool.iter().copied().min_by_key(|&i| {
+            (
+                key_distance(&wkeys[i], &pkey),
+                tensor_distance(warmup[i].message, p.message),
+            )
+        });
+        let mut findings = Vec::new();
+        let verdict;
+        if let Some(i) = best {
+            compare(
+                warmup[i].message,
+                &wkeys[i],
+                p.message,
+                &pkey,
+                opts,
+                &mut findings,
+            );
+            verdict = verdict_of(&findings, !warmed.is_empty());
+            if verdict == Verdict::NewExecutor && warmup.len() > 1 {
+                findings.insert(
+                    0,
+                    Finding::new(
+                        "NOT_WARMED",
+                        Severity::Error,
+                        format!(
+                            "no warm-up request has this executor key ({pkey}); the first production request of this kind builds new executors. The findings below compare with the closest warm-up, {}",
+                            warmup[i].label
+                        ),
+                    )
+                    .name(pkey.to_string()),
+                );
+            }
+        } else {
+            findings.push(Finding::new(
+                "NOT_WARMED",
+                Severity::Error,
+                format!("there is no warm-up request at all, so nothing warms {pkey}"),
+            ));
+            verdict = Verdict::NewExecutor;
+        }
+        requests.push(RequestReport {
+            label: p.label.to_string(),
+            file: p.file.to_string(),
+            verdict,
+            key: pkey,
+            warmed_by: Some(warmed.iter().map(|&i| warmup[i].label.to_string()).collect()),
+            compared_with: best.map(|i| warmup[i].label.to_string()),
+            bindings: None,
+            findings,
+        });
+    }
+    let mut r = Report::new(Command::Diff, requests);
+    r.strict_shapes = Some(opts.strict_shapes);
+    r.warmup = Some(warmup.iter().map(|w| w.label.to_string()).collect());
+    r.coverage = Some(coverage.into_values().collect());
+    r
+}
+
+fn verdict_of(findings: &[Finding], warmed: bool) -> Verdict {
+    let has = |c: &str| findings.iter().any(|f| f.code == c);
+    if has("DTYPE_CHANGED") || has("RANK_CHANGED") {
+        Verdict::Incompatible
+    } else if warmed {
+        Verdict::SameExecutor
+    } else if findings.iter().any(|f| {
+        matches!(
+            f.code,
+            "SIGNATURE_CHANGED" | "FEED_ADDED" | "FEED_MISSING" | "FETCH_ADDED" | "FETCH_MISSING"
+        )
+    }) || !has("FETCH_ALL_UNRESOLVED")
+    {
+        Verdict::NewExecutor
+    } else {
+        Verdict::Undecided
+    }
+}
+
+/// The executor key a request runs, with what the model tells: on TF Serving an empty
+/// `output_filter` is every output of the signature, and inputs with a default are fed
+/// whether the request sends them or not.
+pub fn resolve(msg: &Message, model: Option<&MetaGraph>) -> ExecutorKey {
+    let mut key = ExecutorKey::of(msg);
+    if msg.wire != WireFormat::TfServing {
+        return key;
+    }
+    let Some(sig) = model.and_then(|m| m.signatures.get(&key.signature)) else {
+        return key;
+    };
+    if key.fetch_all {
+        key.fetches = sig.outputs.keys().cloned().collect();
+        key.fetch_all = false;
+    }
+    for d in &sig.defaults {
+        if sig.inputs.contains_key(d) {
+            key.feeds.insert(d.clone());
+        }
+    }
+    key
+}
+
+fn model_sig<'a>(opts: &DiffOptions<'a>, key: &ExecutorKey) -> Option<&'a Signature> {
+    opts.model.and_then(|m| m.signatures.get(&key.signature))
+}
+
+fn key_distance(a: &ExecutorKey, b: &ExecutorKey) -> usize {
+    let sym = |x: &BTreeSet<String>, y: &BTreeSet<String>| x.symmetric_difference(y).count();
+    usize::from(a.signature != b.signature) * 1000
+        + sym(&a.feeds, &b.feeds)
+        + if a.fetch_all != b.fetch_all {
+            1
+        } else {
+            sym(&a.fetches, &b.fetches)
+        }
+}
+
+fn tensor_distance(a: &Message, b: &Message) -> usize {
+    b.tensors
+        .iter()
+        .filter_map(|t| a.tensor(&t.name).map(|u| (t, u)))
+        .map(|(t, u)| usize::from(t.dtype != u.dtype) * 10 + usize::from(t.shape.sizes() != u.shape.sizes()))
+        .sum()
+}
+
+fn list(names: &BTreeSet<String>) -> String {
+    names.iter().cloned().collect::<Vec<_>>().join(", ")
+}
+
+fn compare(
+    w: &Message,
+    wkey: &ExecutorKey,
+    p: &Message,
+    pkey: &ExecutorKey,
+    opts: &DiffOptions,
+    out: &mut Vec<Finding>,
+) {
+    const COST: &str = "the first production request of this kind builds new executors (graph pruning, optimisation, kernel creation): the slow start the warm-up was meant to absorb";
+    if w.wire != p.wire {
+        out.push(
+            Finding::new(
+                "WIRE_FORMAT_CHANGED",
+                Severity::Warning,
+                format!(
+                    "the warm-up is a {} request and production a {} request: they go to different servers, whose name rules differ",
+                    w.wire, p.wire
+                ),
+            )
+            .sides(Some(w.wire.as_str().into()), Some(p.wire.as_str().into())),
+        );
+    }
+    if wkey.signature != pkey.signature {
+        out.push(
+            Finding::new(
+                "SIGNATURE_CHANGED",
+                Severity::Error,
+                format!(
+                    "production runs signature {:?}, the warm-up {:?}: another signature is another feed and fetch set, so {COST}",
+                    pkey.signature, wkey.signature
+                ),
+            )
+            .name(pkey.signature.clone())
+            .sides(Some(wkey.signature.clone()), Some(pkey.signature.clone())),
+        );
+    }
+    let tfs_note = if p.wire == WireFormat::TfServing && opts.model.is_none() {
+        " On TF Serving the feed set is the signature's input set: one of the two requests is refused unless the signature has a default for it (pass --model to know)."
+    } else {
+        ""
+    };
+    for f in pkey.feeds.difference(&wkey.feeds) {
+        out.push(
+            Finding::new(
+                "FEED_ADDED",
+                Severity::Error,
+                format!("production also feeds {f:?}, the warm-up does not: a new feed set, so {COST}.{tfs_note}"),
+            )
+            .name(f.clone())
+            .sides(None, Some(f.clone())),
+        );
+    }
+    for f in wkey.feeds.difference(&pkey.feeds) {
+        out.push(
+            Finding::new(
+                "FEED_MISSING",
+                Severity::Error,
+                format!("production does not feed {f:?}, the warm-up does: a new feed set, so {COST}.{tfs_note}"),
+            )
+            .name(f.clone())
+            .sides(Some(f.clone()), None),
+        );
+    }
+    if wkey.fetch_all != pkey.fetch_all {
+        let (all, explicit) = if wkey.fetch_all {
+            ("the warm-up", &pkey.fetches)
+        } else {
+            ("production", &wkey.fetches)
+        };
+        let why = if opts.model.is_some() {
+            format!("signature {:?} is not in the model, so", pkey.signature)
+        } else {
+            "without the model".to_string()
+        };
+        out.push(
+            Finding::new(
+                "FETCH_ALL_UNRESOLVED",
+                Severity::Error,
+                format!(
+                    "{all} has an empty output_filter (TF Serving fetches every output of the signature), the other fetches {{{}}}; {why} tfreq cannot tell whether that is the same set: pass --model PATH (a SavedModel, its metadata JSON or saved_model_cli output)",
+                    list(explicit)
+                ),
+            )
+            .sides(
+                Some(fetch_text(wkey)),
+                Some(fetch_text(pkey)),
+            ),
+        );
+    } else if !wkey.fetch_all {
+        for f in pkey.fetches.difference(&wkey.fetches) {
+            out.push(
+                Finding::new(
+                    "FETCH_ADDED",
+                    Severity::Error,
+                    format!("production also fetches {f:?}, the warm-up does not: a new fetch set, so {COST}"),
+                )
+                .name(f.clone())
+                .sides(None, Some(f.clone())),
+            );
+        }
+        for f in wkey.fetches.difference(&pkey.fetches) {
+            out.push(
+                Finding::new(
+                    "FETCH_MISSING",
+                    Severity::Error,
+                    format!("production does not fetch {f:?}, the warm-up does: a new fetch set, so {COST}"),
+                )
+                .name(f.clone())
+                .sides(Some(f.clone()), None),
+            );
+        }
+    }
+    for (side, m, key) in [("the warm-up", w, wkey), ("production", p, pkey)] {
+        if m.wire == WireFormat::TfServing && m.fetches.is_empty() && !key.fetch_all {
+            if let Some(sig) = model_sig(opts, key) {
+                out.push(Finding::new(
+                    "FETCH_ALL_RESOLVED",
+                    Severity::Note,
+                    format!(
+                        "{side} has an empty output_filter: TF Serving fetches every output of {:?}: {}",
+                        sig.key,
+                        sig.outputs.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    // Order: the same sets, another sequence.
+    let wf: Vec<&str> = w.fetches.iter().map(String::as_str).collect();
+    let pf: Vec<&str> = p.fetches.iter().map(String::as_str).collect();
+    if wkey.fetches == pkey.fetches && !wkey.fetch_all && wf != pf {
+        out.push(
+            Finding::new(
+                "ORDER_ONLY",
+                Severity::Note,
+                "output_filter lists the same names in another order: TensorFlow sorts feed and fetch names before looking up its executor, so order does not matter",
+            )
+            .name("output_filter")
+            .sides(Some(wf.join(", ")), Some(pf.join(", "))),
+        );
+    }
+    let wi: Vec<&str> = w.tensors.iter().map(|t| t.name.as_str()).collect();
+    let pi: Vec<&str> = p.tensors.iter().map(|t| t.name.as_str()).collect();
+    if wkey.feeds == pkey.feeds && wi != pi && same_set(&wi, &pi) {
+        out.push(
+            Finding::new(
+                "ORDER_ONLY",
+                Severity::Note,
+                "the inputs come in another order: a protobuf map has no order, and TensorFlow sorts feed names anyway, so order does not matter",
+            )
+            .name("inputs")
+            .sides(Some(wi.join(", ")), Some(pi.join(", "))),
+        );
+    }
+    let shape_sev = if opts.strict_shapes {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    let strict = if opts.strict_shapes {
+        ""
+    } else {
+        " (an error with --strict-shapes)"
+    };
+    for pt in &p.tensors {
+        let Some(wt) = w.tensor(&pt.name) else {
+            continue;
+        };
+        let name = pt.name.clone();
+        if wt.dtype != pt.dtype {
+            out.push(
+                Finding::new(
+                    "DTYPE_CHANGED",
+                    Severity::Error,
+                    format!(
+                        "{name:?} is {} in the warm-up and {} in production: the model takes one dtype, so one of the two requests is refused (dtypes are not in the executor key: the warm-up does not fail for this reason, production does, or the other way round)",
+                        wt.dtype, pt.dtype
+                    ),
+                )
+                .name(name)
+                .sides(Some(wt.dtype.to_string()), Some(pt.dtype.to_string())),
+            );
+            continue;
+        }
+        let (ws, ps) = (wt.shape.sizes(), pt.shape.sizes());
+        if ws.len() != ps.len() {
+            out.push(
+                Finding::new(
+                    "RANK_CHANGED",
+                    Severity::Error,
+                    format!(
+                        "{name:?} has shape {} (rank {}) in the warm-up and {} (rank {}) in production: a placeholder has one rank, so one of the two requests is refused or fails in an op",
+                        wt.shape, ws.len(), pt.shape, ps.len()
+                    ),
+                )
+                .name(name)
+                .sides(Some(wt.shape.to_string()), Some(pt.shape.to_string())),
+            );
+            continue;
+        }
+        if ws != ps {
+            let batch_only = ws.first() != ps.first() && ws.get(1..) == ps.get(1..);
+            let (code, what) = if batch_only {
+                (
+                    "BATCH_SIZE_CHANGED",
+                    format!(
+                        "batch size {} in the warm-up, {} in production",
+                        ws.first().copied().unwrap_or(0),
+                        ps.first().copied().unwrap_or(0)
+                    ),
+                )
+            } else {
+                ("SHAPE_CHANGED", format!("shape {} in the warm-up, {} in production", wt.shape, pt.shape))
+            };
+            out.push(
+                Finding::new(
+                    code,
+                    shape_sev,
+                    format!(
+                        "{name:?}: {what}. The same executor for TensorFlow's session, but XLA / jit_compile, TF Serving batching and PAI-Blade compile per shape: this shape is not warmed{strict}"
+                    ),
+                )
+                .name(name)
+                .sides(Some(wt.shape.to_string()), Some(pt.shape.to_string())),
+            );
+            continue;
+        }
+        if !values_equal(wt, w.wire, pt, p.wire) {
+            out.push(
+                Finding::new(
+                    "VALUES_DIFFER",
+                    Severity::Note,
+                    format!("{name:?} has other values in production: values are not in the executor key, so this does not matter for warm-up"),
+                )
+                .name(name),
+            );
+        }
+    }
+}
+
+fn fetch_text(k: &ExecutorKey) -> String {
+    if k.fetch_all {
+        "(all outputs)".into()
+    } else {
+        list(&k.fetches)
+    }
+}
+
+fn same_set(a: &[&str], b: &[&str]) -> bool {
+    a.iter().collect::<BTreeSet<_>>() == b.iter().collect::<BTreeSet<_>>()
+}
+
+/// Whether two tensors store the same logical elements (dtype and shape already equal).
+fn values_equal(a: &Tensor, wa: WireFormat, b: &Tensor, wb: WireFormat) -> bool {
+    let (ea, eb) = (a.elements(wa), b.elements(wb));
+    ea.fill == eb.fill
+        && ea.stored == eb.stored
+        && (0..ea.stored).all(|i| ea.stored_get(i) == eb.stored_get(i))
+}

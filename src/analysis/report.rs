@@ -1,0 +1,236 @@
+//! The result of `diff` and `check`: one [`Report`] per run, a verdict per request, and
+//! the findings behind it. It serializes to one stable JSON document (schema in the
+//! README); renderers ([`crate::render::report`]) only print it.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::analysis::key::ExecutorKey;
+use crate::analysis::{Finding, Severity};
+use crate::model::Message;
+use crate::signature::MatchedBy;
+
+/// A request with the names a report uses for it.
+#[derive(Debug, Clone, Copy)]
+pub struct Labeled<'a> {
+    /// The file it came from (used for CI annotations).
+    pub file: &'a str,
+    /// How to name it: the file, or the file and the record in it.
+    pub label: &'a str,
+    /// The request.
+    pub message: &'a Message,
+}
+
+impl<'a> Labeled<'a> {
+    /// A request named `label`, from `file`.
+    pub fn new(file: &'a str, label: &'a str, message: &'a Message) -> Self {
+        Labeled {
+            file,
+            label,
+            message,
+        }
+    }
+}
+
+/// Which analysis made a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Command {
+    /// Warm-up against production requests.
+    Diff,
+    /// Requests against a model's signatures.
+    Check,
+}
+
+/// What a request means for the server, worst last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// `check`: the model accepts the request.
+    Ok,
+    /// `diff`: a warm-up request has the same signature, feed set and fetch set, so it
+    /// built the executor this request runs.
+    SameExecutor,
+    /// `diff`: cannot tell without the model (TF Serving's empty `output_filter`).
+    Undecided,
+    /// `diff`: no warm-up request has this executor key; the first such request builds
+    /// new executors (the slow start the warm-up was meant to absorb).
+    NewExecutor,
+    /// `diff`: the same name with another dtype or rank, so one of the two is refused;
+    /// `check`: the model refuses the request.
+    Incompatible,
+}
+
+impl Verdict {
+    /// The name in JSON and on screen (`same-executor`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::SameExecutor => "same-executor",
+            Verdict::Undecided => "undecided",
+            Verdict::NewExecutor => "new-executor",
+            Verdict::Incompatible => "incompatible",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a request name was bound to the signature (`check`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Binding {
+    /// `feed` or `fetch`.
+    pub kind: &'static str,
+    /// The name in the request.
+    pub name: String,
+    /// The signature alias it matched.
+    pub alias: String,
+    /// The graph tensor name of that alias.
+    pub tensor: String,
+    /// Whether the request used the alias or the tensor name.
+    pub matched_by: MatchedBy,
+}
+
+/// The verdict and findings for one request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RequestReport {
+    /// The request's name (file, or file and record).
+    pub label: String,
+    /// The file it came from.
+    pub file: String,
+    /// Its verdict.
+    pub verdict: Verdict,
+    /// Its executor key (TF Serving's empty `output_filter` resolved when the model is known).
+    pub key: ExecutorKey,
+    /// `diff`: the warm-up requests with the same executor key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmed_by: Option<Vec<String>>,
+    /// `diff`: the warm-up request the findings compare against (the closest one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compared_with: Option<String>,
+    /// `check`: how each feed and fetch matched the signature.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bindings: Option<Vec<Binding>>,
+    /// What was found, in a stable order.
+    pub findings: Vec<Finding>,
+}
+
+impl RequestReport {
+    /// Whether any finding fails the run.
+    pub fn failed(&self) -> bool {
+        self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
+}
+
+/// One distinct production executor key and who warms it (`diff`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Coverage {
+    /// The key.
+    pub key: ExecutorKey,
+    /// The production requests with this key.
+    pub requests: Vec<String>,
+    /// The warm-up requests with this key (empty: not warmed).
+    pub warmed_by: Vec<String>,
+}
+
+/// Finding counts by severity.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Errors (fail the run).
+    pub errors: usize,
+    /// Warnings.
+    pub warnings: usize,
+    /// Notes.
+    pub notes: usize,
+}
+
+/// The whole result of one `diff` or `check` run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// Which analysis.
+    pub command: Command,
+    /// The worst verdict of all requests.
+    pub verdict: Verdict,
+    /// Whether any finding is an error (exit code 1).
+    pub failed: bool,
+    /// Findings by severity.
+    pub counts: Counts,
+    /// `diff`: whether shape and batch-size changes were errors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strict_shapes: Option<bool>,
+    /// `diff`: the warm-up requests, by label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<Vec<String>>,
+    /// The model the requests were compared with, if any (path as given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// One entry per request (production requests for `diff`).
+    pub requests: Vec<RequestReport>,
+    /// `diff`: each distinct production executor key and the warm-ups that warm it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Vec<Coverage>>,
+}
+
+impl Report {
+    /// A report over these request reports; the verdict, `failed` and counts follow.
+    pub fn new(command: Command, requests: Vec<RequestReport>) -> Self {
+        let mut r = Report {
+            command,
+            verdict: Verdict::Ok,
+            failed: false,
+            counts: Counts::default(),
+            strict_shapes: None,
+            warmup: None,
+            model: None,
+            requests,
+            coverage: None,
+        };
+        r.summarise();
+        r
+    }
+
+    /// Recomputes the verdict, `failed` and counts from the requests.
+    pub fn summarise(&mut self) {
+        let base = match self.command {
+            Command::Diff => Verdict::SameExecutor,
+            Command::Check => Verdict::Ok,
+        };
+        self.verdict = self
+            .requests
+            .iter()
+            .map(|r| r.verdict)
+            .max()
+            .unwrap_or(base);
+        let mut c = Counts::default();
+        for f in self.findings() {
+            match f.severity {
+                Severity::Error => c.errors += 1,
+                Severity::Warning => c.warnings += 1,
+                Severity::Note => c.notes += 1,
+            }
+        }
+        self.failed = c.errors > 0;
+        self.counts = c;
+    }
+
+    /// Every finding, request by request.
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.requests.iter().flat_map(|r| r.findings.iter())
+    }
+
+    /// The process exit code: 1 when a finding fails the run, else 0.
+    pub fn exit_code(&self) -> u8 {
+        u8::from(self.failed)
+    }
+
+    /// The report as one JSON document (pretty-printed, keys in a fixed order).
+    pub fn to_json(&self) -> String {
+        // A Report holds only strings, numbers, booleans and lists: it always serializes.
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+    }
+}
