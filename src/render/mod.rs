@@ -5,4 +5,6 @@ pub mod escape;
 pub mod human;
 pub mod json;
 pub mod pyfloat;
+pub mod report;
+pub mod signature;
 pub mod text;

@@ -2,8 +2,11 @@
 //! library, renders, and maps errors to exit codes: 0 clean, 1 findings that fail,
 //! 2 unreadable input or usage error. A closed pipe ends the program quietly.
 
+mod check;
 mod common;
+mod diff;
 mod inspect;
+mod signature;
 mod stubs;
 
 use std::process::ExitCode;
@@ -30,11 +33,11 @@ enum Cmd {
     /// Decode a request or response file and show what it holds.
     Inspect(inspect::Args),
     /// Will a warm-up warm the executor production uses? Compare requests.
-    Diff(stubs::Args),
+    Diff(diff::Args),
     /// Check requests against a SavedModel's signatures.
-    Check(stubs::Args),
+    Check(check::Args),
     /// Print a model's signatures.
-    Signature(stubs::Args),
+    Signature(signature::Args),
     /// Build a request file from REST JSON or text format.
     Build(stubs::Args),
     /// Convert between EAS, TF Serving and TFRecord warm-up files.
@@ -59,10 +62,10 @@ fn main() -> ExitCode {
     cli.color.apply();
     let result = match cli.cmd {
         Cmd::Inspect(a) => inspect::run(a),
-        Cmd::Diff(a)
-        | Cmd::Check(a)
-        | Cmd::Signature(a)
-        | Cmd::Build(a)
+        Cmd::Diff(a) => diff::run(a),
+        Cmd::Check(a) => check::run(a),
+        Cmd::Signature(a) => signature::run(a),
+        Cmd::Build(a)
         | Cmd::Convert(a)
         | Cmd::Scrub(a)
         | Cmd::Keys(a)

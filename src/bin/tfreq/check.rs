@@ -1,0 +1,49 @@
+//! `tfreq check REQUEST... --model PATH [--tag serve] [--signature NAME] [--format human|json|github]`
+
+use std::path::PathBuf;
+
+use tfreq::analysis::check::{check_labeled, CheckOptions};
+use tfreq::signature::SERVE_TAG;
+
+use crate::common::{Failure, Outcome};
+use crate::diff::{labeled, load_all, load_model, render, Format};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Request files.
+    #[arg(required = true)]
+    requests: Vec<PathBuf>,
+    /// The model: a SavedModel directory (or saved_model.pb), TF Serving's metadata
+    /// JSON, or the text `saved_model_cli show --all` printed.
+    #[arg(long, value_name = "PATH", required = true)]
+    model: PathBuf,
+    /// Meta graph tag.
+    #[arg(long, default_value = SERVE_TAG)]
+    tag: String,
+    /// Check against this signature instead of the one each request names.
+    #[arg(long, value_name = "NAME")]
+    signature: Option<String>,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+pub fn run(a: Args) -> Outcome {
+    let model = load_model(&a.model)?;
+    if model.meta_graph(&a.tag).is_none() {
+        return Err(Failure(format!(
+            "--model {}: no meta graph tagged {:?} (tag sets: {})",
+            a.model.display(),
+            a.tag,
+            model.tag_sets().join("; ")
+        )));
+    }
+    let reqs = load_all(&a.requests)?;
+    let opts = CheckOptions {
+        tag: a.tag,
+        signature: a.signature,
+    };
+    let mut report = check_labeled(&labeled(&reqs), &model, &opts);
+    report.model = Some(a.model.display().to_string());
+    render(&report, a.format)
+}

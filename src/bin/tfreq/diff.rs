@@ -1,0 +1,128 @@
+//! `tfreq diff WARMUP PROD... [--strict-shapes] [--model PATH] [--format human|json|github]`
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use tfreq::analysis::diff::{diff_labeled, DiffOptions};
+use tfreq::analysis::report::{Labeled, Report};
+use tfreq::formats::savedmodel::read_model;
+use tfreq::signature::{ModelSignatures, SERVE_TAG};
+use tfreq::{DecodeOptions, Message};
+
+use crate::common::{in_file, stdout, Failure, Outcome};
+
+/// Output format of `diff` and `check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One screen for people.
+    Human,
+    /// One JSON document (schema in the README).
+    Json,
+    /// GitHub Actions workflow annotations.
+    Github,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The warm-up file (one or more requests).
+    warmup: PathBuf,
+    /// Production request files.
+    #[arg(required = true)]
+    prod: Vec<PathBuf>,
+    /// Shape and batch-size changes fail (XLA, TF Serving batching, PAI-Blade).
+    #[arg(long)]
+    strict_shapes: bool,
+    /// The model (SavedModel directory, metadata JSON or saved_model_cli text), to
+    /// resolve TF Serving's empty output_filter and signature defaults.
+    #[arg(long, value_name = "PATH")]
+    model: Option<PathBuf>,
+    /// Meta graph tag of --model.
+    #[arg(long, default_value = SERVE_TAG)]
+    tag: String,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+/// A request read from a file, with its label.
+pub struct Loaded {
+    pub file: String,
+    pub label: String,
+    pub message: Message,
+}
+
+/// Reads every request in each file (a file may hold several, e.g. a TFRecord warm-up).
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Loaded>, Failure> {
+    let mut out = Vec::new();
+    for p in paths {
+        let file = p.display().to_string();
+        let bytes = tfreq::io::read_input(p).map_err(|e| in_file(&file, e))?;
+        let records =
+            tfreq::formats::load(bytes, DecodeOptions::default()).map_err(|e| in_file(&file, e))?;
+        if records.is_empty() {
+            return Err(in_file(&file, "holds no request"));
+        }
+        let many = records.len() > 1;
+        for (i, r) in records.into_iter().enumerate() {
+            let label = match (r.label.is_empty(), many) {
+                (true, false) => file.clone(),
+                (true, true) => format!("{file} (record {})", i + 1),
+                (false, _) => format!("{file} ({})", r.label),
+            };
+            out.push(Loaded {
+                file: file.clone(),
+                label,
+                message: r.message,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Labeled views of loaded requests.
+pub fn labeled(v: &[Loaded]) -> Vec<Labeled<'_>> {
+    v.iter()
+        .map(|l| Labeled::new(&l.file, &l.label, &l.message))
+        .collect()
+}
+
+/// Reads --model.
+pub fn load_model(path: &Path) -> Result<ModelSignatures, Failure> {
+    read_model(path).map(|(m, _)| m).map_err(Failure::from)
+}
+
+/// Renders a report and returns its exit code.
+pub fn render(report: &Report, format: Format) -> Outcome {
+    let mut out = stdout();
+    match format {
+        Format::Human => tfreq::render::report::write_human(&mut out, report)?,
+        Format::Github => tfreq::render::report::write_github(&mut out, report)?,
+        Format::Json => writeln!(out, "{}", report.to_json())?,
+    }
+    out.flush()?;
+    Ok(report.exit_code())
+}
+
+pub fn run(a: Args) -> Outcome {
+    let model = a.model.as_deref().map(load_model).transpose()?;
+    let mg = match &model {
+        Some(m) => Some(m.meta_graph(&a.tag).ok_or_else(|| {
+            Failure(format!(
+                "--model {}: no meta graph tagged {:?} (tag sets: {})",
+                a.model.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
+                a.tag,
+                m.tag_sets().join("; ")
+            ))
+        })?),
+        None => None,
+    };
+    let warm = load_all(std::slice::from_ref(&a.warmup))?;
+    let prod = load_all(&a.prod)?;
+    let opts = DiffOptions {
+        strict_shapes: a.strict_shapes,
+        model: mg,
+    };
+    let mut report = diff_labeled(&labeled(&warm), &labeled(&prod), &opts);
+    report.model = a.model.as_ref().map(|p| p.display().to_string());
+    render(&report, a.format)
+}

@@ -1,0 +1,36 @@
+//! `tfreq signature PATH [--format human|json]`
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::common::{stdout, Outcome};
+use crate::diff::load_model;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// As `saved_model_cli show --all` prints it.
+    Human,
+    /// The signature model as JSON.
+    Json,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A SavedModel directory (or saved_model.pb), TF Serving's metadata JSON, or
+    /// `saved_model_cli show --all` text.
+    path: PathBuf,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+pub fn run(a: Args) -> Outcome {
+    let model = load_model(&a.path)?;
+    let mut out = stdout();
+    match a.format {
+        Format::Human => tfreq::render::signature::write_saved_model_cli(&mut out, &model)?,
+        Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&model)?)?,
+    }
+    out.flush()?;
+    Ok(0)
+}

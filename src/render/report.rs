@@ -1,0 +1,222 @@
+//! Printing a `diff` / `check` [`Report`]: for people (one screen per request, colour
+//! when the stream keeps it), for GitHub Actions (workflow annotations), and as JSON
+//! ([`Report::to_json`]).
+
+use std::io::{self, Write};
+
+use crate::analysis::report::{Command, Report, Verdict};
+use crate::analysis::{Finding, Severity};
+use crate::render::human::{severity_color, style};
+use crate::signature::MatchedBy;
+
+fn verdict_color(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Ok | Verdict::SameExecutor => style::GREEN,
+        Verdict::Undecided => style::YELLOW,
+        Verdict::NewExecutor | Verdict::Incompatible => style::RED,
+    }
+}
+
+/// `+ name` for something production (or the request) adds, `- name` for something
+/// missing, `~ name` for something changed.
+fn marked_name(f: &Finding) -> Option<String> {
+    let name = f.name.as_deref()?;
+    let mark = if f.code.ends_with("_ADDED") || f.code.starts_with("UNKNOWN_") {
+        "+"
+    } else if f.code.ends_with("_MISSING") {
+        "-"
+    } else {
+        "~"
+    };
+    Some(format!("{mark} {name}"))
+}
+
+/// Writes the report for people.
+///
+/// ```
+/// use tfreq::analysis::diff::{diff, DiffOptions};
+/// use tfreq::{DType, TFRequest};
+/// let mut w = TFRequest::new("s");
+/// w.add_feed("x", &[1], DType::Float, vec![1.0f32])?.add_fetch("a");
+/// let mut p = TFRequest::new("s");
+/// p.add_feed("x", &[1], DType::Float, vec![1.0f32])?.add_fetch("a").add_fetch("b");
+/// let report = diff(&[w.message().clone()], p.message(), &DiffOptions::default());
+/// let mut out = Vec::new();
+/// tfreq::render::report::write_human(&mut out, &report)?;
+/// let text = String::from_utf8(out).unwrap();
+/// assert!(text.contains("+ b"), "{text}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_human(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    use style::*;
+    if let Some(w) = &r.warmup {
+        let n = w.len();
+        writeln!(
+            out,
+            "warm-up: {} ({n} request{})",
+            summarize_labels(w),
+            if n == 1 { "" } else { "s" }
+        )?;
+    }
+    if let Some(m) = &r.model {
+        writeln!(out, "model: {m}")?;
+    }
+    for req in &r.requests {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{BOLD}{}{RESET}: {}{}{RESET}",
+            req.label,
+            verdict_color(req.verdict),
+            req.verdict
+        )?;
+        writeln!(out, "  key: {}", req.key)?;
+        if let Some(c) = &req.compared_with {
+            if r.warmup.as_ref().is_some_and(|w| w.len() > 1) {
+                writeln!(out, "  compared with: {c}")?;
+            }
+        }
+        if let Some(b) = &req.bindings {
+            for b in b.iter().filter(|b| b.matched_by == MatchedBy::TensorName) {
+                writeln!(
+                    out,
+                    "  {} {:?} matched by tensor name -> alias {:?}",
+                    b.kind, b.name, b.alias
+                )?;
+            }
+        }
+        if req.findings.is_empty() {
+            let what = match r.command {
+                Command::Diff => "nothing differs",
+                Command::Check => "the signature accepts it",
+            };
+            writeln!(out, "  {GREEN}ok{RESET}: {what}")?;
+        }
+        for f in &req.findings {
+            let head = match marked_name(f) {
+                Some(n) => format!("{}  {n}", f.code),
+                None => f.code.to_string(),
+            };
+            writeln!(
+                out,
+                "  {}{:<7}{RESET} {BOLD}{head}{RESET}",
+                severity_color(f.severity),
+                f.severity.to_string()
+            )?;
+            writeln!(out, "          {}", f.message)?;
+        }
+    }
+    if let Some(cov) = &r.coverage {
+        if cov.len() > 1 || r.warmup.as_ref().is_some_and(|w| w.len() > 1) {
+            let cold = cov.iter().filter(|c| c.warmed_by.is_empty()).count();
+            writeln!(out)?;
+            writeln!(
+                out,
+                "coverage: {} distinct production key{}, {cold} not warmed",
+                cov.len(),
+                if cov.len() == 1 { "" } else { "s" }
+            )?;
+            for c in cov {
+                let (mark, col) = if c.warmed_by.is_empty() {
+                    ("not warmed", RED)
+                } else {
+                    ("warmed", GREEN)
+                };
+                writeln!(
+                    out,
+                    "  {col}{mark:<10}{RESET} {} ({} request{})",
+                    c.key,
+                    c.requests.len(),
+                    if c.requests.len() == 1 { "" } else { "s" }
+                )?;
+            }
+        }
+    }
+    writeln!(out)?;
+    let c = r.counts;
+    let (word, col) = if r.failed { ("FAIL", RED) } else { ("ok", GREEN) };
+    writeln!(
+        out,
+        "{BOLD}result{RESET}: {col}{word}{RESET} ({}; {} error{}, {} warning{}, {} note{})",
+        r.verdict,
+        c.errors,
+        if c.errors == 1 { "" } else { "s" },
+        c.warnings,
+        if c.warnings == 1 { "" } else { "s" },
+        c.notes,
+        if c.notes == 1 { "" } else { "s" }
+    )
+}
+
+fn summarize_labels(v: &[String]) -> String {
+    match v {
+        [] => "(none)".into(),
+        [one] => one.clone(),
+        [first, ..] if v.len() > 3 => format!("{first}, ... ({} more)", v.len() - 1),
+        _ => v.join(", "),
+    }
+}
+
+/// Escapes workflow-command data (`%`, CR, LF).
+fn gh_data(s: &str) -> String {
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// Escapes a workflow-command property (data escapes plus `:` and `,`).
+fn gh_prop(s: &str) -> String {
+    gh_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// Writes GitHub Actions workflow annotations: one `::error` / `::warning` / `::notice`
+/// line per finding, with the file and the finding code as title, then a summary line.
+///
+/// ```
+/// use tfreq::analysis::diff::{diff, DiffOptions};
+/// use tfreq::{DType, TFRequest};
+/// let mut w = TFRequest::new("s");
+/// w.add_feed("x", &[1], DType::Float, vec![1.0f32])?.add_fetch("a");
+/// let mut p = w.clone();
+/// p.add_fetch("b");
+/// let report = diff(&[w.message().clone()], p.message(), &DiffOptions::default());
+/// let mut out = Vec::new();
+/// tfreq::render::report::write_github(&mut out, &report)?;
+/// let text = String::from_utf8(out).unwrap();
+/// assert!(text.starts_with("::error file=production,title=FETCH_ADDED::"), "{text}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_github(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    for req in &r.requests {
+        for f in &req.findings {
+            let level = match f.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+                Severity::Note => "notice",
+            };
+            let msg = if req.label == req.file {
+                f.message.clone()
+            } else {
+                format!("{}: {}", req.label, f.message)
+            };
+            writeln!(
+                out,
+                "::{level} file={},title={}::{}",
+                gh_prop(&req.file),
+                gh_prop(f.code),
+                gh_data(&msg)
+            )?;
+        }
+    }
+    let c = r.counts;
+    writeln!(
+        out,
+        "tfreq {}: {} ({} errors, {} warnings, {} notes)",
+        match r.command {
+            Command::Diff => "diff",
+            Command::Check => "check",
+        },
+        r.verdict,
+        c.errors,
+        c.warnings,
+        c.notes
+    )
+}
