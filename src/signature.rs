@@ -102,7 +102,11 @@ impl MatchedBy {
 
 impl TensorSpec {
     /// A tensor spec.
-    pub fn new(name: impl Into<String>, dtype: impl Into<DTypeCode>, shape: Option<Vec<i64>>) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        dtype: impl Into<DTypeCode>,
+        shape: Option<Vec<i64>>,
+    ) -> Self {
         TensorSpec {
             name: name.into(),
             dtype: dtype.into(),
@@ -210,7 +214,10 @@ mod tests {
         s.inputs
             .insert("b".into(), TensorSpec::new("c", DType::Float, None));
         assert_eq!(s.find_input("b").map(|x| x.0), Some("b"));
-        assert_eq!(s.find_input("c").map(|x| (x.0, x.2)), Some(("b", MatchedBy::TensorName)));
+        assert_eq!(
+            s.find_input("c").map(|x| (x.0, x.2)),
+            Some(("b", MatchedBy::TensorName))
+        );
         assert!(s.find_input("").is_none());
     }
 }

@@ -24,20 +24,62 @@ use crate::analysis::key::ExecutorKey;
 use crate::analysis::report::{Binding, Command, Labeled, Report, RequestReport, Verdict};
 use crate::analysis::{Finding, Severity};
 use crate::model::{Message, WireFormat};
-use crate::signature::{MatchedBy, MetaGraph, ModelSignatures, Signature, DEFAULT_SIGNATURE, SERVE_TAG};
+use crate::signature::{
+    MatchedBy, MetaGraph, ModelSignatures, Signature, DEFAULT_SIGNATURE, SERVE_TAG,
+};
 
 /// Finding codes `check` emits, with their default severity.
 pub const CODES: &[(&str, Severity, &str)] = &[
-    ("UNKNOWN_TAG_SET", Severity::Error, "the model has no meta graph with this tag"),
-    ("UNKNOWN_SIGNATURE", Severity::Error, "the model has no signature of this name"),
-    ("UNKNOWN_FEED", Severity::Error, "the request feeds a name the signature does not have"),
-    ("MISSING_FEED", Severity::Error, "the signature input is not fed (a note when it has a default)"),
-    ("DTYPE_MISMATCH", Severity::Error, "the feed's dtype is not the signature's"),
-    ("SHAPE_INCOMPATIBLE", Severity::Error, "the feed's rank or a fixed dim differs from the signature's (-1 matches any size)"),
-    ("UNKNOWN_FETCH", Severity::Error, "the request fetches a name the signature does not have"),
-    ("DUPLICATE_FETCH", Severity::Error, "a fetch listed twice (TF Serving refuses it; a warning on EAS)"),
-    ("EMPTY_OUTPUT_FILTER", Severity::Note, "what an empty output_filter fetches (a warning on EAS)"),
-    ("SIGNATURE_DEFAULTED", Severity::Note, "an EAS request without a signature name, checked against serving_default"),
+    (
+        "UNKNOWN_TAG_SET",
+        Severity::Error,
+        "the model has no meta graph with this tag",
+    ),
+    (
+        "UNKNOWN_SIGNATURE",
+        Severity::Error,
+        "the model has no signature of this name",
+    ),
+    (
+        "UNKNOWN_FEED",
+        Severity::Error,
+        "the request feeds a name the signature does not have",
+    ),
+    (
+        "MISSING_FEED",
+        Severity::Error,
+        "the signature input is not fed (a note when it has a default)",
+    ),
+    (
+        "DTYPE_MISMATCH",
+        Severity::Error,
+        "the feed's dtype is not the signature's",
+    ),
+    (
+        "SHAPE_INCOMPATIBLE",
+        Severity::Error,
+        "the feed's rank or a fixed dim differs from the signature's (-1 matches any size)",
+    ),
+    (
+        "UNKNOWN_FETCH",
+        Severity::Error,
+        "the request fetches a name the signature does not have",
+    ),
+    (
+        "DUPLICATE_FETCH",
+        Severity::Error,
+        "a fetch listed twice (TF Serving refuses it; a warning on EAS)",
+    ),
+    (
+        "EMPTY_OUTPUT_FILTER",
+        Severity::Note,
+        "what an empty output_filter fetches (a warning on EAS)",
+    ),
+    (
+        "SIGNATURE_DEFAULTED",
+        Severity::Note,
+        "an EAS request without a signature name, checked against serving_default",
+    ),
 ];
 
 /// How [`check`] picks the signature.
@@ -101,7 +143,10 @@ fn quoted(v: Vec<String>) -> String {
     if v.is_empty() {
         return "(none)".into();
     }
-    v.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ")
+    v.iter()
+        .map(|s| format!("'{s}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn blank(msg: &Message) -> RequestReport {
@@ -180,7 +225,12 @@ pub fn check_signature(msg: &Message, sig: &Signature) -> (Vec<Binding>, Vec<Fin
                     format!(
                         "{name:?} is not an input of signature {:?}; its inputs: {}",
                         sig.key,
-                        names(sig.inputs.iter().map(|(a, s)| (a.as_str(), s.name.as_str())), tfs)
+                        names(
+                            sig.inputs
+                                .iter()
+                                .map(|(a, s)| (a.as_str(), s.name.as_str())),
+                            tfs
+                        )
                     ),
                 )
                 .name(name.clone())
@@ -214,11 +264,8 @@ pub fn check_signature(msg: &Message, sig: &Signature) -> (Vec<Binding>, Vec<Fin
                     "DTYPE_MISMATCH",
                     Severity::Error,
                     format!(
-                        "{name:?} is {} but the signature takes {}: the session refuses it ('Expects arg[..] to be {} but {} is provided')",
-                        t.dtype,
-                        spec.dtype,
-                        short(spec.dtype),
-                        short(t.dtype)
+                        "{name:?} is {} but the signature takes {}: the session refuses the request",
+                        t.dtype, spec.dtype
                     ),
                 )
                 .name(name.clone())
@@ -228,7 +275,11 @@ pub fn check_signature(msg: &Message, sig: &Signature) -> (Vec<Binding>, Vec<Fin
         if let Some(want) = &spec.shape {
             let got = t.shape.sizes();
             let why = if got.len() != want.len() {
-                Some(format!("rank {} where the signature has rank {}", got.len(), want.len()))
+                Some(format!(
+                    "rank {} where the signature has rank {}",
+                    got.len(),
+                    want.len()
+                ))
             } else {
                 got.iter()
                     .zip(want)
@@ -275,7 +326,9 @@ pub fn check_signature(msg: &Message, sig: &Signature) -> (Vec<Binding>, Vec<Fin
             Finding::new(
                 "MISSING_FEED",
                 Severity::Error,
-                format!("input {hint} ({spec}) is not fed and has no default: the request is refused"),
+                format!(
+                    "input {hint} ({spec}) is not fed and has no default: the request is refused"
+                ),
             )
         };
         out.push(f.name(alias.clone()).sides(None, Some(alias.clone())));
@@ -298,13 +351,15 @@ pub fn check_signature(msg: &Message, sig: &Signature) -> (Vec<Binding>, Vec<Fin
             continue;
         }
         match sig.find_output(f) {
-            Some((alias, spec, by)) if !(tfs && by == MatchedBy::TensorName) => bindings.push(Binding {
-                kind: "fetch",
-                name: f.clone(),
-                alias: alias.to_string(),
-                tensor: spec.name.clone(),
-                matched_by: by,
-            }),
+            Some((alias, spec, by)) if !(tfs && by == MatchedBy::TensorName) => {
+                bindings.push(Binding {
+                    kind: "fetch",
+                    name: f.clone(),
+                    alias: alias.to_string(),
+                    tensor: spec.name.clone(),
+                    matched_by: by,
+                })
+            }
             other => {
                 let hint = match other {
                     Some((alias, _, _)) => format!(
@@ -347,15 +402,17 @@ pub fn check_signature(msg: &Message, sig: &Signature) -> (Vec<Binding>, Vec<Fin
 
 fn names<'a>(it: impl Iterator<Item = (&'a str, &'a str)>, tfs: bool) -> String {
     let v: Vec<String> = it
-        .map(|(a, t)| if tfs || t.is_empty() { a.to_string() } else { format!("{a} ({t})") })
+        .map(|(a, t)| {
+            if tfs || t.is_empty() {
+                a.to_string()
+            } else {
+                format!("{a} ({t})")
+            }
+        })
         .collect();
     if v.is_empty() {
         "(none)".into()
     } else {
         v.join(", ")
     }
-}
-
-fn short(d: crate::DTypeCode) -> String {
-    d.dtype().map_or_else(|| d.to_string(), |d| d.info().short.to_string())
 }

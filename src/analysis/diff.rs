@@ -91,7 +91,10 @@ pub fn diff(warmup: &[Message], prod: &Message, opts: &DiffOptions) -> Report {
 /// Compares every production request with the warm-up requests, and reports which
 /// production executor keys no warm-up request covers.
 pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) -> Report {
-    let wkeys: Vec<ExecutorKey> = warmup.iter().map(|w| resolve(w.message, opts.model)).collect();
+    let wkeys: Vec<ExecutorKey> = warmup
+        .iter()
+        .map(|w| resolve(w.message, opts.model))
+        .collect();
     let mut requests = Vec::with_capacity(prod.len());
     let mut coverage: BTreeMap<ExecutorKey, Coverage> = BTreeMap::new();
     for p in prod {
@@ -100,7 +103,10 @@ pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) ->
         let cov = coverage.entry(pkey.clone()).or_insert_with(|| Coverage {
             key: pkey.clone(),
             requests: Vec::new(),
-            warmed_by: warmed.iter().map(|&i| warmup[i].label.to_string()).collect(),
+            warmed_by: warmed
+                .iter()
+                .map(|&i| warmup[i].label.to_string())
+                .collect(),
         });
         cov.requests.push(p.label.to_string());
 
@@ -156,7 +162,12 @@ pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) ->
             file: p.file.to_string(),
             verdict,
             key: pkey,
-            warmed_by: Some(warmed.iter().map(|&i| warmup[i].label.to_string()).collect()),
+            warmed_by: Some(
+                warmed
+                    .iter()
+                    .map(|&i| warmup[i].label.to_string())
+                    .collect(),
+            ),
             compared_with: best.map(|i| warmup[i].label.to_string()),
             bindings: None,
             findings,
@@ -230,7 +241,9 @@ fn tensor_distance(a: &Message, b: &Message) -> usize {
     b.tensors
         .iter()
         .filter_map(|t| a.tensor(&t.name).map(|u| (t, u)))
-        .map(|(t, u)| usize::from(t.dtype != u.dtype) * 10 + usize::from(t.shape.sizes() != u.shape.sizes()))
+        .map(|(t, u)| {
+            usize::from(t.dtype != u.dtype) * 10 + usize::from(t.shape.sizes() != u.shape.sizes())
+        })
         .sum()
 }
 
@@ -246,7 +259,7 @@ fn compare(
     opts: &DiffOptions,
     out: &mut Vec<Finding>,
 ) {
-    const COST: &str = "the first production request of this kind builds new executors (graph pruning, optimisation, kernel creation): the slow start the warm-up was meant to absorb";
+    const COST: &str = "the first such production request builds new executors (pruning, optimising and partitioning the graph, creating kernels): the cold start the warm-up was meant to absorb";
     if w.wire != p.wire {
         out.push(
             Finding::new(
@@ -332,7 +345,7 @@ fn compare(
                 Finding::new(
                     "FETCH_ADDED",
                     Severity::Error,
-                    format!("production also fetches {f:?}, the warm-up does not: a new fetch set, so {COST}"),
+                    format!("production also fetches {f:?}, the warm-up does not: a new fetch set, so {COST}."),
                 )
                 .name(f.clone())
                 .sides(None, Some(f.clone())),
@@ -343,7 +356,7 @@ fn compare(
                 Finding::new(
                     "FETCH_MISSING",
                     Severity::Error,
-                    format!("production does not fetch {f:?}, the warm-up does: a new fetch set, so {COST}"),
+                    format!("production does not fetch {f:?}, the warm-up does: a new fetch set, so {COST}."),
                 )
                 .name(f.clone())
                 .sides(Some(f.clone()), None),
@@ -368,7 +381,7 @@ fn compare(
     // Order: the same sets, another sequence.
     let wf: Vec<&str> = w.fetches.iter().map(String::as_str).collect();
     let pf: Vec<&str> = p.fetches.iter().map(String::as_str).collect();
-    if wkey.fetches == pkey.fetches && !wkey.fetch_all && wf != pf {
+    if wkey.fetches == pkey.fetches && !wf.is_empty() && !pf.is_empty() && wf != pf {
         out.push(
             Finding::new(
                 "ORDER_ONLY",
@@ -413,7 +426,7 @@ fn compare(
                     "DTYPE_CHANGED",
                     Severity::Error,
                     format!(
-                        "{name:?} is {} in the warm-up and {} in production: the model takes one dtype, so one of the two requests is refused (dtypes are not in the executor key: the warm-up does not fail for this reason, production does, or the other way round)",
+                        "{name:?} is {} in the warm-up and {} in production: the model takes one dtype, so one of the two requests is refused by the session",
                         wt.dtype, pt.dtype
                     ),
                 )
@@ -450,7 +463,13 @@ fn compare(
                     ),
                 )
             } else {
-                ("SHAPE_CHANGED", format!("shape {} in the warm-up, {} in production", wt.shape, pt.shape))
+                (
+                    "SHAPE_CHANGED",
+                    format!(
+                        "shape {} in the warm-up, {} in production",
+                        wt.shape, pt.shape
+                    ),
+                )
             };
             out.push(
                 Finding::new(

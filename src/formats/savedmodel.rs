@@ -199,7 +199,8 @@ pub fn read_model(path: &Path) -> Result<(ModelSignatures, ModelSource), ModelEr
             from_metadata_json(&bytes, &name).map(|m| (m, ModelSource::Metadata))
         }
         Some(ModelSource::SavedModelCli) => {
-            let text = std::str::from_utf8(&bytes).map_err(|_| ModelError::Unrecognised(name.clone()))?;
+            let text =
+                std::str::from_utf8(&bytes).map_err(|_| ModelError::Unrecognised(name.clone()))?;
             from_saved_model_cli(text, &name).map(|m| (m, ModelSource::SavedModelCli))
         }
         None => Err(ModelError::Unrecognised(name)),
@@ -307,7 +308,11 @@ pub fn from_metadata_json(bytes: &[u8], file: &str) -> Result<ModelSignatures, M
         };
         let defaults = match sd.get("defaults") {
             None => Vec::new(),
-            Some(d) => j.object(d, &format!("{at}.defaults"))?.keys().cloned().collect(),
+            Some(d) => j
+                .object(d, &format!("{at}.defaults"))?
+                .keys()
+                .cloned()
+                .collect(),
         };
         signatures.insert(
             key.clone(),
@@ -336,15 +341,22 @@ impl Json<'_> {
     fn err(&self, at: &str, message: &str) -> ModelError {
         ModelError::Schema {
             path: self.file.to_string(),
-            at: if at.is_empty() { "top level".into() } else { at.to_string() },
+            at: if at.is_empty() {
+                "top level".into()
+            } else {
+                at.to_string()
+            },
             message: message.to_string(),
         }
     }
 
     fn get<'v>(&self, v: &'v Value, at: &str, key: &str) -> Result<&'v Value, ModelError> {
-        self.object(v, at)?
-            .get(key)
-            .ok_or_else(|| self.err(at, &format!("no {key:?} key (not a GetModelMetadata response?)")))
+        self.object(v, at)?.get(key).ok_or_else(|| {
+            self.err(
+                at,
+                &format!("no {key:?} key (not a GetModelMetadata response?)"),
+            )
+        })
     }
 
     fn object<'v>(
@@ -352,7 +364,8 @@ impl Json<'_> {
         v: &'v Value,
         at: &str,
     ) -> Result<&'v serde_json::Map<String, Value>, ModelError> {
-        v.as_object().ok_or_else(|| self.err(at, "expected an object"))
+        v.as_object()
+            .ok_or_else(|| self.err(at, "expected an object"))
     }
 
     fn tensor_info(&self, v: &Value, at: &str) -> Result<TensorSpec, ModelError> {
@@ -367,7 +380,9 @@ impl Json<'_> {
             Some(Value::String(s)) => DType::from_name(s)
                 .map(DTypeCode::from)
                 .or_else(|| ref_name(s))
-                .ok_or_else(|| self.err(&format!("{at}.dtype"), &format!("unknown DataType {s:?}")))?,
+                .ok_or_else(|| {
+                    self.err(&format!("{at}.dtype"), &format!("unknown DataType {s:?}"))
+                })?,
             Some(Value::Number(n)) => n
                 .as_i64()
                 .and_then(|n| i32::try_from(n).ok())
@@ -383,7 +398,11 @@ impl Json<'_> {
                 let unknown = match s.get("unknown_rank") {
                     None => false,
                     Some(Value::Bool(b)) => *b,
-                    Some(_) => return Err(self.err(&format!("{at}.unknown_rank"), "expected true or false")),
+                    Some(_) => {
+                        return Err(
+                            self.err(&format!("{at}.unknown_rank"), "expected true or false")
+                        )
+                    }
                 };
                 let mut dims = Vec::new();
                 if let Some(d) = s.get("dim") {
@@ -399,7 +418,10 @@ impl Json<'_> {
                             Some(_) => None,
                         };
                         dims.push(size.ok_or_else(|| {
-                            self.err(&format!("{at}.size"), "expected an int64 (a decimal string)")
+                            self.err(
+                                &format!("{at}.size"),
+                                "expected an int64 (a decimal string)",
+                            )
                         })?);
                     }
                 }
@@ -484,7 +506,10 @@ pub fn from_saved_model_cli(text: &str, file: &str) -> Result<ModelSignatures, M
             continue;
         }
         let Some(key) = sig.clone() else {
-            return Err(err(n, format!("unexpected line outside a signature: {line:?}")));
+            return Err(err(
+                n,
+                format!("unexpected line outside a signature: {line:?}"),
+            ));
         };
         let Some(s) = mg.signatures.get_mut(&key) else {
             return Err(err(n, "internal: signature lost".into()));
@@ -503,16 +528,30 @@ pub fn from_saved_model_cli(text: &str, file: &str) -> Result<ModelSignatures, M
             if section != Section::Inputs && section != Section::Outputs
                 || is_input != (section == Section::Inputs)
             {
-                return Err(err(n, format!("{line:?} outside its input(s)/output(s) list")));
+                return Err(err(
+                    n,
+                    format!("{line:?} outside its input(s)/output(s) list"),
+                ));
             }
-            let map = if is_input { &mut s.inputs } else { &mut s.outputs };
-            map.insert(alias.clone(), TensorSpec::new("", DType::Invalid, Some(Vec::new())));
+            let map = if is_input {
+                &mut s.inputs
+            } else {
+                &mut s.outputs
+            };
+            map.insert(
+                alias.clone(),
+                TensorSpec::new("", DType::Invalid, Some(Vec::new())),
+            );
             current = Some((key, is_input, alias));
         } else {
             let Some((_, is_input, alias)) = &current else {
                 return Err(err(n, format!("unexpected line: {line:?}")));
             };
-            let map = if *is_input { &mut s.inputs } else { &mut s.outputs };
+            let map = if *is_input {
+                &mut s.inputs
+            } else {
+                &mut s.outputs
+            };
             let Some(t) = map.get_mut(alias) else {
                 return Err(err(n, "internal: tensor lost".into()));
             };
@@ -524,7 +563,8 @@ pub fn from_saved_model_cli(text: &str, file: &str) -> Result<ModelSignatures, M
                     .or_else(|| d.parse().ok().map(DTypeCode))
                     .ok_or_else(|| err(n, format!("unknown dtype {d:?}")))?;
             } else if let Some(sh) = line.strip_prefix("shape:") {
-                t.shape = parse_shape(sh.trim()).ok_or_else(|| err(n, format!("bad shape {:?}", sh.trim())))?;
+                t.shape = parse_shape(sh.trim())
+                    .ok_or_else(|| err(n, format!("bad shape {:?}", sh.trim())))?;
             } else if let Some(name) = raw.trim_start().strip_prefix("name:") {
                 t.name = name.strip_prefix(' ').unwrap_or(name).to_string();
             } else {

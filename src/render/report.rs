@@ -21,9 +21,9 @@ fn verdict_color(v: Verdict) -> &'static str {
 /// missing, `~ name` for something changed.
 fn marked_name(f: &Finding) -> Option<String> {
     let name = f.name.as_deref()?;
-    let mark = if f.code.ends_with("_ADDED") || f.code.starts_with("UNKNOWN_") {
+    let mark = if f.code.ends_with("_ADDED") || matches!(f.code, "UNKNOWN_FEED" | "UNKNOWN_FETCH") {
         "+"
-    } else if f.code.ends_with("_MISSING") {
+    } else if f.code.ends_with("_MISSING") || f.code.starts_with("MISSING_") {
         "-"
     } else {
         "~"
@@ -134,7 +134,11 @@ pub fn write_human(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     }
     writeln!(out)?;
     let c = r.counts;
-    let (word, col) = if r.failed { ("FAIL", RED) } else { ("ok", GREEN) };
+    let (word, col) = if r.failed {
+        ("FAIL", RED)
+    } else {
+        ("ok", GREEN)
+    };
     writeln!(
         out,
         "{BOLD}result{RESET}: {col}{word}{RESET} ({}; {} error{}, {} warning{}, {} note{})",
@@ -159,7 +163,9 @@ fn summarize_labels(v: &[String]) -> String {
 
 /// Escapes workflow-command data (`%`, CR, LF).
 fn gh_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 /// Escapes a workflow-command property (data escapes plus `:` and `,`).

@@ -109,7 +109,10 @@ pub fn run(a: Args) -> Outcome {
         Some(m) => Some(m.meta_graph(&a.tag).ok_or_else(|| {
             Failure(format!(
                 "--model {}: no meta graph tagged {:?} (tag sets: {})",
-                a.model.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
+                a.model
+                    .as_deref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
                 a.tag,
                 m.tag_sets().join("; ")
             ))

@@ -65,11 +65,9 @@ fn main() -> ExitCode {
         Cmd::Diff(a) => diff::run(a),
         Cmd::Check(a) => check::run(a),
         Cmd::Signature(a) => signature::run(a),
-        Cmd::Build(a)
-        | Cmd::Convert(a)
-        | Cmd::Scrub(a)
-        | Cmd::Keys(a)
-        | Cmd::Warmup(a) => stubs::run(a),
+        Cmd::Build(a) | Cmd::Convert(a) | Cmd::Scrub(a) | Cmd::Keys(a) | Cmd::Warmup(a) => {
+            stubs::run(a)
+        }
     };
     common::finish(result)
 }
