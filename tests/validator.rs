@@ -812,3 +812,86 @@ fn unreadable_inputs_exit_2() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The validator's own test requests (tests/data/validator) against their manifest
+// ---------------------------------------------------------------------------------------
+
+fn validator_manifest() -> Vec<Value> {
+    let p = data("validator/manifest.json");
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// Each file decodes to what was handed to the SDK (signature, feeds, fetches).
+#[test]
+fn validator_requests_match_their_manifest() {
+    let entries = validator_manifest();
+    assert_eq!(entries.len(), 13);
+    for e in &entries {
+        let file = e["file"].as_str().unwrap();
+        let m = msg(&format!("validator/{file}"));
+        let wire = if e["wire"] == "eas" {
+            "eas"
+        } else {
+            "tf-serving"
+        };
+        assert_eq!(m.wire.as_str(), wire, "{file}");
+        assert_eq!(
+            m.signature_name,
+            e["signature_name"].as_str().unwrap(),
+            "{file}"
+        );
+        let fetches: Vec<&str> = e["fetches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        assert_eq!(m.fetches, fetches, "{file}");
+        let feeds = e["feeds"].as_array().unwrap();
+        assert_eq!(m.tensors.len(), feeds.len(), "{file}");
+        for (t, f) in m.tensors.iter().zip(feeds) {
+            assert_eq!(t.name, f["name"].as_str().unwrap(), "{file}");
+            assert_eq!(t.dtype.to_string(), f["dtype"].as_str().unwrap(), "{file}");
+            let shape: Vec<i64> = f["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_i64().unwrap())
+                .collect();
+            assert_eq!(t.shape.sizes(), shape, "{file}");
+        }
+    }
+}
+
+/// Where the generator ran the request through the exported faq model with TensorFlow
+/// (`tf_result`), `check` agrees on whether the model accepts it. Duplicate output
+/// aliases are the exception: calling the model directly accepts them, TF Serving's
+/// Predict refuses them (formats.md §7.1), and `check` follows TF Serving.
+#[test]
+fn check_agrees_with_tensorflow_on_the_faq_model() {
+    let mut n = 0;
+    for e in validator_manifest() {
+        let Some(tf_result) = e["tf_result"].as_str() else {
+            continue;
+        };
+        let file = e["file"].as_str().unwrap();
+        let (code, v) = json(&[
+            "check",
+            &s(&format!("validator/{file}")),
+            "--model",
+            &s("models/faq"),
+        ]);
+        if file == "tfs_faq_duplicate_fetch.bin" {
+            assert_eq!((tf_result, code), ("ok", 1));
+            continue;
+        }
+        assert_eq!(
+            code == 0,
+            tf_result == "ok",
+            "{file}: TensorFlow said {tf_result:?}; tfreq: {v}"
+        );
+        n += 1;
+    }
+    assert_eq!(n, 4);
+}

@@ -416,3 +416,63 @@ fn names<'a>(it: impl Iterator<Item = (&'a str, &'a str)>, tfs: bool) -> String 
         v.join(", ")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signature::TensorSpec;
+    use crate::{DType, TFRequest};
+
+    #[test]
+    fn a_missing_feed_with_a_default_is_a_note_on_tf_serving() {
+        let mut s = Signature::new("serving_default");
+        s.inputs.insert(
+            "x".into(),
+            TensorSpec::new("x:0", DType::Float, Some(vec![-1])),
+        );
+        s.inputs.insert(
+            "k".into(),
+            TensorSpec::new("k:0", DType::Float, Some(vec![])),
+        );
+        s.outputs
+            .insert("y".into(), TensorSpec::new("y:0", DType::Float, None));
+        s.defaults = vec!["k".into()];
+        let mut r = TFRequest::for_wire("serving_default", WireFormat::TfServing);
+        r.add_feed("x", &[3], DType::Float, vec![1.0f32; 3])
+            .unwrap()
+            .add_fetch("y");
+        let (b, f) = check_signature(r.message(), &s);
+        assert_eq!(b.len(), 2);
+        assert_eq!(f.len(), 1);
+        assert_eq!((f[0].code, f[0].severity), ("MISSING_FEED", Severity::Note));
+        let mut e = TFRequest::new("serving_default");
+        e.add_feed("x", &[3], DType::Float, vec![1.0f32; 3])
+            .unwrap()
+            .add_fetch("y");
+        // The builder keeps tensors in TensorProto form; decode to get an EAS message.
+        let eas = crate::decode(&e.to_bytes()).unwrap();
+        assert_eq!(eas.wire, WireFormat::Eas);
+        let (_, f) = check_signature(&eas, &s);
+        assert_eq!(
+            (f[0].code, f[0].severity),
+            ("MISSING_FEED", Severity::Warning)
+        );
+        s.defaults.clear();
+        let (_, f) = check_signature(r.message(), &s);
+        assert_eq!(
+            (f[0].code, f[0].severity),
+            ("MISSING_FEED", Severity::Error)
+        );
+    }
+
+    #[test]
+    fn codes_table_lists_every_code_emitted() {
+        let known: HashSet<&str> = CODES.iter().map(|c| c.0).collect();
+        let src = include_str!("check.rs");
+        for code in src.split('"').filter(|s| {
+            s.len() > 3 && s.chars().all(|c| c.is_ascii_uppercase() || c == '_') && s.contains('_')
+        }) {
+            assert!(known.contains(code), "{code} is not in CODES");
+        }
+    }
+}

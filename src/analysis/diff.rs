@@ -516,3 +516,82 @@ fn values_equal(a: &Tensor, wa: WireFormat, b: &Tensor, wb: WireFormat) -> bool 
         && ea.stored == eb.stored
         && (0..ea.stored).all(|i| ea.stored_get(i) == eb.stored_get(i))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signature::TensorSpec;
+    use crate::{DType, TFRequest};
+
+    fn model_with_default() -> MetaGraph {
+        let mut s = Signature::new("serving_default");
+        for a in ["x", "k"] {
+            s.inputs.insert(
+                a.into(),
+                TensorSpec::new(format!("{a}:0"), DType::Float, Some(vec![-1])),
+            );
+        }
+        s.outputs.insert(
+            "y".into(),
+            TensorSpec::new("y:0", DType::Float, Some(vec![-1])),
+        );
+        s.outputs.insert(
+            "z".into(),
+            TensorSpec::new("z:0", DType::Float, Some(vec![-1])),
+        );
+        s.defaults = vec!["k".into()];
+        MetaGraph {
+            tags: vec!["serve".into()],
+            signatures: [("serving_default".to_string(), s)].into(),
+        }
+    }
+
+    fn tfs(feeds: &[&str], fetches: &[&str]) -> Message {
+        let mut r = TFRequest::for_wire("", WireFormat::TfServing);
+        for f in feeds {
+            r.add_feed(*f, &[1], DType::Float, vec![1.0f32]).unwrap();
+        }
+        for f in fetches {
+            r.add_fetch(*f);
+        }
+        r.into_message()
+    }
+
+    #[test]
+    fn defaults_and_fetch_all_resolve_with_the_model() {
+        let mg = model_with_default();
+        let a = tfs(&["x", "k"], &["z", "y"]);
+        let b = tfs(&["x"], &[]);
+        assert_ne!(ExecutorKey::of(&a), ExecutorKey::of(&b));
+        assert_eq!(resolve(&a, Some(&mg)), resolve(&b, Some(&mg)));
+        let opts = DiffOptions {
+            strict_shapes: false,
+            model: Some(&mg),
+        };
+        let r = diff(std::slice::from_ref(&a), &b, &opts);
+        assert_eq!(r.verdict, Verdict::SameExecutor, "{}", r.to_json());
+        let r = diff(&[a], &b, &DiffOptions::default());
+        assert_eq!(r.verdict, Verdict::NewExecutor, "{}", r.to_json());
+    }
+
+    #[test]
+    fn no_warmup_at_all_is_not_warmed() {
+        let r = diff(&[], &tfs(&["x"], &["y"]), &DiffOptions::default());
+        assert_eq!(r.verdict, Verdict::NewExecutor);
+        assert_eq!(
+            r.findings().map(|f| f.code).collect::<Vec<_>>(),
+            ["NOT_WARMED"]
+        );
+    }
+
+    #[test]
+    fn codes_table_lists_every_code_emitted() {
+        let known: BTreeSet<&str> = CODES.iter().map(|c| c.0).collect();
+        let src = include_str!("diff.rs");
+        for code in src.split('"').filter(|s| {
+            s.len() > 3 && s.chars().all(|c| c.is_ascii_uppercase() || c == '_') && s.contains('_')
+        }) {
+            assert!(known.contains(code), "{code} is not in CODES");
+        }
+    }
+}

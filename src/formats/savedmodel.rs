@@ -462,8 +462,8 @@ pub fn from_saved_model_cli(text: &str, file: &str) -> Result<ModelSignatures, M
     }
     let mut out = ModelSignatures::default();
     let mut section = Section::Skip;
-    // (signature key, is_input, alias) of the tensor being read.
-    let mut current: Option<(String, bool, String)> = None;
+    // (is_input, alias) of the tensor being read.
+    let mut current: Option<(bool, String)> = None;
     let mut sig: Option<String> = None;
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
@@ -542,9 +542,9 @@ pub fn from_saved_model_cli(text: &str, file: &str) -> Result<ModelSignatures, M
                 alias.clone(),
                 TensorSpec::new("", DType::Invalid, Some(Vec::new())),
             );
-            current = Some((key, is_input, alias));
+            current = Some((is_input, alias));
         } else {
-            let Some((_, is_input, alias)) = &current else {
+            let Some((is_input, alias)) = &current else {
                 return Err(err(n, format!("unexpected line: {line:?}")));
             };
             let map = if *is_input {
@@ -603,4 +603,72 @@ fn parse_shape(s: &str) -> Option<Option<Vec<i64>>> {
         .map(|p| p.trim().parse::<i64>().ok())
         .collect::<Option<Vec<_>>>()
         .map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_as_saved_model_cli_prints_them() {
+        assert_eq!(parse_shape("()"), Some(Some(vec![])));
+        assert_eq!(parse_shape("(-1)"), Some(Some(vec![-1])));
+        assert_eq!(
+            parse_shape("(-1, 28, 28, 1)"),
+            Some(Some(vec![-1, 28, 28, 1]))
+        );
+        assert_eq!(parse_shape("unknown_rank"), Some(None));
+        assert_eq!(parse_shape("(a)"), None);
+        assert_eq!(parse_shape("-1"), None);
+    }
+
+    #[test]
+    fn cli_text_single_and_multi_tag_sets() {
+        let text = "\nMetaGraphDef with tag-set: 'serve, gpu' contains the following SignatureDefs:\n\n\
+            signature_def['a b']:\n  The given SavedModel SignatureDef contains the following input(s):\n\
+            \x20   inputs['x'] tensor_info:\n        dtype: DT_FLOAT_REF\n        shape: (2)\n        name: \n\
+            \x20 The given SavedModel SignatureDef contains the following output(s):\n  Method name is: \n";
+        let m = from_saved_model_cli(text, "t").unwrap();
+        assert_eq!(m.meta_graphs[0].tags, ["serve", "gpu"]);
+        let s = &m.meta_graphs[0].signatures["a b"];
+        assert_eq!(s.inputs["x"].dtype, DTypeCode(101));
+        assert_eq!(s.inputs["x"].name, "");
+        assert_eq!(s.method_name, "");
+        // An output header inside the input list is refused, with its line.
+        let bad = text.replace("inputs['x']", "outputs['x']");
+        let e = from_saved_model_cli(&bad, "t").unwrap_err().to_string();
+        assert!(e.contains("line 6"), "{e}");
+    }
+
+    #[test]
+    fn sniffing_bytes() {
+        assert_eq!(sniff_bytes(b"  {\"a\": 1}"), Some(ModelSource::Metadata));
+        assert_eq!(
+            sniff_bytes(b"\nMetaGraphDef with tag-set: 'serve'"),
+            Some(ModelSource::SavedModelCli)
+        );
+        assert_eq!(
+            sniff_bytes(&[0x08, 0x01, 0x12, 0x00]),
+            Some(ModelSource::SavedModel)
+        );
+        assert_eq!(sniff_bytes(b"hello"), None);
+        assert_eq!(sniff_bytes(b""), None);
+    }
+
+    #[test]
+    fn metadata_json_errors_name_the_field() {
+        let e = from_metadata_json(br#"{"metadata": {"signature_def": {"signature_def": {"s": {"inputs": {"x": {"tensor_shape": {"dim": [{"size": "x"}]}}}}}}}}"#, "m.json")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(r#"signature_def["s"].inputs["x"].tensor_shape.dim[0].size"#),
+            "{e}"
+        );
+        let e = from_metadata_json(b"[]", "m.json").unwrap_err().to_string();
+        assert!(e.contains("top level: expected an object"), "{e}");
+        let e = from_metadata_json(br#"{"model_spec": {}}"#, "m.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no \"metadata\" key"), "{e}");
+    }
 }
