@@ -798,6 +798,8 @@ fn unreadable_inputs_exit_2() {
         (vec!["check".into(), prod.clone()], "--model"),
         (vec!["signature".into(), p(&missing)], "nope.bin"),
         (vec!["diff".into(), prod.clone()], "PROD"),
+        (vec!["diff".into(), prod.clone(), s("eas/response.bin")], "PredictResponse, not a request"),
+        (vec!["check".into(), s("tfs/response.bin"), "--model".into(), s("models/faq")], "not a request"),
     ];
     for (args, needle) in cases {
         for fmt in ["human", "json"] {

@@ -28,6 +28,9 @@ fn marked_name(f: &Finding) -> Option<String> {
     } else {
         "~"
     };
+    if name.is_empty() {
+        return Some(format!("{mark} \"\""));
+    }
     Some(format!("{mark} {name}"))
 }
 

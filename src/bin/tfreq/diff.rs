@@ -7,7 +7,7 @@ use tfreq::analysis::diff::{diff_labeled, DiffOptions};
 use tfreq::analysis::report::{Labeled, Report};
 use tfreq::formats::savedmodel::read_model;
 use tfreq::signature::{ModelSignatures, SERVE_TAG};
-use tfreq::{DecodeOptions, Message};
+use tfreq::{DecodeOptions, Kind, Message};
 
 use crate::common::{in_file, stdout, Failure, Outcome};
 
@@ -64,6 +64,13 @@ pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Loaded>, Failure> {
         }
         let many = records.len() > 1;
         for (i, r) in records.into_iter().enumerate() {
+            if r.message.kind != Kind::Request {
+                let at = if r.label.is_empty() { String::new() } else { format!(" ({})", r.label) };
+                return Err(in_file(
+                    &file,
+                    format!("{at} holds a {}, not a request", r.message.kind).trim_start(),
+                ));
+            }
             let label = match (r.label.is_empty(), many) {
                 (true, false) => file.clone(),
                 (true, true) => format!("{file} (record {})", i + 1),
