@@ -897,3 +897,17 @@ fn check_agrees_with_tensorflow_on_the_faq_model() {
     }
     assert_eq!(n, 4);
 }
+
+#[test]
+fn colour_only_when_asked() {
+    let args = ["diff", &s("eas/faq_warmup.bin"), &s("eas/faq_prod.bin")];
+    let plain = run(&args);
+    assert!(!plain.out.contains('\x1b'), "{}", plain.out);
+    let mut a = args.to_vec();
+    a.extend(["--color", "always"]);
+    let o = Command::cargo_bin("tfreq").unwrap().args(&a).env_remove("NO_COLOR").output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("\x1b[31m"));
+    // JSON never has colour.
+    let (_, v) = json(&args);
+    assert!(!v.to_string().contains('\x1b'));
+}

@@ -640,6 +640,22 @@ mod tests {
         assert!(e.contains("line 6"), "{e}");
     }
 
+    /// The graph (MetaGraphDef field 2) is skipped by length, never parsed: garbage there
+    /// does not matter.
+    #[test]
+    fn graph_def_is_skipped_unread() {
+        let garbage = [0xff_u8, 0xff, 0xff, 0x07, 0x00, 0x1f];
+        let mut mg = vec![0x0a, 0x07, 0x22, 0x05];
+        mg.extend_from_slice(b"serve");
+        mg.extend_from_slice(&[0x12, garbage.len() as u8]);
+        mg.extend_from_slice(&garbage);
+        let mut pb = vec![0x08, 0x01, 0x12, mg.len() as u8];
+        pb.extend_from_slice(&mg);
+        let m = from_saved_model_pb(&pb, "x").unwrap();
+        assert_eq!(m.meta_graphs[0].tags, ["serve"]);
+        assert!(m.meta_graphs[0].signatures.is_empty());
+    }
+
     #[test]
     fn sniffing_bytes() {
         assert_eq!(sniff_bytes(b"  {\"a\": 1}"), Some(ModelSource::Metadata));
