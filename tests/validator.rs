@@ -798,8 +798,19 @@ fn unreadable_inputs_exit_2() {
         (vec!["check".into(), prod.clone()], "--model"),
         (vec!["signature".into(), p(&missing)], "nope.bin"),
         (vec!["diff".into(), prod.clone()], "PROD"),
-        (vec!["diff".into(), prod.clone(), s("eas/response.bin")], "PredictResponse, not a request"),
-        (vec!["check".into(), s("tfs/response.bin"), "--model".into(), s("models/faq")], "not a request"),
+        (
+            vec!["diff".into(), prod.clone(), s("eas/response.bin")],
+            "PredictResponse, not a request",
+        ),
+        (
+            vec![
+                "check".into(),
+                s("tfs/response.bin"),
+                "--model".into(),
+                s("models/faq"),
+            ],
+            "not a request",
+        ),
     ];
     for (args, needle) in cases {
         for fmt in ["human", "json"] {
@@ -905,9 +916,44 @@ fn colour_only_when_asked() {
     assert!(!plain.out.contains('\x1b'), "{}", plain.out);
     let mut a = args.to_vec();
     a.extend(["--color", "always"]);
-    let o = Command::cargo_bin("tfreq").unwrap().args(&a).env_remove("NO_COLOR").output().unwrap();
+    let o = Command::cargo_bin("tfreq")
+        .unwrap()
+        .args(&a)
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&o.stdout).contains("\x1b[31m"));
     // JSON never has colour.
     let (_, v) = json(&args);
     assert!(!v.to_string().contains('\x1b'));
+}
+
+#[test]
+fn tensor_names_and_aliases_of_one_tensor_are_pointed_out_with_the_model() {
+    let args = [
+        "diff",
+        &s("eas/faq_prod.bin"),
+        &s("validator/eas_faq_tensor_names.bin"),
+    ];
+    let (code, v) = json(&args);
+    assert_eq!(code, 1);
+    assert_eq!(codes(&v).len(), 12);
+    assert!(!v.to_string().contains("name the same tensor"));
+    let mut a = args.to_vec();
+    let m = s("models/faq");
+    a.extend(["--model", &m]);
+    let (_, v) = json(&a);
+    let f = v["requests"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "serving_default_threshold:0")
+        .unwrap();
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains(r#""serving_default_threshold:0" and "threshold" name the same tensor"#),
+        "{f}"
+    );
 }

@@ -297,7 +297,7 @@ fn compare(
             Finding::new(
                 "FEED_ADDED",
                 Severity::Error,
-                format!("production also feeds {f:?}, the warm-up does not: a new feed set, so {COST}.{tfs_note}"),
+                format!("production also feeds {f:?}, the warm-up does not: a new feed set, so {COST}.{tfs_note}{}", same_tensor(opts, pkey, f, &wkey.feeds, true)),
             )
             .name(f.clone())
             .sides(None, Some(f.clone())),
@@ -308,7 +308,7 @@ fn compare(
             Finding::new(
                 "FEED_MISSING",
                 Severity::Error,
-                format!("production does not feed {f:?}, the warm-up does: a new feed set, so {COST}.{tfs_note}"),
+                format!("production does not feed {f:?}, the warm-up does: a new feed set, so {COST}.{tfs_note}{}", same_tensor(opts, wkey, f, &pkey.feeds, true)),
             )
             .name(f.clone())
             .sides(Some(f.clone()), None),
@@ -345,7 +345,7 @@ fn compare(
                 Finding::new(
                     "FETCH_ADDED",
                     Severity::Error,
-                    format!("production also fetches {f:?}, the warm-up does not: a new fetch set, so {COST}."),
+                    format!("production also fetches {f:?}, the warm-up does not: a new fetch set, so {COST}.{}", same_tensor(opts, pkey, f, &wkey.fetches, false)),
                 )
                 .name(f.clone())
                 .sides(None, Some(f.clone())),
@@ -356,7 +356,7 @@ fn compare(
                 Finding::new(
                     "FETCH_MISSING",
                     Severity::Error,
-                    format!("production does not fetch {f:?}, the warm-up does: a new fetch set, so {COST}."),
+                    format!("production does not fetch {f:?}, the warm-up does: a new fetch set, so {COST}.{}", same_tensor(opts, wkey, f, &pkey.fetches, false)),
                 )
                 .name(f.clone())
                 .sides(Some(f.clone()), None),
@@ -494,6 +494,38 @@ fn compare(
                 .name(name),
             );
         }
+    }
+}
+
+/// With the model: " (\"x:0\" is the tensor name of alias \"x\", which the other side
+/// uses: ...)" when `name` and a name of `other` are two names of one tensor.
+fn same_tensor(
+    opts: &DiffOptions,
+    key: &ExecutorKey,
+    name: &str,
+    other: &BTreeSet<String>,
+    input: bool,
+) -> String {
+    let Some(sig) = model_sig(opts, key) else {
+        return String::new();
+    };
+    let found = if input {
+        sig.find_input(name)
+    } else {
+        sig.find_output(name)
+    };
+    let Some((alias, spec, _)) = found else {
+        return String::new();
+    };
+    let twin = [alias, spec.name.as_str()]
+        .into_iter()
+        .find(|n| *n != name && !n.is_empty() && other.contains(*n));
+    match twin {
+        Some(t) => format!(
+            " {name:?} and {t:?} name the same tensor (alias {alias:?}, tensor {:?}): a processor that passes names to Session::Run as given (the open-source EAS processor does) builds another executor; one that maps aliases to tensor names would not.",
+            spec.name
+        ),
+        None => String::new(),
     }
 }
 

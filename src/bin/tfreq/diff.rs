@@ -65,7 +65,11 @@ pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Loaded>, Failure> {
         let many = records.len() > 1;
         for (i, r) in records.into_iter().enumerate() {
             if r.message.kind != Kind::Request {
-                let at = if r.label.is_empty() { String::new() } else { format!(" ({})", r.label) };
+                let at = if r.label.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", r.label)
+                };
                 return Err(in_file(
                     &file,
                     format!("{at} holds a {}, not a request", r.message.kind).trim_start(),
