@@ -135,7 +135,7 @@ pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) ->
                 &mut findings,
             );
             verdict = verdict_of(&findings, !warmed.is_empty());
-            if verdict == Verdict::NewExecutor && warmup.len() > 1 {
+            if warmed.is_empty() && verdict != Verdict::Undecided && warmup.len() > 1 {
                 findings.insert(
                     0,
                     Finding::new(
