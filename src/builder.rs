@@ -218,7 +218,7 @@ impl TFRequest {
 
     /// A request meant for `wire`: TF Serving carries every dtype, EAS only 1..=19.
     pub fn for_wire(signature_name: impl Into<String>, wire: WireFormat) -> Self {
-        let mut msg = Message::new(WireFormat::TfServing, Kind::Request);
+        let mut msg = Message::new(wire, Kind::Request);
         msg.signature_name = signature_name.into();
         TFRequest { msg, target: wire }
     }
@@ -242,7 +242,10 @@ impl TFRequest {
                 wire: WireFormat::Eas,
             });
         }
-        let t = make_tensor(name, shape, dtype, values.into())?;
+        let mut t = make_tensor(name, shape, dtype, values.into())?;
+        if self.target == WireFormat::Eas {
+            to_eas_fields(&mut t);
+        }
         self.msg.tensors.push(t);
         Ok(self)
     }
@@ -253,7 +256,8 @@ impl TFRequest {
         self
     }
 
-    /// The request in the neutral model.
+    /// The request in the neutral model, laid out for its target wire format
+    /// (`message().wire` is that format).
     pub fn message(&self) -> &Message {
         &self.msg
     }
@@ -401,6 +405,32 @@ pub(crate) fn make_tensor(
         t.fields.push((info.tf_field, stored));
     }
     Ok(t)
+}
+
+/// Moves a canonical (TF Serving typed) tensor's values into the EAS `ArrayProto`
+/// field of its dtype, by the EAS conventions: halves as floats, complex numbers as
+/// (re, im) pairs in `float_val` / `double_val`. Lossless: f16 and bf16 widen exactly.
+fn to_eas_fields(t: &mut Tensor) {
+    let Some(d) = t.dtype.dtype() else { return };
+    let Some(eas) = d.info().eas_field else {
+        return;
+    };
+    for (field, values) in t.fields.iter_mut() {
+        if let (DType::Half | DType::BFloat16, Values::I32(bits)) = (d, &*values) {
+            let floats = bits
+                .iter()
+                .map(|&b| {
+                    if d == DType::Half {
+                        f16::from_bits(b as u16).to_f32()
+                    } else {
+                        bf16::from_bits(b as u16).to_f32()
+                    }
+                })
+                .collect();
+            *values = Values::F32(Elems::Vec(floats));
+        }
+        *field = eas;
+    }
 }
 
 fn takes(d: DType) -> &'static str {
