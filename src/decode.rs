@@ -312,6 +312,14 @@ fn varint_or_unknown(
     }
 }
 
+/// Decodes a TF Serving `ModelSpec` on its own (e.g. `LogMetadata.model_spec`); `r`
+/// is positioned on the spec's bytes. Unknown fields are skipped.
+pub(crate) fn decode_model_spec(r: Reader) -> Result<ModelSpec, DecodeError> {
+    let mut unknown = Vec::new();
+    let mut anomalies = 0;
+    model_spec(r, ModelSpec::default(), &mut unknown, &mut anomalies)
+}
+
 fn model_spec(
     mut r: Reader,
     mut spec: ModelSpec,

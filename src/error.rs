@@ -267,6 +267,20 @@ pub enum Error {
     /// A builder refusal.
     #[error(transparent)]
     Build(#[from] BuildError),
+    /// A TFRecord framing problem (bad checksum, truncated record), naming the record.
+    #[error(transparent)]
+    TfRecord(#[from] crate::formats::tfrecord::TfRecordError),
+    /// A record of a multi-record file that does not decode.
+    #[error("record {record} (at byte {offset}): {source}")]
+    InRecord {
+        /// Record number, from 0.
+        record: usize,
+        /// Byte offset of the record in the file.
+        offset: usize,
+        /// What went wrong inside it.
+        #[source]
+        source: Box<Error>,
+    },
     /// A file-format problem outside protobuf (TFRecord framing, JSON, text).
     #[error("{0}")]
     Format(String),

@@ -9,6 +9,7 @@ pub mod diff;
 pub mod key;
 pub mod lint;
 pub mod report;
+pub mod warmup;
 
 use std::fmt;
 

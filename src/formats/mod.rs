@@ -1,17 +1,31 @@
 //! File formats that hold requests: a bare protobuf message (EAS `warm_up.bin`, a
-//! captured TF Serving request) and, as readers are added, TFRecord warm-up files of
-//! `PredictionLog`, EAS text warm-ups and request logs.
+//! captured TF Serving request), TFRecord files of `PredictionLog` (TF Serving warm-up
+//! files and request logs) and EAS text warm-ups (one string request per line).
 //!
-//! [`load`] is the one entry point commands use: it detects the container and returns
-//! every request (or response) in it, each with a label saying where it came from.
+//! [`load`] is the one entry point commands use to read requests: it detects the
+//! container and returns every request in it, each with a label saying where it came
+//! from. [`load_detailed`] also lists what is not a request (other log kinds, text
+//! lines) and the warm-up loader's findings; [`entries`] walks a file lazily, record by
+//! record, for logs too big to collect. [`write`] writes messages as a bare message or
+//! a TFRecord warm-up.
+
+pub mod prediction_log;
+pub mod text;
+pub mod tfrecord;
+
+use std::path::Path;
 
 pub mod savedmodel;
 
 use bytes::Bytes;
 
+use crate::analysis::Finding;
 use crate::decode::{decode_with, DecodeOptions};
+use crate::encode::{encode, TfsEncoding};
 use crate::error::Error;
-use crate::model::Message;
+use crate::model::{Kind, Message, WireFormat};
+use prediction_log::{LogKind, PredictionLog};
+use tfrecord::Records;
 
 /// One message found in a file.
 #[derive(Debug, Clone)]
@@ -22,7 +36,269 @@ pub struct Record {
     pub message: Message,
 }
 
-/// Reads every request or response in `bytes`.
+/// What kind of file it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContainerKind {
+    /// One serialized request or response, no framing.
+    Bare,
+    /// TFRecord of `PredictionLog`.
+    TfRecord,
+    /// EAS text warm-up: one string request per line.
+    Text,
+}
+
+impl ContainerKind {
+    /// `bare`, `tfrecord` or `text`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContainerKind::Bare => "bare",
+            ContainerKind::TfRecord => "tfrecord",
+            ContainerKind::Text => "text",
+        }
+    }
+}
+
+/// What one entry of a file holds.
+#[derive(Debug, Clone)]
+pub enum Content {
+    /// A decoded request or response (a bare message, or a `predict_log` request).
+    Message(Message),
+    /// A `PredictionLog` of another kind (or a `predict_log` without a request).
+    Log(PredictionLog),
+    /// One line of a text warm-up: a string request.
+    Line(Bytes),
+}
+
+/// One entry of a file: a message, a log record of another kind, or a text line.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Entry number, from 0 (the TFRecord record number, the line number - 1).
+    pub index: usize,
+    /// Byte offset in the file.
+    pub offset: usize,
+    /// Bytes it takes (the record's data, the line without its newline).
+    pub size: usize,
+    /// The `PredictionLog` kind (TFRecord files only).
+    pub log_kind: Option<LogKind>,
+    /// `log_metadata.model_spec` of a TFRecord record.
+    pub log_model_spec: Option<crate::model::ModelSpec>,
+    /// The entry's own bytes, viewed in place: the message (for a `predict_log`, its
+    /// request), a record's data, or a line.
+    pub bytes: Bytes,
+    /// What it holds.
+    pub content: Content,
+}
+
+impl Entry {
+    /// `record N`, `line N` (from 1), or `""` for a bare message.
+    pub fn label(&self, container: ContainerKind) -> String {
+        match container {
+            ContainerKind::Bare => String::new(),
+            ContainerKind::TfRecord => format!("record {}", self.index),
+            ContainerKind::Text => format!("line {}", self.index + 1),
+        }
+    }
+}
+
+/// A whole file: its kind, every entry, and findings about the file as a whole (TF
+/// Serving's warm-up limits for a TFRecord file).
+#[derive(Debug, Clone)]
+pub struct Container {
+    /// What kind of file it is.
+    pub kind: ContainerKind,
+    /// Every entry, in file order.
+    pub entries: Vec<Entry>,
+    /// Findings about the file as a whole.
+    pub findings: Vec<Finding>,
+}
+
+/// How to read a file whose kind the bytes alone may not settle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Hint {
+    /// Detect from the bytes.
+    #[default]
+    Auto,
+    /// A text warm-up (the file name ends in `.txt`).
+    Text,
+}
+
+impl Hint {
+    /// The hint a file name gives: `.txt` means a text warm-up.
+    pub fn for_path(path: &Path) -> Hint {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("txt") => Hint::Text,
+            _ => Hint::Auto,
+        }
+    }
+}
+
+/// Detects what kind of file `bytes` is, decoding at most the bare message.
+///
+/// A TFRecord file is recognised by its first record's length checksum. A `.txt` hint
+/// means text; otherwise bytes that are printable UTF-8 lines and not a clean protobuf
+/// message (it fails to decode, or decodes only with unknown fields) are text.
+pub fn detect(bytes: &Bytes, opts: DecodeOptions, hint: Hint) -> ContainerKind {
+    if tfrecord::is_tfrecord(bytes) {
+        return ContainerKind::TfRecord;
+    }
+    if hint == Hint::Text {
+        return ContainerKind::Text;
+    }
+    if text::looks_like_text(bytes) {
+        match decode_with(bytes.clone(), opts) {
+            Ok((m, _)) if m.all_unknown().next().is_none() => ContainerKind::Bare,
+            _ => ContainerKind::Text,
+        }
+    } else {
+        ContainerKind::Bare
+    }
+}
+
+/// Walks a file's entries lazily: a TFRecord file record by record (each decoded when
+/// reached, its bytes viewed in place), so memory stays bounded whatever the size.
+pub struct Entries {
+    kind: ContainerKind,
+    inner: EntriesInner,
+    opts: DecodeOptions,
+}
+
+enum EntriesInner {
+    Bare(Option<Bytes>),
+    TfRecord(Records),
+    Text(text::Lines),
+}
+
+impl Entries {
+    /// What kind of file it is.
+    pub fn kind(&self) -> ContainerKind {
+        self.kind
+    }
+}
+
+impl Iterator for Entries {
+    type Item = Result<Entry, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.inner {
+            EntriesInner::Bare(b) => {
+                let b = b.take()?;
+                let size = b.len();
+                Some(decode_with(b.clone(), self.opts).map(|(m, _)| Entry {
+                    index: 0,
+                    offset: 0,
+                    size,
+                    log_kind: None,
+                    log_model_spec: None,
+                    bytes: b,
+                    content: Content::Message(m),
+                }))
+            }
+            EntriesInner::TfRecord(r) => {
+                let rec = match r.next()? {
+                    Ok(rec) => rec,
+                    Err(e) => return Some(Err(e.into())),
+                };
+                Some(record_entry(rec, self.opts))
+            }
+            EntriesInner::Text(l) => {
+                let (index, offset, line) = l.next()?;
+                Some(Ok(Entry {
+                    index,
+                    offset,
+                    size: line.len(),
+                    log_kind: None,
+                    log_model_spec: None,
+                    bytes: line.clone(),
+                    content: Content::Line(line),
+                }))
+            }
+        }
+    }
+}
+
+/// Decodes one TFRecord record as a `PredictionLog`, and its predict request.
+pub fn record_entry(rec: tfrecord::RawRecord, opts: DecodeOptions) -> Result<Entry, Error> {
+    let in_record = |e: Error| Error::InRecord {
+        record: rec.index,
+        offset: rec.offset,
+        source: Box::new(e),
+    };
+    let log = PredictionLog::decode(rec.data.clone(), rec.data_offset()).map_err(|e| {
+        in_record(Error::Decode {
+            wire: WireFormat::TfServing,
+            kind: Kind::Request,
+            source: e,
+        })
+    })?;
+    let opts = DecodeOptions {
+        wire: Some(WireFormat::TfServing),
+        kind: Some(Kind::Request),
+        ..opts
+    };
+    let (content, bytes) = match (log.kind, log.requests.first()) {
+        (LogKind::Predict, Some(b)) => {
+            let (m, _) = decode_with(b.clone(), opts).map_err(in_record)?;
+            (Content::Message(m), b.clone())
+        }
+        _ => (Content::Log(log.clone()), rec.data.clone()),
+    };
+    Ok(Entry {
+        index: rec.index,
+        offset: rec.offset,
+        size: rec.data.len(),
+        log_kind: Some(log.kind),
+        log_model_spec: log.model_spec,
+        bytes,
+        content,
+    })
+}
+
+/// Starts walking the entries of `bytes` (see [`Entries`]).
+pub fn entries(bytes: Bytes, opts: DecodeOptions, hint: Hint) -> Entries {
+    let kind = detect(&bytes, opts, hint);
+    let inner = match kind {
+        ContainerKind::Bare => EntriesInner::Bare(Some(bytes)),
+        ContainerKind::TfRecord => EntriesInner::TfRecord(Records::new(bytes)),
+        ContainerKind::Text => EntriesInner::Text(text::Lines::new(bytes)),
+    };
+    Entries { kind, inner, opts }
+}
+
+/// Reads a whole file: every entry, and the warm-up findings of a TFRecord file.
+///
+/// ```
+/// use tfreq::formats::{load_detailed, ContainerKind, Hint};
+/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+/// let c = load_detailed(bytes, Default::default(), Hint::Auto)?;
+/// assert_eq!(c.kind, ContainerKind::TfRecord);
+/// assert_eq!(c.entries.len(), 6);
+/// assert!(c.findings.iter().any(|f| f.code == "NO_LOG_TYPE"));
+/// # Ok::<(), tfreq::Error>(())
+/// ```
+pub fn load_detailed(bytes: Bytes, opts: DecodeOptions, hint: Hint) -> Result<Container, Error> {
+    let it = entries(bytes, opts, hint);
+    let kind = it.kind();
+    let entries: Vec<Entry> = it.collect::<Result<_, _>>()?;
+    let findings = if kind == ContainerKind::TfRecord {
+        let kinds: Vec<LogKind> = entries
+            .iter()
+            .map(|e| e.log_kind.unwrap_or(LogKind::None))
+            .collect();
+        crate::analysis::warmup::limits(&kinds)
+    } else {
+        Vec::new()
+    };
+    Ok(Container {
+        kind,
+        entries,
+        findings,
+    })
+}
+
+/// Reads every request or response in `bytes`: a bare message, or each `predict_log`
+/// request of a TFRecord file (labelled `record N`). Other log kinds and text lines
+/// are not messages and are left out; [`load_detailed`] lists them.
 ///
 /// ```
 /// let bytes = tfreq::io::read_input("tests/data/eas/seed_warm_up.bin".as_ref())?;
@@ -32,9 +308,117 @@ pub struct Record {
 /// # Ok::<(), tfreq::Error>(())
 /// ```
 pub fn load(bytes: Bytes, opts: DecodeOptions) -> Result<Vec<Record>, Error> {
-    let (message, _) = decode_with(bytes, opts)?;
-    Ok(vec![Record {
-        label: String::new(),
-        message,
-    }])
+    let it = entries(bytes, opts, Hint::Auto);
+    let kind = it.kind();
+    let mut out = Vec::new();
+    for e in it {
+        let e = e?;
+        let label = e.label(kind);
+        if let Content::Message(message) = e.content {
+            out.push(Record { label, message });
+        }
+    }
+    Ok(out)
+}
+
+/// Output layout for [`write`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// One bare EAS `PredictRequest`.
+    Eas,
+    /// One bare TF Serving `PredictRequest`.
+    TfServing,
+    /// A TF Serving warm-up file: TFRecord of `PredictionLog{predict_log{request}}`.
+    TfRecord,
+}
+
+impl Target {
+    /// `eas`, `tf-serving` or `tfrecord`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Target::Eas => "eas",
+            Target::TfServing => "tf-serving",
+            Target::TfRecord => "tfrecord",
+        }
+    }
+}
+
+/// Encodes requests for `target`, keeping names, dtypes, shapes, fetches and values
+/// (converting EAS ↔ TF Serving as needed). A bare format holds exactly one request;
+/// a dtype the target cannot carry is an error naming the feed and dtype.
+///
+/// ```
+/// use tfreq::formats::{load, write, Target};
+/// let bytes = tfreq::io::read_input("tests/data/eas/faq_prod.bin".as_ref())?;
+/// let msgs: Vec<_> = load(bytes, Default::default())?.into_iter().map(|r| r.message).collect();
+/// let file = write(&msgs, Target::TfRecord)?;
+/// let back = load(file.into(), Default::default())?;
+/// assert_eq!(back[0].label, "record 0");
+/// assert_eq!(back[0].message.tensors.len(), msgs[0].tensors.len());
+/// # Ok::<(), tfreq::Error>(())
+/// ```
+pub fn write(msgs: &[Message], target: Target) -> Result<Vec<u8>, Error> {
+    for m in msgs {
+        if m.kind != Kind::Request {
+            return Err(Error::Format(format!(
+                "only requests can be written as {}; got a {}",
+                target.as_str(),
+                m.kind
+            )));
+        }
+    }
+    match target {
+        Target::Eas | Target::TfServing => {
+            let [m] = msgs else {
+                return Err(Error::Format(format!(
+                    "a bare {} file holds exactly one request; got {} (write --wire tfrecord for several)",
+                    target.as_str(),
+                    msgs.len()
+                )));
+            };
+            let wire = if target == Target::Eas {
+                WireFormat::Eas
+            } else {
+                WireFormat::TfServing
+            };
+            Ok(encode(m, wire, style_for(m))?)
+        }
+        Target::TfRecord => {
+            let mut out = Vec::new();
+            for m in msgs {
+                let req = encode(m, WireFormat::TfServing, style_for(m))?;
+                tfrecord::write_record(&mut out, &prediction_log::encode_predict_log(&req));
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// A TF Serving message keeps its layout; others are laid out as TensorFlow's Python does.
+fn style_for(m: &Message) -> TfsEncoding {
+    if m.wire == WireFormat::TfServing {
+        TfsEncoding::AsIs
+    } else {
+        TfsEncoding::Python
+    }
+}
+
+/// Sets the TF Serving `model_spec.name` of a request that has none (keeping its
+/// signature); an existing name is left alone.
+///
+/// ```
+/// let mut m = tfreq::Message::new(tfreq::WireFormat::Eas, tfreq::Kind::Request);
+/// m.signature_name = "serving_default".into();
+/// tfreq::formats::set_model_name(&mut m, "faq");
+/// assert_eq!(m.model_spec.unwrap().name, "faq");
+/// ```
+pub fn set_model_name(m: &mut Message, name: &str) {
+    let sig = m.signature_name.clone();
+    let spec = m.model_spec.get_or_insert_with(|| crate::model::ModelSpec {
+        signature_name: sig,
+        ..Default::default()
+    });
+    if spec.name.is_empty() {
+        spec.name = name.to_string();
+    }
 }

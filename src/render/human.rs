@@ -199,3 +199,105 @@ pub fn scalar_text(v: &Scalar) -> String {
         other => other.to_string(),
     }
 }
+
+/// The head of a multi-entry file's summary: its kind, entry count by kind, and the
+/// findings about the file as a whole.
+pub fn write_container_head(
+    out: &mut dyn Write,
+    label: &str,
+    c: &crate::formats::Container,
+) -> io::Result<()> {
+    use crate::formats::ContainerKind;
+    use style::*;
+    match c.kind {
+        ContainerKind::TfRecord => {
+            let mut counts: Vec<(&str, usize)> = Vec::new();
+            for e in &c.entries {
+                let k = e.log_kind.map_or("none", |k| k.name());
+                match counts.iter_mut().find(|(n, _)| *n == k) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((k, 1)),
+                }
+            }
+            let by: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            writeln!(
+                out,
+                "{BOLD}{label}{RESET}: TFRecord of PredictionLog, {} record{} ({})",
+                c.entries.len(),
+                if c.entries.len() == 1 { "" } else { "s" },
+                by.join(", ")
+            )?;
+        }
+        ContainerKind::Text => {
+            let lines: Vec<&[u8]> = c.entries.iter().map(|e| &e.bytes[..]).collect();
+            let s = crate::formats::text::summary(&lines);
+            writeln!(
+                out,
+                "{BOLD}{label}{RESET}: EAS text warm-up, {} request line{} (string requests, one per line)",
+                s.lines,
+                if s.lines == 1 { "" } else { "s" }
+            )?;
+            if s.lines > 0 {
+                writeln!(
+                    out,
+                    "line length: min {}, max {}, mean {:.1} bytes",
+                    s.min_len,
+                    s.max_len,
+                    s.total_len as f64 / s.lines as f64
+                )?;
+            }
+        }
+        ContainerKind::Bare => writeln!(out, "{BOLD}{label}{RESET}: one message")?,
+    }
+    if !c.findings.is_empty() {
+        writeln!(out, "file problems ({}):", c.findings.len())?;
+        for p in &c.findings {
+            writeln!(
+                out,
+                "  {}{}{RESET} {}: {}",
+                severity_color(p.severity),
+                p.severity,
+                p.code,
+                p.message
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// One line for an entry that is not a decoded message (another log kind, a text line).
+pub fn write_entry_line(
+    out: &mut dyn Write,
+    label: &str,
+    e: &crate::formats::Entry,
+) -> io::Result<()> {
+    use crate::formats::Content;
+    use style::*;
+    match &e.content {
+        Content::Line(l) => writeln!(
+            out,
+            "{label}: {} bytes: \"{}\"",
+            l.len(),
+            crate::render::escape::short_bytes(l)
+        ),
+        Content::Log(log) => {
+            let mut s = format!(
+                "{BOLD}{label}{RESET}: {}, {} bytes at byte {}",
+                log.kind, e.size, e.offset
+            );
+            if let Some(spec) = &e.log_model_spec {
+                s.push_str(&format!(", log_metadata model {:?}", spec.name));
+            }
+            if log.kind == crate::formats::prediction_log::LogKind::PredictStreamed {
+                s.push_str(&format!(", {} request(s)", log.requests.len()));
+            }
+            s.push_str(match log.kind {
+                crate::formats::prediction_log::LogKind::None => " (empty: no log_type)",
+                crate::formats::prediction_log::LogKind::Predict => " (no request)",
+                _ => " (not a PredictRequest: not decoded further)",
+            });
+            writeln!(out, "{s}")
+        }
+        Content::Message(m) => writeln!(out, "{label}: {} {}", m.wire, m.kind),
+    }
+}

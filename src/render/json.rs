@@ -169,3 +169,64 @@ pub fn write_message(
     }
     out.write_all(b"]}")
 }
+
+/// Streams the document of a multi-entry file (TFRecord or text warm-up): the file's
+/// kind and findings, then an `entries` array with one object per record or line; a
+/// message entry carries its [`write_message`] document under `message`. `problems`
+/// holds each entry's findings, in entry order.
+pub fn write_container(
+    out: &mut dyn Write,
+    file: &str,
+    c: &crate::formats::Container,
+    problems: &[Vec<Finding>],
+    mode: ValuesMode,
+) -> io::Result<()> {
+    use crate::formats::Content;
+    let head = json!({
+        "file": file,
+        "container": c.kind.as_str(),
+        "entries_count": c.entries.len(),
+        "problems": serde_json::to_value(&c.findings).unwrap_or(Value::Null),
+    });
+    let head = serde_json::to_string(&head)?;
+    out.write_all(&head.as_bytes()[..head.len() - 1])?;
+    out.write_all(b",\"entries\":[")?;
+    for (i, e) in c.entries.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        let mut m = serde_json::Map::new();
+        m.insert("index".into(), json!(e.index));
+        m.insert("offset".into(), json!(e.offset));
+        m.insert("size".into(), json!(e.size));
+        if let Some(k) = e.log_kind {
+            m.insert("log_type".into(), json!(k.name()));
+        }
+        if let Some(s) = &e.log_model_spec {
+            m.insert("log_metadata_model_spec".into(), json!({"name": s.name, "version": s.version, "version_label": s.version_label, "signature_name": s.signature_name}));
+        }
+        match &e.content {
+            Content::Line(l) => {
+                m.insert(
+                    "line".into(),
+                    json!(String::from_utf8_lossy(l).into_owned()),
+                );
+            }
+            Content::Log(log) => {
+                m.insert("requests".into(), json!(log.requests.len()));
+            }
+            Content::Message(_) => {}
+        }
+        let s = serde_json::to_string(&Value::Object(m))?;
+        if let Content::Message(msg) = &e.content {
+            out.write_all(&s.as_bytes()[..s.len() - 1])?;
+            out.write_all(b",\"message\":")?;
+            let p = problems.get(i).map(Vec::as_slice).unwrap_or(&[]);
+            write_message(out, &format!("{file} {}", e.label(c.kind)), msg, p, mode)?;
+            out.write_all(b"}")?;
+        } else {
+            out.write_all(s.as_bytes())?;
+        }
+    }
+    out.write_all(b"]}")
+}

@@ -59,3 +59,37 @@ pub fn finish(r: Outcome) -> ExitCode {
 pub fn in_file(file: &str, e: impl std::fmt::Display) -> Failure {
     Failure(format!("{file}: {e}"))
 }
+
+/// Writes a command's binary output: to `-o FILE` atomically, to standard output for
+/// `-o -`, and with no `-o` to standard output only when it is not a terminal.
+pub fn write_output(out: Option<&std::path::Path>, data: &[u8]) -> Result<(), Failure> {
+    use std::io::IsTerminal;
+    match out {
+        Some(p) => tfreq::io::write_atomic(p, data).map_err(Failure::from),
+        None if io::stdout().is_terminal() => Err(Failure(
+            "refusing to write binary output to a terminal; give -o FILE, or -o - to force".into(),
+        )),
+        None => tfreq::io::write_atomic(std::path::Path::new("-"), data).map_err(Failure::from),
+    }
+}
+
+/// The output layout `--wire` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutWire {
+    /// One bare EAS PredictRequest.
+    Eas,
+    /// One bare TF Serving PredictRequest.
+    TfServing,
+    /// A TF Serving warm-up file: TFRecord of PredictionLog{predict_log}.
+    Tfrecord,
+}
+
+impl From<OutWire> for tfreq::formats::Target {
+    fn from(w: OutWire) -> Self {
+        match w {
+            OutWire::Eas => tfreq::formats::Target::Eas,
+            OutWire::TfServing => tfreq::formats::Target::TfServing,
+            OutWire::Tfrecord => tfreq::formats::Target::TfRecord,
+        }
+    }
+}

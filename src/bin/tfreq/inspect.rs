@@ -4,6 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use tfreq::analysis::lint::lint;
+use tfreq::formats::{load_detailed, ContainerKind, Content, Hint};
+use tfreq::render::human;
 use tfreq::render::json::ValuesMode;
 use tfreq::{DecodeOptions, Kind, WireFormat};
 
@@ -83,37 +85,85 @@ pub fn run(a: Args) -> Outcome {
     if json_many {
         out.write_all(b"[")?;
     }
+    let mode = match a.values {
+        Values::None => ValuesMode::None,
+        Values::Preview => ValuesMode::Preview,
+        Values::All => ValuesMode::All,
+    };
     for (i, path) in a.files.iter().enumerate() {
         let label = path.display().to_string();
         let bytes = tfreq::io::read_input(path).map_err(|e| in_file(&label, e))?;
-        let (msg, _) = tfreq::decode_with(bytes.clone(), opts).map_err(|e| in_file(&label, e))?;
-        let problems = lint(&msg);
+        let c = load_detailed(bytes, opts, Hint::for_path(path)).map_err(|e| in_file(&label, e))?;
+        let problems: Vec<Vec<_>> = c
+            .entries
+            .iter()
+            .map(|e| match &e.content {
+                Content::Message(m) => lint(m),
+                _ => Vec::new(),
+            })
+            .collect();
+        let bare = c.kind == ContainerKind::Bare;
         match a.format {
             Format::Human => {
                 if i > 0 {
                     writeln!(out)?;
                 }
-                tfreq::render::human::write_summary(&mut out, &label, &msg, &problems)?;
+                if !bare {
+                    human::write_container_head(&mut out, &label, &c)?;
+                }
+                for (e, p) in c.entries.iter().zip(&problems) {
+                    let elabel = if bare {
+                        label.clone()
+                    } else {
+                        format!("{label} {}", e.label(c.kind))
+                    };
+                    match &e.content {
+                        Content::Message(msg) => {
+                            if !bare {
+                                writeln!(out)?;
+                            }
+                            human::write_summary(&mut out, &elabel, msg, p)?
+                        }
+                        _ => human::write_entry_line(&mut out, &elabel, e)?,
+                    }
+                }
             }
             Format::Text => {
-                tfreq::render::text::write_text(
-                    &mut out,
-                    &bytes,
-                    tfreq::wire::message_name(msg.wire, msg.kind),
-                )
-                .map_err(|e| in_file(&label, e))?;
-                writeln!(out)?;
+                for e in &c.entries {
+                    let Content::Message(msg) = &e.content else {
+                        if !bare {
+                            let what = e.log_kind.map_or("text line", |k| k.name());
+                            writeln!(out, "# {}: {what} (not a PredictRequest)", e.label(c.kind))?;
+                        }
+                        continue;
+                    };
+                    if !bare {
+                        writeln!(out, "# {}: predict_log request", e.label(c.kind))?;
+                    }
+                    tfreq::render::text::write_text(
+                        &mut out,
+                        &e.bytes,
+                        tfreq::wire::message_name(msg.wire, msg.kind),
+                    )
+                    .map_err(|e| in_file(&label, e))?;
+                    writeln!(out)?;
+                }
             }
             Format::Json => {
                 if i > 0 {
                     out.write_all(b",")?;
                 }
-                let mode = match a.values {
-                    Values::None => ValuesMode::None,
-                    Values::Preview => ValuesMode::Preview,
-                    Values::All => ValuesMode::All,
-                };
-                tfreq::render::json::write_message(&mut out, &label, &msg, &problems, mode)?;
+                match (&c.entries[..], bare) {
+                    ([e], true) => {
+                        if let Content::Message(msg) = &e.content {
+                            let p = problems.first().map(Vec::as_slice).unwrap_or(&[]);
+                            tfreq::render::json::write_message(&mut out, &label, msg, p, mode)?;
+                        }
+                    }
+                    _ => {
+                        tfreq::render::json::write_container(&mut out, &label, &c, &problems, mode)?
+                    }
+                }
                 if !json_many {
                     writeln!(out)?;
                 }

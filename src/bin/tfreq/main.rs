@@ -4,6 +4,7 @@
 
 mod check;
 mod common;
+mod convert;
 mod diff;
 mod inspect;
 mod signature;
@@ -41,7 +42,7 @@ enum Cmd {
     /// Build a request file from REST JSON or text format.
     Build(stubs::Args),
     /// Convert between EAS, TF Serving and TFRecord warm-up files.
-    Convert(stubs::Args),
+    Convert(convert::Args),
     /// Replace a request's values, keeping its names, dtypes and shapes.
     Scrub(stubs::Args),
     /// Count the distinct executor keys in request logs.
@@ -65,9 +66,8 @@ fn main() -> ExitCode {
         Cmd::Diff(a) => diff::run(a),
         Cmd::Check(a) => check::run(a),
         Cmd::Signature(a) => signature::run(a),
-        Cmd::Build(a) | Cmd::Convert(a) | Cmd::Scrub(a) | Cmd::Keys(a) | Cmd::Warmup(a) => {
-            stubs::run(a)
-        }
+        Cmd::Convert(a) => convert::run(a),
+        Cmd::Build(a) | Cmd::Scrub(a) | Cmd::Keys(a) | Cmd::Warmup(a) => stubs::run(a),
     };
     common::finish(result)
 }

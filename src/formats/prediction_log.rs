@@ -1,0 +1,239 @@
+//! TF Serving's `PredictionLog` (formats.md §5.1): one record of a warm-up file or a
+//! request log.
+//!
+//! The envelope is decoded by hand with the wire reader, so the `PredictRequest` bytes
+//! stay a zero-copy slice of the record until [`PredictionLog::predict_request`]
+//! decodes them. Every `log_type` is recognised by name; only `predict_log` (and the
+//! requests of `predict_streamed_log`) are decoded further.
+//!
+//! ```
+//! use tfreq::formats::prediction_log::{encode_predict_log, LogKind, PredictionLog};
+//! let mut req = tfreq::TFRequest::for_wire("serving_default", tfreq::WireFormat::TfServing);
+//! req.add_feed("x", &[1, 2], tfreq::DType::Float, vec![1.0f32, 2.0])?;
+//! let bytes = req.to_tf_serving_bytes("m")?;
+//! let log = PredictionLog::decode(encode_predict_log(&bytes).into(), 0)?;
+//! assert_eq!(log.kind, LogKind::Predict);
+//! assert_eq!(log.predict_request().unwrap()?.tensors[0].name, "x");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fmt;
+
+use bytes::Bytes;
+
+use crate::decode::{decode_with, DecodeOptions};
+use crate::error::{DecodeError, Error};
+use crate::model::{Kind, Message, ModelSpec, WireFormat};
+use crate::wire::reader::{Reader, WireValue};
+use crate::wire::writer::{put_len_header, varint_len};
+
+/// Which `log_type` a `PredictionLog` holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogKind {
+    /// No `log_type` set.
+    None,
+    /// `classify_log` (field 2).
+    Classify,
+    /// `regress_log` (field 3).
+    Regress,
+    /// `multi_inference_log` (field 4).
+    MultiInference,
+    /// `session_run_log` (field 5).
+    SessionRun,
+    /// `predict_log` (field 6).
+    Predict,
+    /// `predict_streamed_log` (field 7).
+    PredictStreamed,
+}
+
+impl LogKind {
+    /// The oneof member's name (`predict_log`, ...), or `none`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LogKind::None => "none",
+            LogKind::Classify => "classify_log",
+            LogKind::Regress => "regress_log",
+            LogKind::MultiInference => "multi_inference_log",
+            LogKind::SessionRun => "session_run_log",
+            LogKind::Predict => "predict_log",
+            LogKind::PredictStreamed => "predict_streamed_log",
+        }
+    }
+
+    /// The kind of a `PredictionLog` field number, if it is a `log_type` member.
+    pub fn from_field(n: u32) -> Option<LogKind> {
+        Some(match n {
+            2 => LogKind::Classify,
+            3 => LogKind::Regress,
+            4 => LogKind::MultiInference,
+            5 => LogKind::SessionRun,
+            6 => LogKind::Predict,
+            7 => LogKind::PredictStreamed,
+            _ => return None,
+        })
+    }
+
+    /// Whether TF Serving's classic (SavedModelBundle) warm-up runs it (§5.2):
+    /// classify, regress, multi_inference and predict do; session_run and
+    /// predict_streamed fail the model load; no kind is silently skipped.
+    pub fn classic_warmup_runs(self) -> bool {
+        matches!(
+            self,
+            LogKind::Classify | LogKind::Regress | LogKind::MultiInference | LogKind::Predict
+        )
+    }
+}
+
+impl fmt::Display for LogKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One decoded `PredictionLog` envelope.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PredictionLog {
+    /// Which log type it holds.
+    pub kind: LogKind,
+    /// `log_metadata.model_spec`, when present.
+    pub model_spec: Option<ModelSpec>,
+    /// The log body (the bytes of the oneof member), a view into the record.
+    pub body: Bytes,
+    /// `predict_log.request`, or each `predict_streamed_log.request`: undecoded views.
+    pub requests: Vec<Bytes>,
+    /// `predict_log.response`, undecoded.
+    pub response: Option<Bytes>,
+    /// Absolute byte offset of each request's bytes (as given to [`PredictionLog::decode`]).
+    pub request_offsets: Vec<usize>,
+}
+
+fn len_of(v: &WireValue) -> Option<&Bytes> {
+    match v {
+        WireValue::Len(b) => Some(b),
+        _ => None,
+    }
+}
+
+impl PredictionLog {
+    /// Decodes the envelope of one record; `base` is the record data's byte offset in
+    /// the file, so errors and offsets are absolute. Fields it does not know are
+    /// skipped, as protobuf does; a field with a wrong wire type is an error.
+    pub fn decode(data: Bytes, base: usize) -> Result<PredictionLog, DecodeError> {
+        let mut r = Reader::new(Bytes::new()).nested(data, base)?;
+        let names: &[(u32, &'static str)] = &[
+            (1, "log_metadata"),
+            (2, "classify_log"),
+            (3, "regress_log"),
+            (4, "multi_inference_log"),
+            (5, "session_run_log"),
+            (6, "predict_log"),
+            (7, "predict_streamed_log"),
+        ];
+        let mut log = PredictionLog {
+            kind: LogKind::None,
+            model_spec: None,
+            body: Bytes::new(),
+            requests: Vec::new(),
+            response: None,
+            request_offsets: Vec::new(),
+        };
+        while let Some(f) = r.next_field_named(names)? {
+            let wrong = |name: &'static str| {
+                DecodeError::new(
+                    crate::error::DecodeErrorKind::WrongWireType {
+                        field: name,
+                        found: f.value.wire_type(),
+                    },
+                    f.offset,
+                )
+            };
+            if f.number == 1 {
+                let b = len_of(&f.value).ok_or_else(|| wrong("log_metadata"))?;
+                let mut m = r.nested(b.clone(), f.value_offset)?;
+                while let Some(g) = m.next_field().map_err(|e| e.within("log_metadata"))? {
+                    if g.number == 1 {
+                        let b = len_of(&g.value).ok_or_else(|| wrong("model_spec"))?;
+                        let sub = m.nested(b.clone(), g.value_offset)?;
+                        let spec = crate::decode::decode_model_spec(sub)
+                            .map_err(|e| e.within("model_spec").within("log_metadata"))?;
+                        log.model_spec = Some(spec);
+                    }
+                }
+                continue;
+            }
+            let Some(kind) = LogKind::from_field(f.number) else {
+                continue; // unknown field: protobuf skips it
+            };
+            let name = kind.name();
+            let body = len_of(&f.value).ok_or_else(|| wrong(name))?.clone();
+            // A oneof: the last member set wins.
+            log.kind = kind;
+            log.requests.clear();
+            log.request_offsets.clear();
+            log.response = None;
+            if matches!(kind, LogKind::Predict | LogKind::PredictStreamed) {
+                let mut sub = r.nested(body.clone(), f.value_offset)?;
+                while let Some(g) = sub.next_field().map_err(|e| e.within(name))? {
+                    match (g.number, &g.value) {
+                        (1, WireValue::Len(b)) => {
+                            if kind == LogKind::Predict {
+                                // Not repeated: the last one wins (merging two is not modelled).
+                                log.requests.clear();
+                                log.request_offsets.clear();
+                            }
+                            log.requests.push(b.clone());
+                            log.request_offsets.push(g.value_offset);
+                        }
+                        (2, WireValue::Len(b)) => log.response = Some(b.clone()),
+                        (1 | 2, _) => {
+                            return Err(DecodeError::new(
+                                crate::error::DecodeErrorKind::WrongWireType {
+                                    field: if g.number == 1 { "request" } else { "response" },
+                                    found: g.value.wire_type(),
+                                },
+                                g.offset,
+                            )
+                            .within(name))
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            log.body = body;
+        }
+        Ok(log)
+    }
+
+    /// The `predict_log` request decoded as a TF Serving `PredictRequest`, or `None` for
+    /// other kinds (and a `predict_log` without a request).
+    pub fn predict_request(&self) -> Option<Result<Message, Error>> {
+        if self.kind != LogKind::Predict {
+            return None;
+        }
+        let b = self.requests.first()?;
+        let opts = DecodeOptions {
+            wire: Some(WireFormat::TfServing),
+            kind: Some(Kind::Request),
+            max_size: None,
+        };
+        Some(decode_with(b.clone(), opts).map(|(m, _)| m))
+    }
+}
+
+/// A `PredictionLog { predict_log { request } }` around TF Serving `PredictRequest`
+/// bytes: one warm-up record's data.
+///
+/// ```
+/// // formats.md §10.2: the envelope is 32 3c 0a 3a + the 58-byte request.
+/// let log = tfreq::formats::prediction_log::encode_predict_log(&[0u8; 58]);
+/// assert_eq!(&log[..4], &[0x32, 0x3c, 0x0a, 0x3a]);
+/// ```
+pub fn encode_predict_log(request: &[u8]) -> Vec<u8> {
+    let inner = 1 + varint_len(request.len() as u64) + request.len();
+    let mut out = Vec::with_capacity(1 + varint_len(inner as u64) + inner);
+    put_len_header(&mut out, 6, inner);
+    put_len_header(&mut out, 1, request.len());
+    out.extend_from_slice(request);
+    out
+}

@@ -1,0 +1,356 @@
+//! TFRecord framing (formats.md §5.3), as `tf.io.TFRecordWriter` writes it.
+//!
+//! Each record is `u64 LE length`, `masked CRC-32C of those 8 bytes`, the data, and
+//! `masked CRC-32C of the data`; records are concatenated with no header or trailer.
+//! Reading checks both checksums and never allocates from a claimed length: the length
+//! is compared with the bytes actually left first. Records are handed out lazily as
+//! [`Bytes`] slices of the input, so a memory-mapped multi-gigabyte log is walked in
+//! bounded memory.
+//!
+//! ```
+//! use tfreq::formats::tfrecord::{frame, Records};
+//! let file = frame([&b"hello"[..], b"", b"world"]);
+//! let data: Vec<_> = Records::new(file.into()).map(|r| r.map(|r| r.data)).collect::<Result<_, _>>()?;
+//! assert_eq!(data, vec![&b"hello"[..], b"", b"world"]);
+//! # Ok::<(), tfreq::formats::tfrecord::TfRecordError>(())
+//! ```
+
+use bytes::Bytes;
+
+/// Bytes of a record header: length (8) + its masked CRC (4).
+pub const HEADER_LEN: usize = 12;
+/// Bytes of a record footer: the data's masked CRC.
+pub const FOOTER_LEN: usize = 4;
+
+const MASK_DELTA: u32 = 0xa282_ead8;
+
+/// TensorFlow's CRC mask: rotate right by 15, add a constant.
+///
+/// ```
+/// use tfreq::formats::tfrecord::{mask, unmask};
+/// assert_eq!(unmask(mask(0xE306_9283)), 0xE306_9283);
+/// ```
+pub fn mask(crc: u32) -> u32 {
+    crc.rotate_right(15).wrapping_add(MASK_DELTA)
+}
+
+/// Inverse of [`mask`].
+pub fn unmask(masked: u32) -> u32 {
+    masked.wrapping_sub(MASK_DELTA).rotate_left(15)
+}
+
+/// The masked CRC-32C of `data`, as stored in a TFRecord.
+pub fn masked_crc(data: &[u8]) -> u32 {
+    mask(crc32c::crc32c(data))
+}
+
+/// Why a TFRecord file could not be read. Every variant names the record (counted
+/// from 0) and the byte offset in the file where that record starts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TfRecordError {
+    /// The file ends inside a record's 12-byte header.
+    #[error(
+        "TFRecord record {record} at byte {offset}: truncated header ({available} of 12 bytes)"
+    )]
+    TruncatedHeader {
+        /// Record number.
+        record: usize,
+        /// Byte offset of the record.
+        offset: usize,
+        /// Bytes left in the file.
+        available: usize,
+    },
+    /// The masked CRC of the length does not match: corrupted, or not a TFRecord file.
+    #[error("TFRecord record {record} at byte {offset}: length checksum mismatch (stored {stored:#010x}, computed {computed:#010x}){hint}",
+        hint = if *offset == 0 { "; is this a TFRecord file?" } else { "" })]
+    LengthCrc {
+        /// Record number.
+        record: usize,
+        /// Byte offset of the record.
+        offset: usize,
+        /// Masked CRC stored in the file.
+        stored: u32,
+        /// Masked CRC of the 8 length bytes.
+        computed: u32,
+    },
+    /// The length claims more bytes than the file has left (a truncated file, or an
+    /// absurd length).
+    #[error("TFRecord record {record} at byte {offset}: truncated: length {length} needs {needed} more bytes, only {available} left")]
+    Truncated {
+        /// Record number.
+        record: usize,
+        /// Byte offset of the record.
+        offset: usize,
+        /// The data length claimed.
+        length: u64,
+        /// Bytes needed after the header (data + footer).
+        needed: u64,
+        /// Bytes left after the header.
+        available: usize,
+    },
+    /// The masked CRC of the data does not match.
+    #[error("TFRecord record {record} at byte {offset}: data checksum mismatch (stored {stored:#010x}, computed {computed:#010x}); the record is corrupted")]
+    DataCrc {
+        /// Record number.
+        record: usize,
+        /// Byte offset of the record.
+        offset: usize,
+        /// Masked CRC stored in the file.
+        stored: u32,
+        /// Masked CRC of the data.
+        computed: u32,
+    },
+}
+
+impl TfRecordError {
+    /// The record number (from 0).
+    pub fn record(&self) -> usize {
+        match self {
+            TfRecordError::TruncatedHeader { record, .. }
+            | TfRecordError::LengthCrc { record, .. }
+            | TfRecordError::Truncated { record, .. }
+            | TfRecordError::DataCrc { record, .. } => *record,
+        }
+    }
+
+    /// The byte offset of the record in the file.
+    pub fn offset(&self) -> usize {
+        match self {
+            TfRecordError::TruncatedHeader { offset, .. }
+            | TfRecordError::LengthCrc { offset, .. }
+            | TfRecordError::Truncated { offset, .. }
+            | TfRecordError::DataCrc { offset, .. } => *offset,
+        }
+    }
+}
+
+/// One record read from a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawRecord {
+    /// Record number, from 0.
+    pub index: usize,
+    /// Byte offset of the record's header in the file.
+    pub offset: usize,
+    /// The data: a view into the input, not a copy.
+    pub data: Bytes,
+}
+
+impl RawRecord {
+    /// Byte offset of the data in the file.
+    pub fn data_offset(&self) -> usize {
+        self.offset + HEADER_LEN
+    }
+}
+
+fn le_u32(b: &[u8]) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(b);
+    u32::from_le_bytes(a)
+}
+
+fn le_u64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(b);
+    u64::from_le_bytes(a)
+}
+
+/// Whether `bytes` starts with a TFRecord header whose length checksum is right (the
+/// first record's length CRC: a 1 in 2^32 chance for other data).
+///
+/// ```
+/// use tfreq::formats::tfrecord::{frame, is_tfrecord};
+/// assert!(is_tfrecord(&frame([&b"x"[..]])));
+/// assert!(!is_tfrecord(b"\x0a\x01x"));
+/// ```
+pub fn is_tfrecord(bytes: &[u8]) -> bool {
+    match (bytes.get(0..8), bytes.get(8..12)) {
+        (Some(len), Some(crc)) => masked_crc(len) == le_u32(crc),
+        _ => false,
+    }
+}
+
+/// Iterates the records of a TFRecord file lazily, checking each as it goes. After the
+/// first error it yields nothing more.
+#[derive(Debug, Clone)]
+pub struct Records {
+    buf: Bytes,
+    pos: usize,
+    index: usize,
+    failed: bool,
+}
+
+impl Records {
+    /// Records of a whole file.
+    pub fn new(buf: Bytes) -> Self {
+        Records {
+            buf,
+            pos: 0,
+            index: 0,
+            failed: false,
+        }
+    }
+
+    /// Byte offset of the next record.
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
+
+    fn read_one(&mut self) -> Result<RawRecord, TfRecordError> {
+        let record = self.index;
+        let offset = self.pos;
+        let rest = self.buf.get(offset..).unwrap_or_default();
+        let (Some(len_bytes), Some(crc_bytes)) = (rest.get(0..8), rest.get(8..12)) else {
+            return Err(TfRecordError::TruncatedHeader {
+                record,
+                offset,
+                available: rest.len(),
+            });
+        };
+        let stored = le_u32(crc_bytes);
+        let computed = masked_crc(len_bytes);
+        if stored != computed {
+            return Err(TfRecordError::LengthCrc {
+                record,
+                offset,
+                stored,
+                computed,
+            });
+        }
+        let length = le_u64(len_bytes);
+        let available = rest.len() - HEADER_LEN;
+        let needed = length.saturating_add(FOOTER_LEN as u64);
+        if needed > available as u64 {
+            return Err(TfRecordError::Truncated {
+                record,
+                offset,
+                length,
+                needed,
+                available,
+            });
+        }
+        // length + 4 <= available <= usize::MAX
+        let length = length as usize;
+        let start = offset + HEADER_LEN;
+        let data = self.buf.slice(start..start + length);
+        let stored = le_u32(&rest[HEADER_LEN + length..HEADER_LEN + length + FOOTER_LEN]);
+        let computed = masked_crc(&data);
+        if stored != computed {
+            return Err(TfRecordError::DataCrc {
+                record,
+                offset,
+                stored,
+                computed,
+            });
+        }
+        self.pos = start + length + FOOTER_LEN;
+        self.index += 1;
+        Ok(RawRecord {
+            index: record,
+            offset,
+            data,
+        })
+    }
+}
+
+impl Iterator for Records {
+    type Item = Result<RawRecord, TfRecordError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.pos >= self.buf.len() {
+            return None;
+        }
+        let r = self.read_one();
+        self.failed = r.is_err();
+        Some(r)
+    }
+}
+
+/// Appends one framed record to `out`.
+pub fn write_record(out: &mut Vec<u8>, data: &[u8]) {
+    let len = (data.len() as u64).to_le_bytes();
+    out.reserve(HEADER_LEN + data.len() + FOOTER_LEN);
+    out.extend_from_slice(&len);
+    out.extend_from_slice(&masked_crc(&len).to_le_bytes());
+    out.extend_from_slice(data);
+    out.extend_from_slice(&masked_crc(data).to_le_bytes());
+}
+
+/// Frames every item as a record, in order: a whole TFRecord file.
+pub fn frame<'a>(records: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for r in records {
+        write_record(&mut out, r);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(s: &str) -> Vec<u8> {
+        let s: String = s.split_whitespace().collect();
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn crc32c_check_value() {
+        assert_eq!(crc32c::crc32c(b"123456789"), 0xE306_9283);
+    }
+
+    #[test]
+    fn spec_vector_10_2() {
+        let req = hex("0a180a016d120208031a0f73657276696e675f64656661756c74121b0a017812160801120812020801120208022a080000803f000000401a0179");
+        let mut log = hex("323c0a3a");
+        log.extend_from_slice(&req);
+        assert_eq!(log.len(), 62);
+        let file = frame([&log[..]]);
+        assert_eq!(&file[..12], &hex("3e00000000000000 d9d240e7")[..]);
+        assert_eq!(&file[12 + 62..], &hex("8cdf4969")[..]);
+        let recs: Vec<_> = Records::new(Bytes::from(file)).collect();
+        assert_eq!(recs.len(), 1);
+        assert_eq!(recs[0].as_ref().unwrap().data, log);
+    }
+
+    #[test]
+    fn absurd_length_is_an_error_not_an_allocation() {
+        let len = u64::MAX.to_le_bytes();
+        let mut file = len.to_vec();
+        file.extend_from_slice(&masked_crc(&len).to_le_bytes());
+        file.extend_from_slice(b"abcd");
+        let err = Records::new(Bytes::from(file)).next().unwrap().unwrap_err();
+        assert!(
+            matches!(err, TfRecordError::Truncated { record: 0, .. }),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn errors_name_record_and_offset() {
+        let mut file = frame([&b"one"[..], b"two", b"three"]);
+        // Flip a data byte of record 1 (offset 19; its data starts at 31).
+        file[31] ^= 1;
+        let r: Vec<_> = Records::new(Bytes::from(file.clone())).collect();
+        assert_eq!(r.len(), 2);
+        let err = r[1].clone().unwrap_err();
+        assert_eq!((err.record(), err.offset()), (1, 19));
+        assert!(matches!(err, TfRecordError::DataCrc { .. }));
+        file[31] ^= 1;
+        // Truncate inside record 2.
+        let cut = file.len() - 3;
+        let err = Records::new(Bytes::from(file[..cut].to_vec()))
+            .nth(2)
+            .unwrap()
+            .unwrap_err();
+        assert_eq!((err.record(), err.offset()), (2, 38));
+        assert!(err.to_string().contains("record 2"), "{err}");
+        // A length byte flipped.
+        file[38] ^= 0x40;
+        let err = Records::new(Bytes::from(file)).nth(2).unwrap().unwrap_err();
+        assert!(matches!(err, TfRecordError::LengthCrc { record: 2, .. }));
+    }
+}

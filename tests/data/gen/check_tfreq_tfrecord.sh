@@ -1,0 +1,51 @@
+#!/bin/sh
+# Writes TFRecord warm-up files with tfreq and reads them back with TensorFlow.
+#
+#   sh tests/data/gen/check_tfreq_tfrecord.sh          (from the repository root)
+#
+# Uses target/debug/tfreq (run `cargo build` first) and /work/venv-tf (TensorFlow 2.21,
+# tensorflow-serving-api 2.21; override with PYTHON=...). Writes into
+# tests/data/tfrecord/tfreq_written/:
+#   *.tfrecord             files written by tfreq (committed, so the claim can be checked)
+#   read_tfrecord.out      what tests/data/gen/read_tfrecord.py (tf.data.TFRecordDataset +
+#                          PredictionLog.FromString) printed for them; tests/tfrecord.rs
+#                          compares it with what tfreq reads from the same files
+#   corrupt.out            what TensorFlow, then tfreq, say about a flipped byte and a
+#                          truncated file
+# Exits non-zero if TensorFlow fails to read any tfreq-written file.
+set -eu
+TFREQ=${TFREQ:-target/debug/tfreq}
+PYTHON=${PYTHON:-/work/venv-tf/bin/python}
+OUT=tests/data/tfrecord/tfreq_written
+mkdir -p "$OUT"
+
+"$TFREQ" convert tests/data/eas/faq_prod.bin --wire tfrecord --model-name faq -o "$OUT/from_eas_faq_prod.tfrecord"
+"$TFREQ" convert tests/data/tfs/seed_content.bin --wire tfrecord -o "$OUT/from_tfs_seed_content.tfrecord"
+"$TFREQ" convert tests/data/tfrecord/warmup_mixed.tfrecord --wire tfrecord -o "$OUT/from_mixed_predict_only.tfrecord"
+if [ "${WITH_WARMUP:-1}" = 1 ]; then
+  "$TFREQ" warmup tests/data/eas/faq_prod.bin tests/data/eas/faq_prod_batch4.bin tests/data/eas/strings_binary.bin \
+    --wire tfrecord -o "$OUT/warmup_scrubbed.tfrecord"
+fi
+
+"$PYTHON" tests/data/gen/read_tfrecord.py "$OUT"/*.tfrecord > "$OUT/read_tfrecord.out"
+cat "$OUT/read_tfrecord.out"
+
+# Damaged copies: TensorFlow's own reader must reject them too (tfreq's messages are
+# tested in tests/tfrecord.rs).
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+"$PYTHON" - "$OUT/from_eas_faq_prod.tfrecord" "$TMP" <<'PY'
+import sys
+src, tmp = sys.argv[1], sys.argv[2]
+b = bytearray(open(src, "rb").read())
+b[20] ^= 1
+open(tmp + "/flipped.tfrecord", "wb").write(bytes(b))
+open(tmp + "/truncated.tfrecord", "wb").write(bytes(open(src, "rb").read()[:-5]))
+PY
+{
+  "$PYTHON" tests/data/gen/read_tfrecord.py "$TMP/flipped.tfrecord" || true
+  "$PYTHON" tests/data/gen/read_tfrecord.py "$TMP/truncated.tfrecord" || true
+  "$TFREQ" inspect "$TMP/flipped.tfrecord" 2>&1 || true
+  "$TFREQ" inspect "$TMP/truncated.tfrecord" 2>&1 || true
+} | sed "s|$TMP/||" > "$OUT/corrupt.out"
+cat "$OUT/corrupt.out"

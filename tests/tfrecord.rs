@@ -1,0 +1,208 @@
+//! TFRecord warm-up files written by `tf.io.TFRecordWriter` (tests/data/tfrecord,
+//! tests/data/models/half_plus_two/assets.extra): framing, PredictionLog kinds, the
+//! warm-up loader's limits, and errors naming the record.
+
+mod common;
+
+use bytes::Bytes;
+use common::{data_dir, manifest, read};
+use serde_json::Value;
+use tfreq::formats::{load, load_detailed, tfrecord, write, ContainerKind, Content, Hint, Target};
+use tfreq::{DecodeOptions, Error};
+
+fn detailed(bytes: Vec<u8>) -> tfreq::formats::Container {
+    load_detailed(Bytes::from(bytes), DecodeOptions::default(), Hint::Auto).expect("loads")
+}
+
+#[test]
+fn manifest_files_list_every_record_with_its_kind() {
+    for f in manifest("tfrecord") {
+        let file = f["file"].as_str().unwrap();
+        let c = detailed(read("tfrecord", file));
+        assert_eq!(c.kind, ContainerKind::TfRecord, "{file}");
+        let recs = f["records"].as_array().unwrap();
+        assert_eq!(c.entries.len(), recs.len(), "{file}");
+        for (i, (e, r)) in c.entries.iter().zip(recs).enumerate() {
+            let kind = e.log_kind.unwrap().name();
+            assert_eq!(kind, r["kind"].as_str().unwrap(), "{file} record {i}");
+            assert_eq!(
+                e.size as u64,
+                r["length"].as_u64().unwrap(),
+                "{file} record {i}"
+            );
+            assert_eq!(
+                e.log_model_spec.is_some(),
+                r.get("log_metadata").is_some(),
+                "{file} record {i}"
+            );
+            if kind == "predict_log" {
+                let Content::Message(m) = &e.content else {
+                    panic!("{file} record {i}: predict_log not decoded")
+                };
+                assert_eq!(
+                    m.model_spec.as_ref().unwrap().name,
+                    r["model_name"].as_str().unwrap()
+                );
+                assert_eq!(m.signature_name, r["signature_name"].as_str().unwrap());
+                let fetches: Vec<&str> = r["fetches"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_str().unwrap())
+                    .collect();
+                assert_eq!(m.fetches, fetches);
+                for inp in r["inputs"].as_array().unwrap() {
+                    let t = m.tensor(inp["name"].as_str().unwrap()).expect("input");
+                    assert_eq!(t.dtype.to_string(), inp["dtype"].as_str().unwrap());
+                    let shape: Vec<i64> = inp["shape"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| v.as_i64().unwrap())
+                        .collect();
+                    assert_eq!(t.shape.sizes(), shape);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn loader_limits_are_findings() {
+    let codes = |file: &str| -> Vec<&'static str> {
+        detailed(read("tfrecord", file))
+            .findings
+            .iter()
+            .map(|f| f.code)
+            .collect()
+    };
+    assert_eq!(codes("warmup_predict.tfrecord"), Vec::<&str>::new());
+    assert_eq!(
+        codes("warmup_mixed.tfrecord"),
+        vec!["NO_LOG_TYPE", "NO_LOG_TYPE"]
+    );
+    assert_eq!(
+        codes("warmup_unsupported.tfrecord"),
+        vec!["UNSUPPORTED_LOG_TYPE", "UNSUPPORTED_LOG_TYPE"]
+    );
+    // 1001 records: one over TF Serving's limit.
+    let rec = &read("tfrecord", "warmup_predict.tfrecord")[..12 + 62 + 4];
+    let many: Vec<u8> = rec.repeat(1001);
+    let c = detailed(many);
+    assert_eq!(c.entries.len(), 1001);
+    assert_eq!(
+        c.findings.iter().map(|f| f.code).collect::<Vec<_>>(),
+        vec!["TOO_MANY_RECORDS"]
+    );
+    let exactly: Vec<u8> = rec.repeat(1000);
+    assert!(detailed(exactly).findings.is_empty());
+}
+
+#[test]
+fn tf_serving_half_plus_two_warmup() {
+    let p = data_dir().join("models/half_plus_two/assets.extra/tf_serving_warmup_requests");
+    let want: Vec<Value> = serde_json::from_slice(
+        &std::fs::read(data_dir().join("models/half_plus_two.warmup.json")).unwrap(),
+    )
+    .unwrap();
+    let c = detailed(std::fs::read(&p).unwrap());
+    let kinds: Vec<&str> = c
+        .entries
+        .iter()
+        .map(|e| e.log_kind.unwrap().name())
+        .collect();
+    let want_kinds: Vec<&str> = want.iter().map(|w| w["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, want_kinds);
+    let recs = load(
+        Bytes::from(std::fs::read(&p).unwrap()),
+        DecodeOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0].label, "record 0");
+    let x = recs[0].message.tensor("x").unwrap();
+    assert_eq!(x.shape.sizes(), vec![3, 1]);
+    assert_eq!(recs[0].message.fetches, vec!["y"]);
+}
+
+#[test]
+fn flipped_byte_and_truncation_name_the_record() {
+    let file = read("tfrecord", "warmup_predict.tfrecord");
+    // Record 1 starts at 78 (12 + 62 + 4); flip a byte of its data.
+    let mut bad = file.clone();
+    bad[78 + 20] ^= 0x01;
+    let err = load(Bytes::from(bad), DecodeOptions::default()).unwrap_err();
+    match &err {
+        Error::TfRecord(e) => {
+            assert!(matches!(e, tfrecord::TfRecordError::DataCrc { .. }), "{e}");
+            assert_eq!((e.record(), e.offset()), (1, 78));
+        }
+        other => panic!("{other}"),
+    }
+    assert!(err.to_string().contains("record 1"), "{err}");
+    // Truncated inside record 2.
+    let cut = &file[..file.len() - 10];
+    let err = load(Bytes::copy_from_slice(cut), DecodeOptions::default()).unwrap_err();
+    match &err {
+        Error::TfRecord(e) => {
+            assert!(
+                matches!(e, tfrecord::TfRecordError::Truncated { .. }),
+                "{e}"
+            );
+            assert_eq!(e.record(), 2);
+        }
+        other => panic!("{other}"),
+    }
+    // A flipped length byte.
+    let mut bad = file.clone();
+    bad[78 + 1] ^= 0x80;
+    let err = load(Bytes::from(bad), DecodeOptions::default()).unwrap_err();
+    assert!(
+        err.to_string().contains("record 1") && err.to_string().contains("length checksum"),
+        "{err}"
+    );
+}
+
+#[test]
+fn written_file_matches_tensorflow_writer_bytes() {
+    // Re-encoding the three predict requests tf.io.TFRecordWriter wrote gives its bytes.
+    let file = read("tfrecord", "warmup_predict.tfrecord");
+    let msgs: Vec<_> = load(Bytes::from(file.clone()), DecodeOptions::default())
+        .unwrap()
+        .into_iter()
+        .map(|r| r.message)
+        .collect();
+    assert_eq!(msgs.len(), 3);
+    assert_eq!(write(&msgs, Target::TfRecord).unwrap(), file);
+}
+
+#[test]
+fn tfreq_written_file_read_by_tensorflow() {
+    // Written by `tfreq convert` and read back by TensorFlow with read_tfrecord.py
+    // (tests/data/gen/check_tfreq_tfrecord.sh records TensorFlow's output next to it).
+    let dir = data_dir().join("tfrecord/tfreq_written");
+    let tf_out = std::fs::read_to_string(dir.join("read_tfrecord.out")).unwrap();
+    for line in tf_out.lines() {
+        let mut cols = line.split('\t');
+        let loc = cols.next().unwrap();
+        let kind = cols.next().unwrap();
+        let (file, idx) = loc.rsplit_once(':').unwrap();
+        let name = std::path::Path::new(file)
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap();
+        let c = detailed(std::fs::read(dir.join(name)).unwrap());
+        let i: usize = idx.parse().unwrap();
+        let e = &c.entries[i];
+        assert_eq!(e.log_kind.unwrap().name(), kind, "{line}");
+        let Content::Message(m) = &e.content else {
+            panic!("{line}")
+        };
+        let inputs = cols.find(|c| c.starts_with("inputs=")).unwrap();
+        let mut names: Vec<&str> = m.tensors.iter().map(|t| t.name.as_str()).collect();
+        names.sort();
+        assert_eq!(inputs, format!("inputs=[{}]", names.join(",")), "{line}");
+    }
+    assert!(tf_out.lines().count() >= 2);
+}
