@@ -12,6 +12,7 @@ pub mod io;
 pub mod model;
 pub mod render;
 pub mod signature;
+pub mod scrub;
 pub mod wire;
 
 pub use builder::{FeedElement, FeedValues, TFRequest, TFResponse};

@@ -4,12 +4,15 @@ mod common;
 
 use bytes::Bytes;
 use common::{data_dir, read};
-use tfreq::formats::{load, load_detailed, text, Content, ContainerKind, Hint};
+use tfreq::formats::{load, load_detailed, text, ContainerKind, Content, Hint};
 
 #[test]
 fn text_warmup_lines_and_lengths() {
     let bytes = Bytes::from(read("text", "warm_up.txt"));
-    for hint in [Hint::for_path(&data_dir().join("text/warm_up.txt")), Hint::Auto] {
+    for hint in [
+        Hint::for_path(&data_dir().join("text/warm_up.txt")),
+        Hint::Auto,
+    ] {
         let c = load_detailed(bytes.clone(), Default::default(), hint).unwrap();
         assert_eq!(c.kind, ContainerKind::Text);
         let lines: Vec<&[u8]> = c
@@ -31,7 +34,12 @@ fn text_warmup_lines_and_lengths() {
 
 #[test]
 fn binary_requests_are_not_text() {
-    for f in ["spec_vector.bin", "faq_prod.bin", "unicode_names.bin", "seed_warm_up.bin"] {
+    for f in [
+        "spec_vector.bin",
+        "faq_prod.bin",
+        "unicode_names.bin",
+        "seed_warm_up.bin",
+    ] {
         let c = load_detailed(Bytes::from(read("eas", f)), Default::default(), Hint::Auto).unwrap();
         assert_eq!(c.kind, ContainerKind::Bare, "{f}");
     }

@@ -8,6 +8,7 @@ mod convert;
 mod diff;
 mod inspect;
 mod signature;
+mod scrub;
 mod stubs;
 
 use std::process::ExitCode;
@@ -44,7 +45,7 @@ enum Cmd {
     /// Convert between EAS, TF Serving and TFRecord warm-up files.
     Convert(convert::Args),
     /// Replace a request's values, keeping its names, dtypes and shapes.
-    Scrub(stubs::Args),
+    Scrub(scrub::Args),
     /// Count the distinct executor keys in request logs.
     Keys(stubs::Args),
     /// Write a scrubbed warm-up covering the most frequent production keys.
@@ -67,7 +68,8 @@ fn main() -> ExitCode {
         Cmd::Check(a) => check::run(a),
         Cmd::Signature(a) => signature::run(a),
         Cmd::Convert(a) => convert::run(a),
-        Cmd::Build(a) | Cmd::Scrub(a) | Cmd::Keys(a) | Cmd::Warmup(a) => stubs::run(a),
+        Cmd::Scrub(a) => scrub::run(a),
+        Cmd::Build(a) | Cmd::Keys(a) | Cmd::Warmup(a) => stubs::run(a),
     };
     common::finish(result)
 }

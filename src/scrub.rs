@@ -1,0 +1,232 @@
+//! Scrubbing: a warm-up request made from a production request, with the same
+//! executor key and shapes and none of its values.
+//!
+//! [`scrub`] keeps the signature, `model_spec`, every feed's name, dtype and shape (dim
+//! names too) and every fetch, in order, and replaces every value: numbers with zeros,
+//! a constant or seeded random numbers, strings with strings of the same length (`x`
+//! repeated, or seeded random letters) that never equal the source string. A tensor
+//! keeps its stored value count (so one TensorFlow fills or repeats stays one). What
+//! could carry private data and is not part of the key is dropped: unknown fields and
+//! TF Serving's `client_id` / `request_options` / `predict_streamed_options`.
+//!
+//! ```
+//! use tfreq::{analysis::key::ShapeKey, scrub::{scrub, FillMode}, DType, TFRequest};
+//! let mut req = TFRequest::new("serving_default");
+//! req.add_feed("q", &[2], DType::String, vec!["secret", "data"])?;
+//! req.add_fetch("y");
+//! let prod = tfreq::decode(&req.to_bytes())?;
+//! let warm = scrub(&prod, FillMode::Zeros)?;
+//! let bytes = tfreq::encode(&warm, prod.wire, Default::default())?;
+//! assert!(!bytes.windows(6).any(|w| w == b"secret"));
+//! assert_eq!(ShapeKey::of(&tfreq::decode(&bytes)?), ShapeKey::of(&prod));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use bytes::Bytes;
+use half::{bf16, f16};
+use num_complex::Complex;
+
+use crate::builder::{make_tensor, FeedValues};
+use crate::dtype::{DType, ValueField};
+use crate::error::BuildError;
+use crate::model::{Fill, Message, Scalar, Tensor};
+
+/// What replaces the values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FillMode {
+    /// 0, false, and `x` repeated for strings.
+    Zeros,
+    /// This number for every numeric element (it must fit integer dtypes); `x` strings.
+    Constant(f64),
+    /// Seeded pseudo-random values: floats in [0, 1), integers in 0..=100 (within the
+    /// dtype's range), random bools, strings of random lowercase letters.
+    Random {
+        /// The seed: the same seed gives the same output.
+        seed: u64,
+    },
+}
+
+/// Why a request could not be scrubbed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScrubError {
+    /// A feed whose shape has no element count (negative dim, unknown rank).
+    #[error(
+        "feed {name:?}: shape {shape} has no element count; cannot size its replacement values"
+    )]
+    BadShape {
+        /// Feed name.
+        name: String,
+        /// The shape.
+        shape: String,
+    },
+    /// A dtype with no values to replace (resource, variant, invalid, unknown number).
+    #[error("feed {name:?}: {dtype} values cannot be scrubbed")]
+    Unscrubbable {
+        /// Feed name.
+        name: String,
+        /// The dtype.
+        dtype: String,
+    },
+    /// `Constant` is not integral for an integer dtype.
+    #[error("feed {name:?}: constant {value} is not an integer, which {dtype} needs")]
+    NotIntegral {
+        /// Feed name.
+        name: String,
+        /// The dtype.
+        dtype: String,
+        /// The constant.
+        value: f64,
+    },
+    /// The replacement values were refused (e.g. a constant out of the dtype's range).
+    #[error(transparent)]
+    Build(#[from] BuildError),
+}
+
+/// SplitMix64: small, seedable, good enough for filler values.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// The scrubbed copy of `msg` (see the module docs). Like a builder's message, it is in
+/// the canonical TF Serving typed form (`wire` is TF Serving); encode it with
+/// [`crate::encode()`] in the wire format wanted, usually the source's.
+pub fn scrub(msg: &Message, fill: FillMode) -> Result<Message, ScrubError> {
+    let mut rng = match fill {
+        FillMode::Random { seed } => Some(Rng(seed)),
+        _ => None,
+    };
+    let mut out = Message::new(crate::model::WireFormat::TfServing, msg.kind);
+    out.signature_name = msg.signature_name.clone();
+    out.model_spec = msg.model_spec.clone();
+    out.fetches = msg.fetches.clone();
+    for t in &msg.tensors {
+        out.tensors.push(scrub_tensor(t, msg, fill, rng.as_mut())?);
+    }
+    Ok(out)
+}
+
+fn scrub_tensor(
+    t: &Tensor,
+    msg: &Message,
+    fill: FillMode,
+    mut rng: Option<&mut Rng>,
+) -> Result<Tensor, ScrubError> {
+    let name = t.name.clone();
+    let unscrubbable = || ScrubError::Unscrubbable {
+        name: t.name.clone(),
+        dtype: t.dtype.to_string(),
+    };
+    let d = t.dtype.dtype().ok_or_else(unscrubbable)?;
+    let e = t.elements(msg.wire);
+    let n = match e.fill {
+        Fill::Exact => e.expected.unwrap_or(0) as usize,
+        Fill::BadShape => {
+            return Err(ScrubError::BadShape {
+                name,
+                shape: t.shape.to_string(),
+            })
+        }
+        // Keep what TensorFlow does with it: fill, repeat or cut the same way.
+        _ => e.stored,
+    };
+    let mut unit = || rng.as_deref_mut().map_or(0.0, Rng::unit);
+    let num = |u: f64| match fill {
+        FillMode::Zeros => 0.0,
+        FillMode::Constant(v) => v,
+        FillMode::Random { .. } => u,
+    };
+    let values: FeedValues = match d {
+        DType::Float => (0..n).map(|_| num(unit()) as f32).collect(),
+        DType::Double => (0..n).map(|_| num(unit())).collect(),
+        DType::Half => (0..n).map(|_| f16::from_f64(num(unit()))).collect(),
+        DType::BFloat16 => (0..n).map(|_| bf16::from_f64(num(unit()))).collect(),
+        DType::Complex64 => (0..n)
+            .map(|_| Complex::new(num(unit()) as f32, num(unit()) as f32))
+            .collect(),
+        DType::Complex128 => (0..n)
+            .map(|_| Complex::new(num(unit()), num(unit())))
+            .collect(),
+        DType::Bool => (0..n).map(|_| num(unit()) >= 0.5).collect(),
+        DType::String => {
+            let mut v = Vec::with_capacity(n);
+            for i in 0..n {
+                let src = match e.stored_get(i) {
+                    Some(Scalar::Bytes(b)) => b,
+                    _ => Bytes::new(),
+                };
+                v.push(replacement_string(&src, rng.as_deref_mut()));
+            }
+            FeedValues::Str(v)
+        }
+        DType::Invalid | DType::Resource | DType::Variant => return Err(unscrubbable()),
+        d if d.info().tf_field == ValueField::Float8 => (0..n)
+            // Small positive bit patterns: never NaN or infinity in any float8/float4 type.
+            .map(|_| rng.as_deref_mut().map_or(0u8, |r| (r.next() & 0x1f) as u8))
+            .collect(),
+        d => {
+            let (lo, hi) = d.info().int_range.unwrap_or(match d.info().tf_field {
+                ValueField::UInt32 => (0, u32::MAX as i64),
+                _ => (0, i64::MAX),
+            });
+            match fill {
+                FillMode::Constant(v) => {
+                    if v.fract() != 0.0 || !v.is_finite() {
+                        return Err(ScrubError::NotIntegral {
+                            name,
+                            dtype: t.dtype.to_string(),
+                            value: v,
+                        });
+                    }
+                    if d == DType::UInt64 && v >= 0.0 {
+                        FeedValues::U64(vec![v as u64; n])
+                    } else {
+                        FeedValues::I64(vec![v as i64; n])
+                    }
+                }
+                FillMode::Zeros => FeedValues::I64(vec![lo.max(0).min(hi); n]),
+                FillMode::Random { .. } => {
+                    let lo = lo.max(0);
+                    let hi = hi.min(100).max(lo);
+                    let span = (hi - lo + 1) as u64;
+                    (0..n)
+                        .map(|_| lo + rng.as_deref_mut().map_or(0, |r| r.next() % span) as i64)
+                        .collect()
+                }
+            }
+        }
+    };
+    let count = values.len() as i64;
+    let mut s = make_tensor(name, &[count], d, values)?;
+    s.shape = t.shape.clone();
+    s.version_number = t.version_number;
+    Ok(s)
+}
+
+/// A string of the same length as `src` that is not `src`.
+fn replacement_string(src: &[u8], rng: Option<&mut Rng>) -> Bytes {
+    let mut v: Vec<u8> = match rng {
+        Some(r) => (0..src.len())
+            .map(|_| b'a' + (r.next() % 26) as u8)
+            .collect(),
+        None => vec![b'x'; src.len()],
+    };
+    if v == src {
+        if let Some(c) = v.first_mut() {
+            *c = if *c == b'y' { b'z' } else { b'y' };
+        }
+    }
+    Bytes::from(v)
+}
