@@ -281,6 +281,15 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// A problem in one of several files read together.
+    #[error("{file}: {source}")]
+    InFile {
+        /// The file.
+        file: String,
+        /// What went wrong in it.
+        #[source]
+        source: Box<Error>,
+    },
     /// A file-format problem outside protobuf (TFRecord framing, JSON, text).
     #[error("{0}")]
     Format(String),

@@ -6,6 +6,7 @@
 
 pub mod check;
 pub mod diff;
+pub mod coverage;
 pub mod key;
 pub mod lint;
 pub mod report;

@@ -134,12 +134,30 @@ pub struct RawRecord {
     pub offset: usize,
     /// The data: a view into the input, not a copy.
     pub data: Bytes,
+    /// The masked CRC of the data stored in the file.
+    pub stored_crc: u32,
 }
 
 impl RawRecord {
     /// Byte offset of the data in the file.
     pub fn data_offset(&self) -> usize {
         self.offset + HEADER_LEN
+    }
+
+    /// Checks the data against its stored CRC (for records read with
+    /// [`Records::defer_data_check`]).
+    pub fn verify(&self) -> Result<(), TfRecordError> {
+        let computed = masked_crc(&self.data);
+        if computed == self.stored_crc {
+            Ok(())
+        } else {
+            Err(TfRecordError::DataCrc {
+                record: self.index,
+                offset: self.offset,
+                stored: self.stored_crc,
+                computed,
+            })
+        }
     }
 }
 
@@ -178,6 +196,7 @@ pub struct Records {
     pos: usize,
     index: usize,
     failed: bool,
+    check_data: bool,
 }
 
 impl Records {
@@ -188,7 +207,16 @@ impl Records {
             pos: 0,
             index: 0,
             failed: false,
+            check_data: true,
         }
+    }
+
+    /// Checks only the framing (length CRC, bounds) while iterating; the caller checks
+    /// each record's data with [`RawRecord::verify`] (so that work can be spread over
+    /// threads).
+    pub fn defer_data_check(mut self) -> Self {
+        self.check_data = false;
+        self
     }
 
     /// Byte offset of the next record.
@@ -233,23 +261,19 @@ impl Records {
         let length = length as usize;
         let start = offset + HEADER_LEN;
         let data = self.buf.slice(start..start + length);
-        let stored = le_u32(&rest[HEADER_LEN + length..HEADER_LEN + length + FOOTER_LEN]);
-        let computed = masked_crc(&data);
-        if stored != computed {
-            return Err(TfRecordError::DataCrc {
-                record,
-                offset,
-                stored,
-                computed,
-            });
-        }
-        self.pos = start + length + FOOTER_LEN;
-        self.index += 1;
-        Ok(RawRecord {
+        let stored_crc = le_u32(&rest[HEADER_LEN + length..HEADER_LEN + length + FOOTER_LEN]);
+        let rec = RawRecord {
             index: record,
             offset,
             data,
-        })
+            stored_crc,
+        };
+        if self.check_data {
+            rec.verify()?;
+        }
+        self.pos = start + length + FOOTER_LEN;
+        self.index += 1;
+        Ok(rec)
     }
 }
 

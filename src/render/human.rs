@@ -301,3 +301,59 @@ pub fn write_entry_line(
         Content::Message(m) => writeln!(out, "{label}: {} {}", m.wire, m.kind),
     }
 }
+
+/// The `tfreq keys` table: each executor key with its count, and under it each shape
+/// key (feed dtypes and dims) with its count and first occurrence.
+pub fn write_coverage(
+    out: &mut dyn Write,
+    cov: &crate::analysis::coverage::Coverage,
+) -> io::Result<()> {
+    use style::*;
+    let groups = cov.executor_keys();
+    writeln!(
+        out,
+        "{} request{} in {} file{}: {} executor key{}, {} shape key{}{}",
+        cov.requests,
+        if cov.requests == 1 { "" } else { "s" },
+        cov.files.len(),
+        if cov.files.len() == 1 { "" } else { "s" },
+        groups.len(),
+        if groups.len() == 1 { "" } else { "s" },
+        cov.keys.len(),
+        if cov.keys.len() == 1 { "" } else { "s" },
+        if cov.skipped > 0 {
+            format!(" ({} entries skipped: not predict requests)", cov.skipped)
+        } else {
+            String::new()
+        }
+    )?;
+    for (i, g) in groups.iter().enumerate() {
+        let share = if cov.requests > 0 {
+            100.0 * g.count as f64 / cov.requests as f64
+        } else {
+            0.0
+        };
+        writeln!(
+            out,
+            "\n{BOLD}key {}{RESET}: {} request{} ({share:.1}%)\n  {}",
+            i + 1,
+            g.count,
+            if g.count == 1 { "" } else { "s" },
+            g.key
+        )?;
+        for (k, n, first) in &g.shapes {
+            let shapes: Vec<String> = k
+                .shapes
+                .iter()
+                .map(|(name, (dt, dims))| format!("{name} {dt} {dims:?}"))
+                .collect();
+            writeln!(
+                out,
+                "  {n:>8}  {}  (first: {})",
+                shapes.join(", "),
+                cov.describe(*first)
+            )?;
+        }
+    }
+    Ok(())
+}

@@ -230,3 +230,49 @@ pub fn write_container(
     }
     out.write_all(b"]}")
 }
+
+/// The `tfreq keys` document: totals, then each executor key with its count and shape
+/// keys (`{"feed": {"dtype": .., "shape": [..]}}`), most frequent first.
+pub fn write_coverage(
+    out: &mut dyn Write,
+    cov: &crate::analysis::coverage::Coverage,
+) -> io::Result<()> {
+    let keys: Vec<Value> = cov
+        .executor_keys()
+        .into_iter()
+        .map(|g| {
+            let shapes: Vec<Value> = g
+                .shapes
+                .iter()
+                .map(|(k, n, first)| {
+                    let feeds: serde_json::Map<String, Value> = k
+                        .shapes
+                        .iter()
+                        .map(|(name, (dt, dims))| {
+                            (name.clone(), json!({"dtype": dt, "shape": dims}))
+                        })
+                        .collect();
+                    json!({"count": n, "feeds": feeds, "first": cov.describe(*first)})
+                })
+                .collect();
+            json!({
+                "signature": g.key.signature,
+                "feeds": g.key.feeds,
+                "fetches": g.key.fetches,
+                "fetch_all": g.key.fetch_all,
+                "count": g.count,
+                "shapes": shapes,
+            })
+        })
+        .collect();
+    let doc = json!({
+        "files": cov.files,
+        "requests": cov.requests,
+        "skipped": cov.skipped,
+        "executor_keys": keys.len(),
+        "shape_keys": cov.keys.len(),
+        "keys": keys,
+    });
+    serde_json::to_writer(&mut *out, &doc)?;
+    Ok(())
+}

@@ -8,6 +8,7 @@ mod convert;
 mod diff;
 mod inspect;
 mod signature;
+mod keys;
 mod scrub;
 mod stubs;
 
@@ -47,9 +48,9 @@ enum Cmd {
     /// Replace a request's values, keeping its names, dtypes and shapes.
     Scrub(scrub::Args),
     /// Count the distinct executor keys in request logs.
-    Keys(stubs::Args),
+    Keys(keys::KeysArgs),
     /// Write a scrubbed warm-up covering the most frequent production keys.
-    Warmup(stubs::Args),
+    Warmup(keys::WarmupArgs),
 }
 
 fn main() -> ExitCode {
@@ -69,7 +70,10 @@ fn main() -> ExitCode {
         Cmd::Signature(a) => signature::run(a),
         Cmd::Convert(a) => convert::run(a),
         Cmd::Scrub(a) => scrub::run(a),
-        Cmd::Build(a) | Cmd::Keys(a) | Cmd::Warmup(a) => stubs::run(a),
+        Cmd::Scrub(a) => scrub::run(a),
+        Cmd::Keys(a) => keys::run_keys(a),
+        Cmd::Warmup(a) => keys::run_warmup(a),
+        Cmd::Build(a) => stubs::run(a),
     };
     common::finish(result)
 }

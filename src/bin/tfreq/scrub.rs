@@ -33,7 +33,7 @@ pub enum Fill {
     Random,
 }
 
-fn parse_fill(s: &str) -> Result<Fill, String> {
+pub fn parse_fill(s: &str) -> Result<Fill, String> {
     match s {
         "zeros" => Ok(Fill::Zeros),
         "random" => Ok(Fill::Random),

@@ -1,0 +1,131 @@
+//! `tfreq keys FILES...` and `tfreq warmup FILES... -o OUT`
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use tfreq::analysis::coverage::Coverage;
+use tfreq::formats::write;
+use tfreq::scrub::scrub;
+
+use crate::common::{stdout, write_output, Failure, OutWire, Outcome};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A table for people.
+    Human,
+    /// One JSON document.
+    Json,
+}
+
+#[derive(clap::Args)]
+pub struct KeysArgs {
+    /// Request files: bare .bin requests, TFRecord PredictionLog logs (streamed).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+pub fn run_keys(a: KeysArgs) -> Outcome {
+    let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
+    let cov = Coverage::count_files(&paths, false)?;
+    let mut out = stdout();
+    match a.format {
+        Format::Human => tfreq::render::human::write_coverage(&mut out, &cov)?,
+        Format::Json => {
+            tfreq::render::json::write_coverage(&mut out, &cov)?;
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    Ok(0)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum By {
+    /// One request per shape key (signature, feed and fetch sets, and every feed's dtype and shape).
+    Shape,
+    /// One request per executor key (signature, feed and fetch sets), from its most frequent shape.
+    Executor,
+}
+
+#[derive(clap::Args)]
+pub struct WarmupArgs {
+    /// Production request files: bare .bin requests, TFRecord PredictionLog logs.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Output file (`-` for standard output).
+    #[arg(long, short = 'o')]
+    output: Option<PathBuf>,
+    /// Cover only the N most frequent keys (default: all).
+    #[arg(long)]
+    top: Option<usize>,
+    /// What counts as one key.
+    #[arg(long, value_enum, default_value_t = By::Shape)]
+    by: By,
+    /// Output layout (a bare eas or tf-serving file holds one request).
+    #[arg(long, value_enum, default_value_t = OutWire::Tfrecord)]
+    wire: OutWire,
+    /// What replaces the values: zeros, constant=V, or random (with --seed).
+    #[arg(long, default_value = "zeros", value_parser = crate::scrub::parse_fill)]
+    fill: crate::scrub::Fill,
+    /// Seed for --fill random.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// TF Serving model_spec.name for requests that have none (EAS requests carry no model name).
+    #[arg(long)]
+    model_name: Option<String>,
+}
+
+pub fn run_warmup(a: WarmupArgs) -> Outcome {
+    let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
+    let cov = Coverage::count_files(&paths, true)?;
+    let reps: Vec<&tfreq::Message> = match a.by {
+        By::Shape => cov
+            .shape_keys()
+            .into_iter()
+            .filter_map(|(_, s)| s.representative.as_ref())
+            .collect(),
+        By::Executor => cov
+            .executor_keys()
+            .iter()
+            .filter_map(|g| g.shapes.first())
+            .filter_map(|(k, _, _)| cov.keys.get(k))
+            .filter_map(|s| s.representative.as_ref())
+            .collect(),
+    };
+    if reps.is_empty() {
+        return Err(Failure("no PredictRequest in the input files".into()));
+    }
+    let n = a.top.unwrap_or(reps.len()).min(reps.len());
+    let mode = a.fill.mode(a.seed);
+    let mut msgs = Vec::with_capacity(n);
+    for m in &reps[..n] {
+        let mut s = scrub(m, mode)?;
+        if let Some(name) = &a.model_name {
+            tfreq::formats::set_model_name(&mut s, name);
+        }
+        msgs.push(s);
+    }
+    let data = write(&msgs, a.wire.into())?;
+    write_output(a.output.as_deref(), &data)?;
+    let mut err = anstream::stderr();
+    let _ = writeln!(
+        err,
+        "tfreq: wrote {n} request{} covering {} of {} requests",
+        if n == 1 { "" } else { "s" },
+        match a.by {
+            By::Shape => cov.shape_keys()[..n]
+                .iter()
+                .map(|(_, s)| s.count)
+                .sum::<u64>(),
+            By::Executor => cov.executor_keys()[..n]
+                .iter()
+                .map(|g| g.count)
+                .sum::<u64>(),
+        },
+        cov.requests
+    );
+    Ok(0)
+}

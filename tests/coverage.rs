@@ -1,0 +1,141 @@
+//! `keys` / `warmup` counting on a generated mixed log (several executor keys and
+//! shapes, other log kinds, more records than one worker batch) and on SDK-written files.
+
+mod common;
+
+use bytes::Bytes;
+use common::data_dir;
+use tfreq::analysis::coverage::{count_bytes, Coverage};
+use tfreq::formats::{prediction_log::encode_predict_log, tfrecord, Hint};
+use tfreq::{DType, TFRequest, WireFormat};
+
+fn request(kind: usize) -> Vec<u8> {
+    let mut r = TFRequest::for_wire("serving_default", WireFormat::TfServing);
+    match kind {
+        0 => {
+            r.add_feed("x", &[1, 2], DType::Float, vec![1.0f32, 2.0])
+                .unwrap();
+            r.add_fetch("y");
+        }
+        1 => {
+            r.add_feed("x", &[3, 2], DType::Float, vec![0.5f32; 6])
+                .unwrap();
+            r.add_fetch("y");
+        }
+        2 => {
+            r.add_feed("x", &[1, 2], DType::Float, vec![1.0f32, 2.0])
+                .unwrap();
+            r.add_feed("ids", &[2], DType::Int64, vec![7i64, 8])
+                .unwrap();
+            r.add_fetch("y").add_fetch("z");
+        }
+        _ => {
+            r.add_feed("q", &[1], DType::String, vec!["private text"])
+                .unwrap();
+        }
+    }
+    r.to_tf_serving_bytes("m").unwrap()
+}
+
+/// A log of `n` records: kinds chosen by a fixed pattern, every 10th a classify_log.
+fn mixed_log(n: usize) -> (Vec<u8>, [u64; 4], u64) {
+    let reqs: Vec<Vec<u8>> = (0..4).map(|k| encode_predict_log(&request(k))).collect();
+    let classify = [0x12u8, 0x00]; // PredictionLog{classify_log{}}
+    let mut out = Vec::new();
+    let mut counts = [0u64; 4];
+    let mut skipped = 0;
+    for i in 0..n {
+        if i % 10 == 9 {
+            tfrecord::write_record(&mut out, &classify);
+            skipped += 1;
+            continue;
+        }
+        let k = (i * 7 + i / 3) % 4;
+        counts[k] += 1;
+        tfrecord::write_record(&mut out, &reqs[k]);
+    }
+    (out, counts, skipped)
+}
+
+#[test]
+fn counts_each_key_of_a_mixed_log() {
+    let (log, counts, skipped) = mixed_log(5000);
+    let cov = count_bytes(Bytes::from(log), 0, Hint::Auto, true).unwrap();
+    assert_eq!(cov.requests, counts.iter().sum::<u64>());
+    assert_eq!(cov.skipped, skipped);
+    assert_eq!(cov.keys.len(), 4);
+    let groups = cov.executor_keys();
+    assert_eq!(groups.len(), 3); // kinds 0 and 1 share an executor key
+    for (k, want) in counts.iter().enumerate() {
+        let msg = tfreq::decode(&request(k)).unwrap();
+        let key = tfreq::analysis::key::ShapeKey::of(&msg);
+        assert_eq!(cov.keys[&key].count, *want, "kind {k}");
+    }
+    let xy = groups
+        .iter()
+        .find(|g| g.key.feeds.len() == 1 && g.key.feeds.contains("x"))
+        .unwrap();
+    assert_eq!(xy.count, counts[0] + counts[1]);
+    assert_eq!(xy.shapes.len(), 2);
+    // The representative is the first occurrence in file order, whatever the threads did.
+    let first: Vec<usize> = (0..4)
+        .map(|k| {
+            (0..5000)
+                .find(|i| i % 10 != 9 && (i * 7 + i / 3) % 4 == k)
+                .unwrap()
+        })
+        .collect();
+    for (k, s) in cov.shape_keys() {
+        let kind = (0..4)
+            .find(|&j| {
+                tfreq::analysis::key::ShapeKey::of(&tfreq::decode(&request(j)).unwrap()) == *k
+            })
+            .unwrap();
+        assert_eq!(s.first.entry, first[kind]);
+        assert!(s.representative.is_some());
+    }
+}
+
+#[test]
+fn a_bad_record_in_a_big_log_is_reported_by_number() {
+    let (mut log, _, _) = mixed_log(3000);
+    // Find record 2100's offset by walking the framing, then flip a data byte.
+    let rec = tfrecord::Records::new(Bytes::from(log.clone()))
+        .nth(2100)
+        .unwrap()
+        .unwrap();
+    log[rec.data_offset() + 3] ^= 0x10;
+    let err = count_bytes(Bytes::from(log), 0, Hint::Auto, false).unwrap_err();
+    assert!(err.to_string().contains("record 2100"), "{err}");
+}
+
+#[test]
+fn counts_sdk_files() {
+    let files: Vec<std::path::PathBuf> = [
+        "eas/faq_prod.bin",
+        "eas/faq_prod_reordered.bin",
+        "eas/faq_prod_batch4.bin",
+        "eas/faq_warmup.bin",
+        "tfrecord/warmup_predict.tfrecord",
+        "tfrecord/warmup_mixed.tfrecord",
+    ]
+    .iter()
+    .map(|f| data_dir().join(f))
+    .collect();
+    let paths: Vec<&std::path::Path> = files.iter().map(|p| p.as_path()).collect();
+    let cov = Coverage::count_files(&paths, false).unwrap();
+    // 4 bare requests, 3 + 1 predict_log records; 5 other records skipped.
+    assert_eq!(cov.requests, 8);
+    assert_eq!(cov.skipped, 5);
+    let groups = cov.executor_keys();
+    let counts: Vec<u64> = groups.iter().map(|g| g.count).collect();
+    assert_eq!(counts.iter().sum::<u64>(), 8);
+    // faq_prod, its reordered copy and batch4 share a key: the set, not the order, counts.
+    let faq = groups
+        .iter()
+        .find(|g| g.key.feeds.contains("input_holder") && g.key.feeds.len() == 3)
+        .unwrap();
+    assert_eq!((faq.count, faq.shapes.len()), (3, 2), "{faq:?}");
+    assert_eq!(groups.len(), 4);
+    assert_eq!(cov.keys.len(), 6);
+}
