@@ -250,6 +250,33 @@ impl TFRequest {
         Ok(self)
     }
 
+    /// Rebuilds a decoded (or parsed) request through the builder's checks, for `wire`:
+    /// every feed must hold exactly as many values as its shape (no fill, no repeat),
+    /// in range for its dtype, of a dtype `wire` can carry. Signature, `model_spec`
+    /// and fetches are kept.
+    ///
+    /// ```
+    /// let bytes = std::fs::read("tests/data/eas/faq_prod.bin")?;
+    /// let msg = tfreq::decode(&bytes)?;
+    /// let req = tfreq::TFRequest::from_message(&msg, tfreq::WireFormat::Eas)?;
+    /// assert_eq!(req.to_bytes(), bytes);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_message(msg: &Message, wire: WireFormat) -> Result<TFRequest, BuildError> {
+        let mut req = TFRequest::for_wire(msg.signature_name.clone(), wire);
+        for t in &msg.tensors {
+            let values = feed_values_of(t, msg.wire)?;
+            let shape = t.shape.sizes();
+            req.add_feed(t.name.clone(), &shape, dtype_of(t)?, values)?;
+            if let Some(last) = req.msg.tensors.last_mut() {
+                last.shape = t.shape.clone();
+            }
+        }
+        req.msg.fetches = msg.fetches.clone();
+        req.msg.model_spec = msg.model_spec.clone();
+        Ok(req)
+    }
+
     /// Adds an output name to `output_filter`.
     pub fn add_fetch(&mut self, name: impl Into<String>) -> &mut Self {
         self.msg.fetches.push(name.into());
@@ -298,6 +325,58 @@ impl TFRequest {
         m.model_spec = Some(spec.clone());
         encode(&m, WireFormat::TfServing, style)
     }
+}
+
+fn dtype_of(t: &Tensor) -> Result<DType, BuildError> {
+    t.dtype.dtype().ok_or(BuildError::NotBuildable {
+        name: t.name.clone(),
+        dtype: t.dtype,
+    })
+}
+
+/// A tensor's stored values as builder input, refusing any count but the exact one.
+fn feed_values_of(t: &Tensor, wire: WireFormat) -> Result<FeedValues, BuildError> {
+    let d = dtype_of(t)?;
+    let e = t.elements(wire);
+    let expected = e.expected.unwrap_or(0);
+    if e.stored as u64 != expected || e.expected.is_none() {
+        return Err(BuildError::CountMismatch {
+            name: t.name.clone(),
+            shape: t.shape.sizes(),
+            expected,
+            got: e.stored,
+        });
+    }
+    let all: Vec<Scalar> = (0..e.stored).filter_map(|i| e.stored_get(i)).collect();
+    let not = || BuildError::NotBuildable {
+        name: t.name.clone(),
+        dtype: t.dtype,
+    };
+    macro_rules! collect {
+        ($pat:pat => $v:expr) => {
+            all.iter()
+                .map(|s| match s {
+                    $pat => Ok($v),
+                    _ => Err(not()),
+                })
+                .collect::<Result<Vec<_>, _>>()?
+                .into()
+        };
+    }
+    Ok(match d {
+        DType::Float => collect!(Scalar::F32(x) => *x),
+        DType::Double => collect!(Scalar::F64(x) => *x),
+        DType::Half => collect!(Scalar::F16(x) => *x),
+        DType::BFloat16 => collect!(Scalar::BF16(x) => *x),
+        DType::Complex64 => collect!(Scalar::C64(r, i) => Complex::new(*r, *i)),
+        DType::Complex128 => collect!(Scalar::C128(r, i) => Complex::new(*r, *i)),
+        DType::Bool => collect!(Scalar::Bool(x) => *x),
+        DType::String => collect!(Scalar::Bytes(b) => b.clone()),
+        DType::UInt32 | DType::UInt64 => collect!(Scalar::U64(x) => *x),
+        d if d.info().tf_field == ValueField::Float8 => collect!(Scalar::Byte(x) => *x),
+        DType::Invalid | DType::Resource | DType::Variant => return Err(not()),
+        _ => collect!(Scalar::I64(x) => *x),
+    })
 }
 
 /// Checks and converts one feed to a tensor in canonical (TF Serving typed) form.

@@ -10,7 +10,9 @@
 //! a TFRecord warm-up.
 
 pub mod prediction_log;
+pub mod rest_json;
 pub mod text;
+pub mod text_format;
 pub mod tfrecord;
 
 use std::path::Path;

@@ -3,6 +3,7 @@
 //! 2 unreadable input or usage error. A closed pipe ends the program quietly.
 
 mod check;
+mod build;
 mod common;
 mod convert;
 mod diff;
@@ -42,7 +43,7 @@ enum Cmd {
     /// Print a model's signatures.
     Signature(signature::Args),
     /// Build a request file from REST JSON or text format.
-    Build(stubs::Args),
+    Build(build::Args),
     /// Convert between EAS, TF Serving and TFRecord warm-up files.
     Convert(convert::Args),
     /// Replace a request's values, keeping its names, dtypes and shapes.
@@ -69,11 +70,10 @@ fn main() -> ExitCode {
         Cmd::Check(a) => check::run(a),
         Cmd::Signature(a) => signature::run(a),
         Cmd::Convert(a) => convert::run(a),
-        Cmd::Scrub(a) => scrub::run(a),
+        Cmd::Build(a) => build::run(a),
         Cmd::Scrub(a) => scrub::run(a),
         Cmd::Keys(a) => keys::run_keys(a),
         Cmd::Warmup(a) => keys::run_warmup(a),
-        Cmd::Build(a) => stubs::run(a),
     };
     common::finish(result)
 }

@@ -1,0 +1,529 @@
+//! TF Serving REST predict requests (formats.md §8.1) → [`Message`].
+//!
+//! JSON carries no dtypes: TF Serving takes each input's dtype from the signature, so
+//! the caller gives them ([`Dtypes`]: an explicit annotation per input, or the
+//! signature read from GetModelMetadata JSON with [`dtypes_from_metadata`]). The
+//! parser follows `json_tensor.cc`: `signature_name`, exactly one of `inputs`
+//! (columnar) or `instances` (row), shapes from the nesting (every list as long as its
+//! first sibling, leaves at the same depth), rows concatenated on a new 0th dim,
+//! `{"b64": ...}` for bytes, integers only for integer dtypes. Keys keep their order
+//! in the file, so feeds are added in that order, as an SDK user would add them.
+//! Values go through the builder's checks (count, range, dtype).
+//!
+//! ```
+//! use tfreq::formats::rest_json::{from_json, Dtypes};
+//! use tfreq::{DType, WireFormat};
+//! let json = br#"{"signature_name": "serving_default", "inputs": {"x": [[1, 2]]}}"#;
+//! let mut d = Dtypes::default();
+//! d.set("x", DType::Float);
+//! let msg = from_json(json, &d, &["y".to_string()], WireFormat::Eas)?;
+//! assert_eq!(msg.tensors[0].shape.sizes(), vec![1, 2]);
+//! assert_eq!(msg.fetches, vec!["y"]);
+//! # Ok::<(), tfreq::Error>(())
+//! ```
+
+use std::fmt;
+
+use base64::Engine;
+use bytes::Bytes;
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use crate::builder::{FeedValues, TFRequest};
+use crate::dtype::DType;
+use crate::error::Error;
+use crate::model::{Message, WireFormat};
+
+/// A JSON value whose objects keep their key order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Json {
+    /// `null`
+    Null,
+    /// `true` / `false`
+    Bool(bool),
+    /// A number.
+    Number(serde_json::Number),
+    /// A string.
+    String(String),
+    /// A list.
+    Array(Vec<Json>),
+    /// An object, in file order.
+    Object(Vec<(String, Json)>),
+}
+
+impl Json {
+    /// The value under `key` of an object.
+    pub fn get(&self, key: &str) -> Option<&Json> {
+        match self {
+            Json::Object(o) => o.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    fn type_name(&self) -> &'static str {
+        match self {
+            Json::Null => "null",
+            Json::Bool(_) => "bool",
+            Json::Number(_) => "number",
+            Json::String(_) => "string",
+            Json::Array(_) => "list",
+            Json::Object(_) => "object",
+        }
+    }
+
+    fn is_b64(&self) -> bool {
+        matches!(self, Json::Object(o) if o.len() == 1 && o[0].0 == "b64")
+    }
+}
+
+impl fmt::Display for Json {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Json::Null => f.write_str("null"),
+            Json::Bool(b) => write!(f, "{b}"),
+            Json::Number(n) => write!(f, "{n}"),
+            Json::String(s) => write!(f, "{s:?}"),
+            Json::Array(a) => write!(f, "[{} items]", a.len()),
+            Json::Object(o) => write!(f, "{{{} keys}}", o.len()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Json;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_unit<E>(self) -> Result<Json, E> {
+                Ok(Json::Null)
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Json, E> {
+                Ok(Json::Bool(b))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
+                Ok(Json::Number(v.into()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
+                Ok(Json::Number(v.into()))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Json, E> {
+                serde_json::Number::from_f64(v)
+                    .map(Json::Number)
+                    .ok_or_else(|| E::custom("not a finite number"))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Json, E> {
+                Ok(Json::String(s.to_string()))
+            }
+            fn visit_string<E>(self, s: String) -> Result<Json, E> {
+                Ok(Json::String(s))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Json, A::Error> {
+                let mut v = Vec::new();
+                while let Some(x) = a.next_element()? {
+                    v.push(x);
+                }
+                Ok(Json::Array(v))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Json, A::Error> {
+                let mut v: Vec<(String, Json)> = Vec::new();
+                while let Some((k, x)) = a.next_entry::<String, Json>()? {
+                    // A repeated key: keep the first, which rapidjson's FindMember
+                    // (what TF Serving uses) finds.
+                    if !v.iter().any(|(e, _)| *e == k) {
+                        v.push((k, x));
+                    }
+                }
+                Ok(Json::Object(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Parses JSON keeping object key order.
+pub fn parse(bytes: &[u8]) -> Result<Json, Error> {
+    serde_json::from_slice(bytes).map_err(|e| Error::Format(format!("JSON parse error: {e}")))
+}
+
+/// Each input's dtype, by name (and optionally the signature's input set, which makes
+/// missing inputs an error and extra keys ignored, as TF Serving does).
+#[derive(Debug, Clone, Default)]
+pub struct Dtypes {
+    inputs: Vec<(String, DType)>,
+    /// Whether the list is the whole signature (from model metadata).
+    pub complete: bool,
+}
+
+impl Dtypes {
+    /// Sets one input's dtype.
+    pub fn set(&mut self, name: impl Into<String>, dtype: DType) {
+        let name = name.into();
+        self.inputs.retain(|(n, _)| *n != name);
+        self.inputs.push((name, dtype));
+    }
+
+    /// The dtype of an input.
+    pub fn get(&self, name: &str) -> Option<DType> {
+        self.inputs.iter().find(|(n, _)| n == name).map(|(_, d)| *d)
+    }
+
+    /// Parses an annotation `name=DT_FLOAT` (or `name=float32`).
+    ///
+    /// ```
+    /// let mut d = tfreq::formats::rest_json::Dtypes::default();
+    /// d.annotate("x=DT_INT64")?;
+    /// assert_eq!(d.get("x"), Some(tfreq::DType::Int64));
+    /// # Ok::<(), tfreq::Error>(())
+    /// ```
+    pub fn annotate(&mut self, s: &str) -> Result<(), Error> {
+        let (name, dt) = s.rsplit_once('=').ok_or_else(|| {
+            Error::Format(format!("{s:?}: expected NAME=DTYPE (e.g. x=DT_FLOAT)"))
+        })?;
+        self.set(name, dtype_named(dt)?);
+        Ok(())
+    }
+}
+
+fn dtype_named(dt: &str) -> Result<DType, Error> {
+    DType::from_name(dt)
+        .or_else(|| DType::all().find(|d| d.info().short == dt))
+        .ok_or_else(|| {
+            Error::Format(format!(
+                "{dt:?} is not a dtype name (DT_FLOAT, float32, ...)"
+            ))
+        })
+}
+
+/// The input dtypes of `signature` from GetModelMetadata JSON (formats.md §8.3:
+/// `metadata.signature_def.signature_def.<sig>.inputs.<alias>.dtype`).
+///
+/// A minimal reader of that one path (the full model readers live with the validator).
+///
+/// ```
+/// let json = std::fs::read("tests/data/models/faq.metadata.json")?;
+/// let d = tfreq::formats::rest_json::dtypes_from_metadata(&json, "serving_default")?;
+/// assert_eq!(d.get("threshold"), Some(tfreq::DType::Float));
+/// assert!(d.complete);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn dtypes_from_metadata(json: &[u8], signature: &str) -> Result<Dtypes, Error> {
+    let v = parse(json)?;
+    let defs = v
+        .get("metadata")
+        .and_then(|m| m.get("signature_def"))
+        .and_then(|m| m.get("signature_def"))
+        .ok_or_else(|| {
+            Error::Format("model metadata: no metadata.signature_def.signature_def".into())
+        })?;
+    let sig = defs.get(signature).ok_or_else(|| {
+        let names: Vec<String> = match defs {
+            Json::Object(o) => o.iter().map(|(k, _)| k.clone()).collect(),
+            _ => Vec::new(),
+        };
+        Error::Format(format!(
+            "Serving signature name: {signature:?} not found in signature def (has: {})",
+            names.join(", ")
+        ))
+    })?;
+    let mut d = Dtypes {
+        complete: true,
+        ..Dtypes::default()
+    };
+    if let Some(Json::Object(inputs)) = sig.get("inputs") {
+        for (name, info) in inputs {
+            let dt = match info.get("dtype") {
+                Some(Json::String(s)) => dtype_named(s)?,
+                _ => {
+                    return Err(Error::Format(format!(
+                        "model metadata: input {name:?} of {signature:?} has no dtype"
+                    )))
+                }
+            };
+            d.set(name.clone(), dt);
+        }
+    }
+    Ok(d)
+}
+
+fn err(s: impl Into<String>) -> Error {
+    Error::Format(s.into())
+}
+
+/// Shape of a nested value by TF Serving's rule (element 0 at each level), checking
+/// that every list matches and every leaf sits at depth == rank.
+fn shape_of(v: &Json, name: &str) -> Result<Vec<i64>, Error> {
+    let mut shape = Vec::new();
+    let mut cur = v;
+    while let Json::Array(a) = cur {
+        shape.push(a.len() as i64);
+        match a.first() {
+            Some(x) => cur = x,
+            None => break,
+        }
+    }
+    check_shape(v, &shape, 0, name)?;
+    Ok(shape)
+}
+
+fn check_shape(v: &Json, shape: &[i64], level: usize, name: &str) -> Result<(), Error> {
+    match (v, shape.get(level)) {
+        (Json::Array(a), Some(&n)) => {
+            if a.len() as i64 != n {
+                return Err(err(format!(
+                    "input {name:?}: Encountered list at unexpected size: {} at level: {level} expected size: {n}",
+                    a.len()
+                )));
+            }
+            a.iter()
+                .try_for_each(|x| check_shape(x, shape, level + 1, name))
+        }
+        (Json::Array(_), None) | (_, Some(_)) => Err(err(format!(
+            "input {name:?}: JSON Value: {v} found at incorrect level: {} (rank is {})",
+            level + 1,
+            shape.len()
+        ))),
+        (_, None) => Ok(()),
+    }
+}
+
+fn leaves<'a>(v: &'a Json, out: &mut Vec<&'a Json>) {
+    match v {
+        Json::Array(a) => a.iter().for_each(|x| leaves(x, out)),
+        x => out.push(x),
+    }
+}
+
+fn values(name: &str, dtype: DType, leaves: &[&Json]) -> Result<FeedValues, Error> {
+    let wrong = |v: &Json| {
+        err(format!(
+            "input {name:?}: JSON Value: {v} Type: {} is not of expected type: {}",
+            v.type_name(),
+            dtype.name()
+        ))
+    };
+    let num = |v: &Json| match v {
+        Json::Number(n) => n.as_f64().ok_or_else(|| wrong(v)),
+        _ => Err(wrong(v)),
+    };
+    let int = |v: &Json| match v {
+        Json::Number(n) => n.as_i64().ok_or_else(|| wrong(v)),
+        _ => Err(wrong(v)),
+    };
+    let uint = |v: &Json| match v {
+        Json::Number(n) => n.as_u64().ok_or_else(|| wrong(v)),
+        _ => Err(wrong(v)),
+    };
+    Ok(match dtype {
+        DType::Float => leaves.iter().map(|v| num(v).map(|x| x as f32)).collect::<Result<Vec<_>, _>>()?.into(),
+        DType::Double => leaves.iter().map(|v| num(v)).collect::<Result<Vec<_>, _>>()?.into(),
+        DType::Int32 | DType::Int16 | DType::Int8 | DType::UInt8 | DType::Int64 => {
+            leaves.iter().map(|v| int(v)).collect::<Result<Vec<_>, _>>()?.into()
+        }
+        DType::UInt32 | DType::UInt64 => {
+            leaves.iter().map(|v| uint(v)).collect::<Result<Vec<_>, _>>()?.into()
+        }
+        DType::Bool => leaves
+            .iter()
+            .map(|v| match v {
+                Json::Bool(b) => Ok(*b),
+                _ => Err(wrong(v)),
+            })
+            .collect::<Result<Vec<_>, _>>()?
+            .into(),
+        DType::String => {
+            let mut out = Vec::with_capacity(leaves.len());
+            for v in leaves {
+                out.push(match v {
+                    Json::String(s) => Bytes::from(s.clone().into_bytes()),
+                    o if o.is_b64() => match o.get("b64") {
+                        Some(Json::String(s)) => Bytes::from(
+                            base64::engine::general_purpose::STANDARD
+                                .decode(s)
+                                .map_err(|_| err(format!("input {name:?}: Unable to base64 decode")))?,
+                        ),
+                        _ => return Err(wrong(v)),
+                    },
+                    _ => return Err(wrong(v)),
+                });
+            }
+            FeedValues::Str(out)
+        }
+        d => {
+            return Err(err(format!(
+                "input {name:?}: TF Serving's REST API cannot carry {} (Conversion of JSON Value to type: {} is UNIMPLEMENTED)",
+                d.name(),
+                d.name()
+            )))
+        }
+    })
+}
+
+/// A REST predict request → a request for `wire`, with `fetches` as `output_filter`
+/// (REST itself cannot say which outputs to fetch).
+pub fn from_json(
+    json: &[u8],
+    dtypes: &Dtypes,
+    fetches: &[String],
+    wire: WireFormat,
+) -> Result<Message, Error> {
+    from_value(&parse(json)?, dtypes, fetches, wire)
+}
+
+/// Every request of a file holding one REST request, or several as JSON lines (one
+/// object after another).
+pub fn from_json_lines(
+    json: &[u8],
+    dtypes: &Dtypes,
+    fetches: &[String],
+    wire: WireFormat,
+) -> Result<Vec<Message>, Error> {
+    let mut out = Vec::new();
+    let mut it = serde_json::Deserializer::from_slice(json).into_iter::<Json>();
+    loop {
+        let at = it.byte_offset();
+        match it.next() {
+            None => break,
+            Some(Ok(v)) => out.push(
+                from_value(&v, dtypes, fetches, wire)
+                    .map_err(|e| err(format!("request {} (at byte {at}): {e}", out.len())))?,
+            ),
+            Some(Err(e)) => {
+                return Err(err(format!(
+                    "request {} (at byte {at}): JSON parse error: {e}",
+                    out.len()
+                )))
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(err("JSON Parse error: The document is empty"));
+    }
+    Ok(out)
+}
+
+/// A parsed REST predict request → a request (see [`from_json`]).
+pub fn from_value(
+    v: &Json,
+    dtypes: &Dtypes,
+    fetches: &[String],
+    wire: WireFormat,
+) -> Result<Message, Error> {
+    let Json::Object(_) = &v else {
+        return Err(err("JSON Parse error: the request body is not an object"));
+    };
+    let sig = match v.get("signature_name") {
+        None => "serving_default".to_string(),
+        Some(Json::String(s)) => s.clone(),
+        Some(_) => return Err(err("'signature_name' key must be a string value.")),
+    };
+    let feeds: Vec<(String, Json)> = match (v.get("inputs"), v.get("instances")) {
+        (Some(_), Some(_)) => return Err(err(
+            "Not formatted correctly expecting only one of 'inputs' or 'instances' keys to exist",
+        )),
+        (None, None) => return Err(err("Missing 'inputs' or 'instances' key")),
+        (Some(inputs), None) => columnar(inputs, dtypes)?,
+        (None, Some(instances)) => rows(instances, dtypes)?,
+    };
+    let mut req = TFRequest::for_wire(sig, wire);
+    for (name, value) in &feeds {
+        let dtype = dtypes.get(name).ok_or_else(|| {
+            err(format!(
+                "input {name:?} has no dtype: give --dtype {name}=DT_... or --model METADATA.json"
+            ))
+        })?;
+        let shape = shape_of(value, name)?;
+        let mut l = Vec::new();
+        leaves(value, &mut l);
+        let vals = values(name, dtype, &l)?;
+        req.add_feed(name.clone(), &shape, dtype, vals)?;
+    }
+    for f in fetches {
+        req.add_fetch(f.clone());
+    }
+    Ok(req.into_message())
+}
+
+fn columnar(inputs: &Json, dtypes: &Dtypes) -> Result<Vec<(String, Json)>, Error> {
+    let single = (dtypes.inputs.len() == 1).then(|| dtypes.inputs[0].0.clone());
+    match inputs {
+        Json::Object(o) if !inputs.is_b64() => {
+            if dtypes.complete {
+                // TF Serving loops over the signature: every input must be there,
+                // extra keys are ignored.
+                let mut out = Vec::new();
+                for (name, v) in o {
+                    if dtypes.get(name).is_some() {
+                        out.push((name.clone(), v.clone()));
+                    }
+                }
+                for (name, _) in &dtypes.inputs {
+                    if !o.iter().any(|(k, _)| k == name) {
+                        return Err(err(format!("Missing named input: {name} in 'inputs' object.")));
+                    }
+                }
+                Ok(out)
+            } else {
+                Ok(o.clone())
+            }
+        }
+        other => match single {
+            Some(name) => Ok(vec![(name, other.clone())]),
+            None => Err(err(
+                "'inputs' is a bare value, which needs exactly one input: give one --dtype or a model with one input",
+            )),
+        },
+    }
+}
+
+fn rows(instances: &Json, dtypes: &Dtypes) -> Result<Vec<(String, Json)>, Error> {
+    let Json::Array(rows) = instances else {
+        return Err(err("Expecting 'instances' to be an list/array"));
+    };
+    let Some(first) = rows.first() else {
+        return Err(err("No values in 'instances' array"));
+    };
+    match first {
+        Json::Object(o0) if !first.is_b64() => {
+            let names: Vec<&String> = o0.iter().map(|(k, _)| k).collect();
+            let mut cols: Vec<(String, Vec<Json>)> =
+                names.iter().map(|n| ((*n).clone(), Vec::new())).collect();
+            for (i, row) in rows.iter().enumerate() {
+                let Json::Object(o) = row else {
+                    return Err(err(format!("Failed to process element: {i} of 'instances' list: not an object like element 0")));
+                };
+                let same = o.len() == names.len() && o.iter().all(|(k, _)| names.contains(&k));
+                if !same {
+                    let keys: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+                    return Err(err(format!(
+                        "Failed to process element: {i} of 'instances' list. JSON object: keys must be equal to: {}",
+                        keys.join(",")
+                    )));
+                }
+                for (name, col) in cols.iter_mut() {
+                    if let Some(v) = row.get(name) {
+                        col.push(v.clone());
+                    }
+                }
+            }
+            if dtypes.complete {
+                for (name, _) in &dtypes.inputs {
+                    if !names.contains(&name) {
+                        return Err(err(format!(
+                            "Failed to process element: 0 of 'instances' list. JSON object: keys must be equal to the signature inputs; {name:?} is missing"
+                        )));
+                    }
+                }
+            }
+            // Each row's shape must agree: shape_of over [rows] checks it.
+            Ok(cols.into_iter().map(|(n, c)| (n, Json::Array(c))).collect())
+        }
+        _ => match (dtypes.inputs.len() == 1).then(|| dtypes.inputs[0].0.clone()) {
+            Some(name) => Ok(vec![(name, instances.clone())]),
+            None => Err(err(
+                "instances is a plain list, but expecting list of objects as multiple input tensors required as per tensorinfo_map",
+            )),
+        },
+    }
+}

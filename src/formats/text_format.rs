@@ -1,0 +1,100 @@
+//! Requests from protobuf text format: what `tfreq inspect --format text` prints (and
+//! Python's `text_format.MessageToString`), so a file can be edited as text and
+//! rebuilt. Parsed with prost-reflect over tfreq's own descriptors, encoded to bytes,
+//! then decoded like any request.
+//!
+//! Feeds come out in name order (the order Python and tfreq print map keys in: a map
+//! in text format has no other order to keep).
+//!
+//! The text of a TFRecord file (sections headed `# record N: ...`) gives one request
+//! per `predict_log` section; other sections are skipped.
+//!
+//! ```
+//! use tfreq::formats::text_format::from_text;
+//! // faq_prod.txt is Python's text_format of the request eas_prediction wrote.
+//! let text = std::fs::read_to_string("tests/data/eas/faq_prod.txt")?;
+//! let msgs = from_text(&text, None)?;
+//! let names: Vec<_> = msgs[0].tensors.iter().map(|t| t.name.as_str()).collect();
+//! assert_eq!(names, ["input_holder", "model_id", "threshold"]); // text sorts map keys
+//! assert_eq!(msgs[0].fetches, ["sorted_labels", "sorted_probs", "model_version_id"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use bytes::Bytes;
+use prost::Message as _;
+use prost_reflect::DynamicMessage;
+
+use crate::decode::decode_as;
+use crate::error::Error;
+use crate::model::{Kind, Message, WireFormat};
+
+fn parse_one(text: &str, wire: WireFormat) -> Result<Message, String> {
+    let name = crate::wire::message_name(wire, Kind::Request);
+    let desc = crate::wire::pool()
+        .get_message_by_name(name)
+        .ok_or_else(|| format!("no descriptor for {name}"))?;
+    let dm = DynamicMessage::parse_text_format(desc, text).map_err(|e| format!("{e}"))?;
+    let bytes = Bytes::from(dm.encode_to_vec());
+    let mut m = decode_as(&bytes, wire, Kind::Request).map_err(|e| e.to_string())?;
+    // prost-reflect keeps maps unordered; Python's text format sorts map keys, so the
+    // name order is the order of the text written by tfreq or Python.
+    m.tensors.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(m)
+}
+
+/// Requests in text format, as `wire` (or whichever of EAS / TF Serving parses; both
+/// parsing is ambiguous and needs `wire`).
+pub fn from_text(text: &str, wire: Option<WireFormat>) -> Result<Vec<Message>, Error> {
+    let mut sections: Vec<(String, String)> = Vec::new();
+    let mut cur = (String::new(), String::new());
+    for line in text.lines() {
+        if let Some(h) = line.strip_prefix("# record ") {
+            if !cur.1.trim().is_empty() || !cur.0.is_empty() {
+                sections.push(std::mem::take(&mut cur));
+            }
+            cur.0 = format!("record {h}");
+            continue;
+        }
+        cur.1.push_str(line);
+        cur.1.push('\n');
+    }
+    sections.push(cur);
+    let mut out = Vec::new();
+    for (head, body) in sections {
+        if !head.is_empty() && !head.contains("predict_log") {
+            continue;
+        }
+        if head.is_empty() && body.trim().is_empty() {
+            continue;
+        }
+        let at = if head.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", head.split(':').next().unwrap_or(""))
+        };
+        let m = match wire {
+            Some(w) => parse_one(&body, w).map_err(|e| {
+                Error::Format(format!("{at}not a {w} PredictRequest in text format: {e}"))
+            })?,
+            None => match (
+                parse_one(&body, WireFormat::Eas),
+                parse_one(&body, WireFormat::TfServing),
+            ) {
+                (Ok(m), Err(_)) | (Err(_), Ok(m)) => m,
+                (Ok(_), Ok(_)) => {
+                    return Err(Error::Ambiguous(format!(
+                        "{at}the text is a valid EAS and TF Serving PredictRequest"
+                    )))
+                }
+                (Err(a), Err(b)) => return Err(Error::Format(format!(
+                    "{at}not a PredictRequest in text format:\n  as EAS: {a}\n  as TF Serving: {b}"
+                ))),
+            },
+        };
+        out.push(m);
+    }
+    if out.is_empty() {
+        return Err(Error::Format("no request in the text".into()));
+    }
+    Ok(out)
+}
