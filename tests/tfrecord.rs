@@ -206,3 +206,33 @@ fn tfreq_written_file_read_by_tensorflow() {
     }
     assert!(tf_out.lines().count() >= 2);
 }
+
+#[test]
+fn tfreq_warmup_file_holds_no_production_strings() {
+    // Written by `tfreq warmup` from faq_prod, faq_prod_batch4 and strings_binary
+    // (check_tfreq_tfrecord.sh); TensorFlow read it (read_tfrecord.out).
+    let file =
+        std::fs::read(data_dir().join("tfrecord/tfreq_written/warmup_scrubbed.tfrecord")).unwrap();
+    for src in [
+        "eas/faq_prod.bin",
+        "eas/faq_prod_batch4.bin",
+        "eas/strings_binary.bin",
+    ] {
+        let m = tfreq::decode(&std::fs::read(data_dir().join(src)).unwrap()).unwrap();
+        for t in &m.tensors {
+            let e = t.elements(m.wire);
+            for i in 0..e.stored {
+                if let Some(tfreq::Scalar::Bytes(b)) = e.stored_get(i) {
+                    if b.len() >= 4 {
+                        assert!(
+                            !file.windows(b.len()).any(|w| w == &b[..]),
+                            "{src}: {:?} kept",
+                            String::from_utf8_lossy(&b)
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(detailed(file).entries.len(), 3);
+}

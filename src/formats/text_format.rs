@@ -86,9 +86,11 @@ pub fn from_text(text: &str, wire: Option<WireFormat>) -> Result<Vec<Message>, E
                         "{at}the text is a valid EAS and TF Serving PredictRequest"
                     )))
                 }
-                (Err(a), Err(b)) => return Err(Error::Format(format!(
+                (Err(a), Err(b)) => {
+                    return Err(Error::Format(format!(
                     "{at}not a PredictRequest in text format:\n  as EAS: {a}\n  as TF Serving: {b}"
-                ))),
+                )))
+                }
             },
         };
         out.push(m);
