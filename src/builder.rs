@@ -489,7 +489,7 @@ pub(crate) fn make_tensor(
 /// Moves a canonical (TF Serving typed) tensor's values into the EAS `ArrayProto`
 /// field of its dtype, by the EAS conventions: halves as floats, complex numbers as
 /// (re, im) pairs in `float_val` / `double_val`. Lossless: f16 and bf16 widen exactly.
-fn to_eas_fields(t: &mut Tensor) {
+pub(crate) fn to_eas_fields(t: &mut Tensor) {
     let Some(d) = t.dtype.dtype() else { return };
     let Some(eas) = d.info().eas_field else {
         return;

@@ -11,8 +11,8 @@ pub mod formats;
 pub mod io;
 pub mod model;
 pub mod render;
-pub mod signature;
 pub mod scrub;
+pub mod signature;
 pub mod wire;
 
 pub use builder::{FeedElement, FeedValues, TFRequest, TFResponse};

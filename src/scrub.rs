@@ -16,9 +16,9 @@
 //! req.add_fetch("y");
 //! let prod = tfreq::decode(&req.to_bytes())?;
 //! let warm = scrub(&prod, FillMode::Zeros)?;
+//! assert_eq!(ShapeKey::of(&warm), ShapeKey::of(&prod));
 //! let bytes = tfreq::encode(&warm, prod.wire, Default::default())?;
 //! assert!(!bytes.windows(6).any(|w| w == b"secret"));
-//! assert_eq!(ShapeKey::of(&tfreq::decode(&bytes)?), ShapeKey::of(&prod));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -100,15 +100,15 @@ impl Rng {
     }
 }
 
-/// The scrubbed copy of `msg` (see the module docs). Like a builder's message, it is in
-/// the canonical TF Serving typed form (`wire` is TF Serving); encode it with
-/// [`crate::encode()`] in the wire format wanted, usually the source's.
+/// The scrubbed copy of `msg` (see the module docs), in the source's wire format and
+/// that format's own value fields (as the builder lays them out); encode it with
+/// [`crate::encode()`].
 pub fn scrub(msg: &Message, fill: FillMode) -> Result<Message, ScrubError> {
     let mut rng = match fill {
         FillMode::Random { seed } => Some(Rng(seed)),
         _ => None,
     };
-    let mut out = Message::new(crate::model::WireFormat::TfServing, msg.kind);
+    let mut out = Message::new(msg.wire, msg.kind);
     out.signature_name = msg.signature_name.clone();
     out.model_spec = msg.model_spec.clone();
     out.fetches = msg.fetches.clone();
@@ -210,6 +210,9 @@ fn scrub_tensor(
     };
     let count = values.len() as i64;
     let mut s = make_tensor(name, &[count], d, values)?;
+    if msg.wire == crate::model::WireFormat::Eas {
+        crate::builder::to_eas_fields(&mut s);
+    }
     s.shape = t.shape.clone();
     s.version_number = t.version_number;
     Ok(s)

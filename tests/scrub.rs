@@ -60,9 +60,29 @@ fn scrubbed_requests_keep_keys_and_drop_strings() {
                     continue;
                 }
             };
+            assert_eq!(
+                ExecutorKey::of(&warm),
+                ExecutorKey::of(&prod),
+                "{file} {mode:?}"
+            );
             let out = tfreq::encode(&warm, prod.wire, tfreq::TfsEncoding::Python)
                 .unwrap_or_else(|e| panic!("{file}: {e}"));
             let back = tfreq::decode_as(&out, prod.wire, Kind::Request).unwrap();
+            // `tfreq diff WARMUP PROD` passes: the warm-up warms production's executor.
+            let report = tfreq::analysis::diff::diff(
+                std::slice::from_ref(&back),
+                &prod,
+                &tfreq::analysis::diff::DiffOptions {
+                    strict_shapes: true,
+                    model: None,
+                },
+            );
+            assert_eq!(
+                report.exit_code(),
+                0,
+                "{file} {mode:?}: {}",
+                report.to_json()
+            );
             assert_eq!(
                 ExecutorKey::of(&back),
                 ExecutorKey::of(&prod),

@@ -5,8 +5,8 @@
 //! pipeline can match on it, a severity, the name it is about, and a sentence.
 
 pub mod check;
-pub mod diff;
 pub mod coverage;
+pub mod diff;
 pub mod key;
 pub mod lint;
 pub mod report;

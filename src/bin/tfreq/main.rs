@@ -2,16 +2,15 @@
 //! library, renders, and maps errors to exit codes: 0 clean, 1 findings that fail,
 //! 2 unreadable input or usage error. A closed pipe ends the program quietly.
 
-mod check;
 mod build;
+mod check;
 mod common;
 mod convert;
 mod diff;
 mod inspect;
-mod signature;
 mod keys;
 mod scrub;
-mod stubs;
+mod signature;
 
 use std::process::ExitCode;
 
