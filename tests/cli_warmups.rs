@@ -24,18 +24,46 @@ fn run(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn inspect_lists_every_record_of_tf_servings_warmup() {
-    let (code, s, _) = run(&["inspect", &path("models/half_plus_two/assets.extra/tf_serving_warmup_requests")]);
+    let (code, s, _) = run(&[
+        "inspect",
+        &path("models/half_plus_two/assets.extra/tf_serving_warmup_requests"),
+    ]);
     assert_eq!(code, 0);
-    assert!(s.contains("5 records (1 predict_log, 1 classify_log, 2 regress_log, 1 multi_inference_log)"), "{s}");
+    assert!(
+        s.contains(
+            "5 records (1 predict_log, 1 classify_log, 2 regress_log, 1 multi_inference_log)"
+        ),
+        "{s}"
+    );
     for i in 0..5 {
         assert!(s.contains(&format!("record {i}")), "record {i}: {s}");
     }
-    let (code, j, _) = run(&["inspect", "-f", "json", &path("tfrecord/warmup_mixed.tfrecord")]);
+    let (code, j, _) = run(&[
+        "inspect",
+        "-f",
+        "json",
+        &path("tfrecord/warmup_mixed.tfrecord"),
+    ]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&j).unwrap();
     assert_eq!(v["container"], "tfrecord");
-    let kinds: Vec<&str> = v["entries"].as_array().unwrap().iter().map(|e| e["log_type"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["predict_log", "classify_log", "regress_log", "multi_inference_log", "none", "none"]);
+    let kinds: Vec<&str> = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["log_type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "predict_log",
+            "classify_log",
+            "regress_log",
+            "multi_inference_log",
+            "none",
+            "none"
+        ]
+    );
     assert_eq!(v["entries"][0]["message"]["inputs"][0]["name"], "x");
     assert_eq!(v["problems"][0]["code"], "NO_LOG_TYPE");
 }
@@ -49,11 +77,17 @@ fn damaged_tfrecord_is_exit_2_naming_the_record() {
     std::fs::write(&p, &b).unwrap();
     let (code, _, err) = run(&["inspect", p.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(err.contains("record 1 at byte 78") && err.contains("checksum"), "{err}");
+    assert!(
+        err.contains("record 1 at byte 78") && err.contains("checksum"),
+        "{err}"
+    );
     std::fs::write(&p, &b[..100]).unwrap();
     let (code, _, err) = run(&["inspect", p.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(err.contains("record 1") && err.contains("truncated"), "{err}");
+    assert!(
+        err.contains("record 1") && err.contains("truncated"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -61,39 +95,131 @@ fn convert_scrub_keys_warmup_build_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
     let out = |n: &str| dir.path().join(n).display().to_string();
     // convert EAS -> TFRecord -> EAS gives the SDK's bytes back.
-    assert_eq!(run(&["convert", &path("eas/faq_prod.bin"), "--wire", "tfrecord", "-o", &out("a.tfrecord")]).0, 0);
-    assert_eq!(run(&["convert", &out("a.tfrecord"), "--wire", "eas", "-o", &out("a.bin")]).0, 0);
-    assert_eq!(std::fs::read(out("a.bin")).unwrap(), std::fs::read(path("eas/faq_prod.bin")).unwrap());
+    assert_eq!(
+        run(&[
+            "convert",
+            &path("eas/faq_prod.bin"),
+            "--wire",
+            "tfrecord",
+            "-o",
+            &out("a.tfrecord")
+        ])
+        .0,
+        0
+    );
+    assert_eq!(
+        run(&[
+            "convert",
+            &out("a.tfrecord"),
+            "--wire",
+            "eas",
+            "-o",
+            &out("a.bin")
+        ])
+        .0,
+        0
+    );
+    assert_eq!(
+        std::fs::read(out("a.bin")).unwrap(),
+        std::fs::read(path("eas/faq_prod.bin")).unwrap()
+    );
     // A dtype EAS cannot carry.
-    let (code, _, err) = run(&["convert", &path("tfs/dtype_uint32_typed.bin"), "--wire", "eas", "-o", &out("u.bin")]);
+    let (code, _, err) = run(&[
+        "convert",
+        &path("tfs/dtype_uint32_typed.bin"),
+        "--wire",
+        "eas",
+        "-o",
+        &out("u.bin"),
+    ]);
     assert_eq!(code, 2);
     assert!(err.contains("DT_UINT32"), "{err}");
     assert!(!dir.path().join("u.bin").exists());
     // scrub, then diff against the source passes.
-    assert_eq!(run(&["scrub", &path("eas/faq_prod.bin"), "-o", &out("s.bin")]).0, 0);
+    assert_eq!(
+        run(&["scrub", &path("eas/faq_prod.bin"), "-o", &out("s.bin")]).0,
+        0
+    );
     let s = std::fs::read(out("s.bin")).unwrap();
     assert!(!s.windows(7).any(|w| w == b"model_a"));
     let (code, d, _) = run(&["diff", &out("s.bin"), &path("eas/faq_prod.bin")]);
     assert_eq!(code, 0, "{d}");
     // keys
-    let (code, j, _) = run(&["keys", "-f", "json", &path("eas/faq_prod.bin"), &path("eas/faq_prod_batch4.bin"), &path("tfrecord/warmup_predict.tfrecord")]);
+    let (code, j, _) = run(&[
+        "keys",
+        "-f",
+        "json",
+        &path("eas/faq_prod.bin"),
+        &path("eas/faq_prod_batch4.bin"),
+        &path("tfrecord/warmup_predict.tfrecord"),
+    ]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&j).unwrap();
-    assert_eq!((v["requests"].as_u64(), v["executor_keys"].as_u64(), v["shape_keys"].as_u64()), (Some(5), Some(3), Some(5)));
+    assert_eq!(
+        (
+            v["requests"].as_u64(),
+            v["executor_keys"].as_u64(),
+            v["shape_keys"].as_u64()
+        ),
+        (Some(5), Some(3), Some(5))
+    );
     // warmup --top 1 as a bare EAS file: the most frequent key.
-    let (code, _, err) = run(&["warmup", &path("eas/faq_prod.bin"), &path("eas/faq_prod_reordered.bin"), &path("eas/faq_prod_batch4.bin"), "--top", "1", "--wire", "eas", "-o", &out("w.bin")]);
+    let (code, _, err) = run(&[
+        "warmup",
+        &path("eas/faq_prod.bin"),
+        &path("eas/faq_prod_reordered.bin"),
+        &path("eas/faq_prod_batch4.bin"),
+        "--top",
+        "1",
+        "--wire",
+        "eas",
+        "-o",
+        &out("w.bin"),
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("covering 2 of 3"), "{err}");
     let (code, d, _) = run(&["diff", &out("w.bin"), &path("eas/faq_prod.bin")]);
     assert_eq!(code, 0, "{d}");
     // build from REST JSON: the SDK's bytes.
-    let (code, _, err) = run(&["build", &path("rest/faq_prod.json"), "--model", &path("models/faq.metadata.json"), "--fetch", "sorted_labels", "--fetch", "sorted_probs", "--fetch", "model_version_id", "-o", &out("b.bin")]);
+    let (code, _, err) = run(&[
+        "build",
+        &path("rest/faq_prod.json"),
+        "--model",
+        &path("models/faq.metadata.json"),
+        "--fetch",
+        "sorted_labels",
+        "--fetch",
+        "sorted_probs",
+        "--fetch",
+        "model_version_id",
+        "-o",
+        &out("b.bin"),
+    ]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(std::fs::read(out("b.bin")).unwrap(), std::fs::read(path("eas/faq_prod.bin")).unwrap());
+    assert_eq!(
+        std::fs::read(out("b.bin")).unwrap(),
+        std::fs::read(path("eas/faq_prod.bin")).unwrap()
+    );
     // build from the text inspect prints.
     let (_, text, _) = run(&["inspect", "--format", "text", &path("eas/seed_warm_up.bin")]);
     std::fs::write(out("seed.txt"), text).unwrap();
-    assert_eq!(run(&["build", &out("seed.txt"), "--from", "text", "-o", &out("seed.bin")]).0, 0);
-    let (code, d, _) = run(&["diff", &out("seed.bin"), &path("eas/seed_warm_up.bin"), "--strict-shapes"]);
+    assert_eq!(
+        run(&[
+            "build",
+            &out("seed.txt"),
+            "--from",
+            "text",
+            "-o",
+            &out("seed.bin")
+        ])
+        .0,
+        0
+    );
+    let (code, d, _) = run(&[
+        "diff",
+        &out("seed.bin"),
+        &path("eas/seed_warm_up.bin"),
+        "--strict-shapes",
+    ]);
     assert_eq!(code, 0, "{d}");
 }

@@ -139,3 +139,22 @@ fn counts_sdk_files() {
     assert_eq!(groups.len(), 4);
     assert_eq!(cov.keys.len(), 6);
 }
+
+#[test]
+fn counts_rest_json_lines_with_model_dtypes() {
+    let meta = std::fs::read(data_dir().join("models/faq.metadata.json")).unwrap();
+    let d = tfreq::formats::rest_json::dtypes_from_metadata(&meta, "serving_default").unwrap();
+    let p = data_dir().join("rest/faq_prod_log.jsonl");
+    let cov = Coverage::count_files_with(&[p.as_path()], false, Some(&d)).unwrap();
+    assert_eq!(cov.requests, 4);
+    let groups = cov.executor_keys();
+    assert_eq!(groups.len(), 1);
+    let counts: Vec<u64> = groups[0].shapes.iter().map(|s| s.1).collect();
+    assert_eq!(counts, vec![2, 1, 1]);
+    assert!(
+        groups[0].key.fetch_all,
+        "REST requests have no output_filter"
+    );
+    // Without dtypes, JSON cannot be read.
+    assert!(Coverage::count_files(&[p.as_path()], false).is_err());
+}

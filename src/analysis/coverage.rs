@@ -33,9 +33,10 @@ use serde::Serialize;
 use crate::analysis::key::{ExecutorKey, ShapeKey};
 use crate::decode::DecodeOptions;
 use crate::error::Error;
+use crate::formats::rest_json::{self, Dtypes};
 use crate::formats::tfrecord::{RawRecord, Records};
 use crate::formats::{self, ContainerKind, Content, Hint};
-use crate::model::Message;
+use crate::model::{Message, WireFormat};
 
 /// Records per batch handed to a worker.
 const BATCH: usize = 512;
@@ -176,16 +177,54 @@ impl Coverage {
     /// Counts every request in `paths` (see the module docs). With `keep`, the first
     /// request of each shape key is kept as its representative (for warm-ups).
     pub fn count_files(paths: &[&Path], keep: bool) -> Result<Coverage, Error> {
+        Self::count_files_with(paths, keep, None)
+    }
+
+    /// As [`Coverage::count_files`], also reading TF Serving REST JSON (`.json`,
+    /// `.jsonl`: one request or JSON lines) with the input dtypes `rest` gives
+    /// (JSON carries none).
+    pub fn count_files_with(
+        paths: &[&Path],
+        keep: bool,
+        rest: Option<&Dtypes>,
+    ) -> Result<Coverage, Error> {
         let mut total = Coverage {
             files: paths.iter().map(|p| p.display().to_string()).collect(),
             ..Coverage::default()
         };
         for (i, p) in paths.iter().enumerate() {
-            let bytes = crate::io::read_input(p)?;
-            let c = count_bytes(bytes, i, Hint::for_path(p), keep).map_err(|e| Error::InFile {
+            let in_file = |e: Error| Error::InFile {
                 file: p.display().to_string(),
                 source: Box::new(e),
-            })?;
+            };
+            let bytes = crate::io::read_input(p)?;
+            let json = matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("json" | "jsonl")
+            );
+            let c = if json {
+                let d = rest.ok_or_else(|| {
+                    in_file(Error::Format(
+                        "REST JSON carries no dtypes: give --dtype NAME=DT_... or --model METADATA.json".into(),
+                    ))
+                })?;
+                let mut c = Coverage::default();
+                rest_json::for_each_json_line(&bytes, d, &[], WireFormat::TfServing, |n, m| {
+                    c.add(
+                        &m,
+                        Origin {
+                            file: i,
+                            entry: n,
+                            record: true,
+                        },
+                        keep,
+                    )
+                })
+                .map_err(in_file)?;
+                c
+            } else {
+                count_bytes(bytes, i, Hint::for_path(p), keep).map_err(in_file)?
+            };
             total.merge(c);
         }
         Ok(total)

@@ -380,27 +380,42 @@ pub fn from_json_lines(
     wire: WireFormat,
 ) -> Result<Vec<Message>, Error> {
     let mut out = Vec::new();
+    for_each_json_line(json, dtypes, fetches, wire, |_, m| out.push(m))?;
+    Ok(out)
+}
+
+/// Calls `f(index, request)` for each REST request of a JSON-lines file, one at a time
+/// (nothing is collected, so a large log is read in bounded memory). Returns the count.
+pub fn for_each_json_line(
+    json: &[u8],
+    dtypes: &Dtypes,
+    fetches: &[String],
+    wire: WireFormat,
+    mut f: impl FnMut(usize, Message),
+) -> Result<usize, Error> {
     let mut it = serde_json::Deserializer::from_slice(json).into_iter::<Json>();
+    let mut n = 0;
     loop {
         let at = it.byte_offset();
         match it.next() {
             None => break,
-            Some(Ok(v)) => out.push(
-                from_value(&v, dtypes, fetches, wire)
-                    .map_err(|e| err(format!("request {} (at byte {at}): {e}", out.len())))?,
-            ),
+            Some(Ok(v)) => {
+                let m = from_value(&v, dtypes, fetches, wire)
+                    .map_err(|e| err(format!("request {n} (at byte {at}): {e}")))?;
+                f(n, m);
+                n += 1;
+            }
             Some(Err(e)) => {
                 return Err(err(format!(
-                    "request {} (at byte {at}): JSON parse error: {e}",
-                    out.len()
+                    "request {n} (at byte {at}): JSON parse error: {e}"
                 )))
             }
         }
     }
-    if out.is_empty() {
+    if n == 0 {
         return Err(err("JSON Parse error: The document is empty"));
     }
-    Ok(out)
+    Ok(n)
 }
 
 /// A parsed REST predict request → a request (see [`from_json`]).

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use tfreq::analysis::coverage::Coverage;
+use tfreq::formats::rest_json::{dtypes_from_metadata, Dtypes};
 use tfreq::formats::write;
 use tfreq::scrub::scrub;
 
@@ -25,11 +26,48 @@ pub struct KeysArgs {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
     format: Format,
+    #[command(flatten)]
+    rest: RestArgs,
+}
+
+/// Dtypes for TF Serving REST JSON inputs (`.json` / `.jsonl` files).
+#[derive(clap::Args)]
+pub struct RestArgs {
+    /// An input's dtype for REST JSON files: NAME=DT_FLOAT. Repeatable.
+    #[arg(long = "dtype", value_name = "NAME=DTYPE")]
+    dtypes: Vec<String>,
+    /// GetModelMetadata JSON giving the input dtypes for REST JSON files.
+    #[arg(long, value_name = "METADATA.json")]
+    model: Option<PathBuf>,
+    /// Signature of --model to take the dtypes from.
+    #[arg(long, default_value = "serving_default")]
+    signature: String,
+}
+
+impl RestArgs {
+    fn dtypes(&self) -> Result<Option<Dtypes>, Failure> {
+        if self.dtypes.is_empty() && self.model.is_none() {
+            return Ok(None);
+        }
+        let mut d = match &self.model {
+            Some(p) => {
+                let meta = tfreq::io::read_input(p)?;
+                dtypes_from_metadata(&meta, &self.signature)
+                    .map_err(|e| Failure(format!("{}: {e}", p.display())))?
+            }
+            None => Dtypes::default(),
+        };
+        for s in &self.dtypes {
+            d.annotate(s)?;
+        }
+        Ok(Some(d))
+    }
 }
 
 pub fn run_keys(a: KeysArgs) -> Outcome {
     let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
-    let cov = Coverage::count_files(&paths, false)?;
+    let rest = a.rest.dtypes()?;
+    let cov = Coverage::count_files_with(&paths, false, rest.as_ref())?;
     let mut out = stdout();
     match a.format {
         Format::Human => tfreq::render::human::write_coverage(&mut out, &cov)?,
@@ -76,11 +114,14 @@ pub struct WarmupArgs {
     /// TF Serving model_spec.name for requests that have none (EAS requests carry no model name).
     #[arg(long)]
     model_name: Option<String>,
+    #[command(flatten)]
+    rest: RestArgs,
 }
 
 pub fn run_warmup(a: WarmupArgs) -> Outcome {
     let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
-    let cov = Coverage::count_files(&paths, true)?;
+    let rest = a.rest.dtypes()?;
+    let cov = Coverage::count_files_with(&paths, true, rest.as_ref())?;
     let reps: Vec<&tfreq::Message> = match a.by {
         By::Shape => cov
             .shape_keys()
