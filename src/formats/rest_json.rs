@@ -71,7 +71,7 @@ impl Json {
     }
 
     fn is_b64(&self) -> bool {
-        matches!(self, Json::Object(o) if o.len() == 1 && o[0].0 == "b64")
+        matches!(self, Json::Object(o) if o.len() == 1 && o.first().is_some_and(|(k, _)| k == "b64"))
     }
 }
 
@@ -164,6 +164,14 @@ impl Dtypes {
         self.inputs.push((name, dtype));
     }
 
+    /// The name of the only input, when there is exactly one.
+    fn single_input(&self) -> Option<String> {
+        match self.inputs.as_slice() {
+            [(name, _)] => Some(name.clone()),
+            _ => None,
+        }
+    }
+
     /// The dtype of an input.
     pub fn get(&self, name: &str) -> Option<DType> {
         self.inputs.iter().find(|(n, _)| n == name).map(|(_, d)| *d)
@@ -196,10 +204,42 @@ fn dtype_named(dt: &str) -> Result<DType, Error> {
         })
 }
 
-/// The input dtypes of `signature` from GetModelMetadata JSON (formats.md §8.3:
-/// `metadata.signature_def.signature_def.<sig>.inputs.<alias>.dtype`).
-///
-/// A minimal reader of that one path (the full model readers live with the validator).
+/// The input dtypes of `signature` in a model's signatures (read by
+/// [`crate::formats::savedmodel::read_model`] from a SavedModel, GetModelMetadata JSON
+/// or `saved_model_cli` text), from the meta graph tagged `serve` (else the first).
+/// The list is complete: every input must then be present and extra keys are ignored.
+pub fn dtypes_from_model(
+    model: &crate::signature::ModelSignatures,
+    signature: &str,
+) -> Result<Dtypes, Error> {
+    let mg = model
+        .meta_graph("serve")
+        .or_else(|| model.meta_graphs.first())
+        .ok_or_else(|| err("the model has no meta graph"))?;
+    let sig = mg.signatures.get(signature).ok_or_else(|| {
+        let names: Vec<&str> = mg.signatures.keys().map(String::as_str).collect();
+        err(format!(
+            "Serving signature name: {signature:?} not found in signature def (has: {})",
+            names.join(", ")
+        ))
+    })?;
+    let mut d = Dtypes {
+        complete: true,
+        ..Dtypes::default()
+    };
+    for (alias, spec) in &sig.inputs {
+        let dt = spec.dtype.dtype().ok_or_else(|| {
+            err(format!(
+                "input {alias:?} of {signature:?} has dtype {}, which has no JSON form",
+                spec.dtype
+            ))
+        })?;
+        d.set(alias.clone(), dt);
+    }
+    Ok(d)
+}
+
+/// The input dtypes of `signature` from GetModelMetadata JSON (formats.md §8.3).
 ///
 /// ```
 /// let json = std::fs::read("tests/data/models/faq.metadata.json")?;
@@ -209,42 +249,9 @@ fn dtype_named(dt: &str) -> Result<DType, Error> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn dtypes_from_metadata(json: &[u8], signature: &str) -> Result<Dtypes, Error> {
-    let v = parse(json)?;
-    let defs = v
-        .get("metadata")
-        .and_then(|m| m.get("signature_def"))
-        .and_then(|m| m.get("signature_def"))
-        .ok_or_else(|| {
-            Error::Format("model metadata: no metadata.signature_def.signature_def".into())
-        })?;
-    let sig = defs.get(signature).ok_or_else(|| {
-        let names: Vec<String> = match defs {
-            Json::Object(o) => o.iter().map(|(k, _)| k.clone()).collect(),
-            _ => Vec::new(),
-        };
-        Error::Format(format!(
-            "Serving signature name: {signature:?} not found in signature def (has: {})",
-            names.join(", ")
-        ))
-    })?;
-    let mut d = Dtypes {
-        complete: true,
-        ..Dtypes::default()
-    };
-    if let Some(Json::Object(inputs)) = sig.get("inputs") {
-        for (name, info) in inputs {
-            let dt = match info.get("dtype") {
-                Some(Json::String(s)) => dtype_named(s)?,
-                _ => {
-                    return Err(Error::Format(format!(
-                        "model metadata: input {name:?} of {signature:?} has no dtype"
-                    )))
-                }
-            };
-            d.set(name.clone(), dt);
-        }
-    }
-    Ok(d)
+    let m = crate::formats::savedmodel::from_metadata_json(json, "model metadata")
+        .map_err(|e| err(e.to_string()))?;
+    dtypes_from_model(&m, signature)
 }
 
 fn err(s: impl Into<String>) -> Error {
@@ -461,7 +468,7 @@ pub fn from_value(
 }
 
 fn columnar(inputs: &Json, dtypes: &Dtypes) -> Result<Vec<(String, Json)>, Error> {
-    let single = (dtypes.inputs.len() == 1).then(|| dtypes.inputs[0].0.clone());
+    let single = dtypes.single_input();
     match inputs {
         Json::Object(o) if !inputs.is_b64() => {
             if dtypes.complete {
@@ -534,7 +541,7 @@ fn rows(instances: &Json, dtypes: &Dtypes) -> Result<Vec<(String, Json)>, Error>
             // Each row's shape must agree: shape_of over [rows] checks it.
             Ok(cols.into_iter().map(|(n, c)| (n, Json::Array(c))).collect())
         }
-        _ => match (dtypes.inputs.len() == 1).then(|| dtypes.inputs[0].0.clone()) {
+        _ => match dtypes.single_input() {
             Some(name) => Ok(vec![(name, instances.clone())]),
             None => Err(err(
                 "instances is a plain list, but expecting list of objects as multiple input tensors required as per tensorinfo_map",

@@ -261,7 +261,18 @@ impl Records {
         let length = length as usize;
         let start = offset + HEADER_LEN;
         let data = self.buf.slice(start..start + length);
-        let stored_crc = le_u32(&rest[HEADER_LEN + length..HEADER_LEN + length + FOOTER_LEN]);
+        let footer = rest.get(HEADER_LEN + length..HEADER_LEN + length + FOOTER_LEN);
+        let Some(footer) = footer else {
+            // Unreachable: `needed <= available` was checked above.
+            return Err(TfRecordError::Truncated {
+                record,
+                offset,
+                length: length as u64,
+                needed,
+                available,
+            });
+        };
+        let stored_crc = le_u32(footer);
         let rec = RawRecord {
             index: record,
             offset,

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use tfreq::formats::rest_json::{dtypes_from_metadata, from_json_lines, Dtypes};
+use tfreq::formats::rest_json::{dtypes_from_model, from_json_lines, Dtypes};
 use tfreq::formats::text_format::from_text;
 use tfreq::formats::{set_model_name, write, Target};
 use tfreq::{TFRequest, WireFormat};
@@ -33,8 +33,9 @@ pub struct Args {
     /// An input's dtype (JSON carries none): NAME=DT_FLOAT. Repeatable.
     #[arg(long = "dtype", value_name = "NAME=DTYPE")]
     dtypes: Vec<String>,
-    /// GetModelMetadata JSON (`/v1/models/M/metadata`) giving the signature's input dtypes.
-    #[arg(long, value_name = "METADATA.json")]
+    /// The model giving the signature's input dtypes: a SavedModel directory,
+    /// saved_model.pb, GetModelMetadata JSON or `saved_model_cli show --all` output.
+    #[arg(long, value_name = "PATH")]
     model: Option<PathBuf>,
     /// Output to fetch (output_filter; REST JSON cannot say). Repeatable, in order.
     #[arg(long = "fetch", value_name = "NAME")]
@@ -69,9 +70,8 @@ pub fn run(a: Args) -> Outcome {
             let sig = json_signature(&bytes);
             let mut d = match &a.model {
                 Some(p) => {
-                    let meta = tfreq::io::read_input(p)
-                        .map_err(|e| in_file(&p.display().to_string(), e))?;
-                    dtypes_from_metadata(&meta, &sig)
+                    let (model, _) = tfreq::formats::savedmodel::read_model(p)?;
+                    dtypes_from_model(&model, &sig)
                         .map_err(|e| in_file(&p.display().to_string(), e))?
                 }
                 None => Dtypes::default(),

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use tfreq::analysis::coverage::Coverage;
-use tfreq::formats::rest_json::{dtypes_from_metadata, Dtypes};
+use tfreq::formats::rest_json::{dtypes_from_model, Dtypes};
 use tfreq::formats::write;
 use tfreq::scrub::scrub;
 
@@ -36,8 +36,9 @@ pub struct RestArgs {
     /// An input's dtype for REST JSON files: NAME=DT_FLOAT. Repeatable.
     #[arg(long = "dtype", value_name = "NAME=DTYPE")]
     dtypes: Vec<String>,
-    /// GetModelMetadata JSON giving the input dtypes for REST JSON files.
-    #[arg(long, value_name = "METADATA.json")]
+    /// The model giving the input dtypes for REST JSON files: a SavedModel directory,
+    /// saved_model.pb, GetModelMetadata JSON or `saved_model_cli show --all` output.
+    #[arg(long, value_name = "PATH")]
     model: Option<PathBuf>,
     /// Signature of --model to take the dtypes from.
     #[arg(long, default_value = "serving_default")]
@@ -51,8 +52,8 @@ impl RestArgs {
         }
         let mut d = match &self.model {
             Some(p) => {
-                let meta = tfreq::io::read_input(p)?;
-                dtypes_from_metadata(&meta, &self.signature)
+                let (model, _) = tfreq::formats::savedmodel::read_model(p)?;
+                dtypes_from_model(&model, &self.signature)
                     .map_err(|e| Failure(format!("{}: {e}", p.display())))?
             }
             None => Dtypes::default(),
