@@ -44,3 +44,55 @@ fn binary_requests_are_not_text() {
         assert_eq!(c.kind, ContainerKind::Bare, "{f}");
     }
 }
+
+#[test]
+fn python_text_format_files_load_as_their_requests() {
+    // Every .txt next to a request .bin is Python's text_format of it: formats::load
+    // reads it as that request (not as a text warm-up).
+    let mut n = 0;
+    for (dir, wire) in [
+        ("eas", tfreq::WireFormat::Eas),
+        ("tfs", tfreq::WireFormat::TfServing),
+    ] {
+        let mut paths: Vec<_> = std::fs::read_dir(data_dir().join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        paths.sort();
+        for p in paths
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        {
+            let bin = p.with_extension("bin");
+            let Ok(b) = std::fs::read(&bin) else { continue };
+            let opts = tfreq::DecodeOptions {
+                wire: Some(wire),
+                ..Default::default()
+            };
+            let Ok((orig, _)) = tfreq::decode_with(Bytes::from(b), opts) else {
+                continue;
+            };
+            if orig.kind != tfreq::Kind::Request {
+                continue; // responses: text format of a response is not a request file
+            }
+            let c = load_detailed(
+                Bytes::from(std::fs::read(p).unwrap()),
+                opts,
+                Hint::for_path(p),
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            assert_eq!(c.kind, ContainerKind::TextFormat, "{}", p.display());
+            let Content::Message(m) = &c.entries[0].content else {
+                panic!()
+            };
+            assert_eq!(
+                tfreq::analysis::key::ShapeKey::of(m),
+                tfreq::analysis::key::ShapeKey::of(&orig),
+                "{}",
+                p.display()
+            );
+            n += 1;
+        }
+    }
+    assert!(n > 40, "{n}");
+}

@@ -48,6 +48,9 @@ pub enum ContainerKind {
     TfRecord,
     /// EAS text warm-up: one string request per line.
     Text,
+    /// Protobuf text format of a request (what `tfreq inspect --format text` and
+    /// Python's `text_format` print), one or several `# record N` sections.
+    TextFormat,
 }
 
 impl ContainerKind {
@@ -57,6 +60,7 @@ impl ContainerKind {
             ContainerKind::Bare => "bare",
             ContainerKind::TfRecord => "tfrecord",
             ContainerKind::Text => "text",
+            ContainerKind::TextFormat => "text_format",
         }
     }
 }
@@ -97,7 +101,7 @@ impl Entry {
     pub fn label(&self, container: ContainerKind) -> String {
         match container {
             ContainerKind::Bare => String::new(),
-            ContainerKind::TfRecord => format!("record {}", self.index),
+            ContainerKind::TfRecord | ContainerKind::TextFormat => format!("record {}", self.index),
             ContainerKind::Text => format!("line {}", self.index + 1),
         }
     }
@@ -137,23 +141,24 @@ impl Hint {
 
 /// Detects what kind of file `bytes` is, decoding at most the bare message.
 ///
-/// A TFRecord file is recognised by its first record's length checksum. A `.txt` hint
-/// means text; otherwise bytes that are printable UTF-8 lines and not a clean protobuf
-/// message (it fails to decode, or decodes only with unknown fields) are text.
+/// A TFRecord file is recognised by its first record's length checksum. Bytes that are
+/// printable UTF-8 lines and not a clean protobuf message (it fails to decode, or
+/// decodes only with unknown fields) — or any file with a `.txt` hint — are text:
+/// protobuf text format if they parse as a `PredictRequest`, else an EAS text warm-up.
 pub fn detect(bytes: &Bytes, opts: DecodeOptions, hint: Hint) -> ContainerKind {
     if tfrecord::is_tfrecord(bytes) {
         return ContainerKind::TfRecord;
     }
-    if hint == Hint::Text {
-        return ContainerKind::Text;
+    let texty = text::looks_like_text(bytes);
+    let text = hint == Hint::Text
+        || (texty
+            && !matches!(decode_with(bytes.clone(), opts), Ok((m, _)) if m.all_unknown().next().is_none()));
+    if !text {
+        return ContainerKind::Bare;
     }
-    if text::looks_like_text(bytes) {
-        match decode_with(bytes.clone(), opts) {
-            Ok((m, _)) if m.all_unknown().next().is_none() => ContainerKind::Bare,
-            _ => ContainerKind::Text,
-        }
-    } else {
-        ContainerKind::Bare
+    match std::str::from_utf8(bytes) {
+        Ok(s) if texty && text_format::from_text(s, opts.wire).is_ok() => ContainerKind::TextFormat,
+        _ => ContainerKind::Text,
     }
 }
 
@@ -169,6 +174,7 @@ enum EntriesInner {
     Bare(Option<Bytes>),
     TfRecord(Records),
     Text(text::Lines),
+    TextFormat(std::vec::IntoIter<Result<Entry, Error>>),
 }
 
 impl Entries {
@@ -203,6 +209,7 @@ impl Iterator for Entries {
                 };
                 Some(record_entry(rec, self.opts))
             }
+            EntriesInner::TextFormat(it) => it.next(),
             EntriesInner::Text(l) => {
                 let (index, offset, line) = l.next()?;
                 Some(Ok(Entry {
@@ -256,6 +263,38 @@ pub fn record_entry(rec: tfrecord::RawRecord, opts: DecodeOptions) -> Result<Ent
     })
 }
 
+/// The requests of a text-format file, each with its bytes re-encoded (text format
+/// keeps no byte layout; this is the canonical encoding of what it says).
+fn text_format_entries(
+    bytes: &Bytes,
+    opts: DecodeOptions,
+) -> std::vec::IntoIter<Result<Entry, Error>> {
+    let parsed = std::str::from_utf8(bytes)
+        .map_err(|e| Error::Format(format!("text format must be UTF-8: {e}")))
+        .and_then(|s| text_format::from_text(s, opts.wire));
+    let out: Vec<Result<Entry, Error>> = match parsed {
+        Err(e) => vec![Err(e)],
+        Ok(msgs) => msgs
+            .into_iter()
+            .enumerate()
+            .map(|(index, mut m)| {
+                let b = Bytes::from(encode(&m, m.wire, TfsEncoding::AsIs)?);
+                m.size = b.len();
+                Ok(Entry {
+                    index,
+                    offset: 0,
+                    size: b.len(),
+                    log_kind: None,
+                    log_model_spec: None,
+                    bytes: b,
+                    content: Content::Message(m),
+                })
+            })
+            .collect(),
+    };
+    out.into_iter()
+}
+
 /// Starts walking the entries of `bytes` (see [`Entries`]).
 pub fn entries(bytes: Bytes, opts: DecodeOptions, hint: Hint) -> Entries {
     let kind = detect(&bytes, opts, hint);
@@ -263,6 +302,7 @@ pub fn entries(bytes: Bytes, opts: DecodeOptions, hint: Hint) -> Entries {
         ContainerKind::Bare => EntriesInner::Bare(Some(bytes)),
         ContainerKind::TfRecord => EntriesInner::TfRecord(Records::new(bytes)),
         ContainerKind::Text => EntriesInner::Text(text::Lines::new(bytes)),
+        ContainerKind::TextFormat => EntriesInner::TextFormat(text_format_entries(&bytes, opts)),
     };
     Entries { kind, inner, opts }
 }
@@ -298,9 +338,10 @@ pub fn load_detailed(bytes: Bytes, opts: DecodeOptions, hint: Hint) -> Result<Co
     })
 }
 
-/// Reads every request or response in `bytes`: a bare message, or each `predict_log`
-/// request of a TFRecord file (labelled `record N`). Other log kinds and text lines
-/// are not messages and are left out; [`load_detailed`] lists them.
+/// Reads every request or response in `bytes`: a bare message, each `predict_log`
+/// request of a TFRecord file (labelled `record N`), or the requests of a text-format
+/// file. Other log kinds and text-warm-up lines are not messages and are left out;
+/// [`load_detailed`] lists them.
 ///
 /// ```
 /// let bytes = tfreq::io::read_input("tests/data/eas/seed_warm_up.bin".as_ref())?;

@@ -247,6 +247,12 @@ pub fn write_container_head(
                 )?;
             }
         }
+        ContainerKind::TextFormat => writeln!(
+            out,
+            "{BOLD}{label}{RESET}: protobuf text format, {} request{}",
+            c.entries.len(),
+            if c.entries.len() == 1 { "" } else { "s" }
+        )?,
         ContainerKind::Bare => writeln!(out, "{BOLD}{label}{RESET}: one message")?,
     }
     if !c.findings.is_empty() {

@@ -102,7 +102,8 @@ pub fn run(a: Args) -> Outcome {
                 _ => Vec::new(),
             })
             .collect();
-        let bare = c.kind == ContainerKind::Bare;
+        let bare = c.kind == ContainerKind::Bare
+            || (c.kind == ContainerKind::TextFormat && c.entries.len() == 1);
         match a.format {
             Format::Human => {
                 if i > 0 {
