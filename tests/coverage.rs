@@ -5,7 +5,7 @@ mod common;
 
 use bytes::Bytes;
 use common::data_dir;
-use tfreq::analysis::coverage::{count_bytes, Coverage};
+use tfreq::analysis::coverage::{count_bytes, KeyCounts};
 use tfreq::formats::{prediction_log::encode_predict_log, tfrecord, Hint};
 use tfreq::{DType, TFRequest, WireFormat};
 
@@ -123,7 +123,7 @@ fn counts_sdk_files() {
     .map(|f| data_dir().join(f))
     .collect();
     let paths: Vec<&std::path::Path> = files.iter().map(|p| p.as_path()).collect();
-    let cov = Coverage::count_files(&paths, false).unwrap();
+    let cov = KeyCounts::count_files(&paths, false).unwrap();
     // 4 bare requests, 3 + 1 predict_log records; 5 other records skipped.
     assert_eq!(cov.requests, 8);
     assert_eq!(cov.skipped, 5);
@@ -145,7 +145,7 @@ fn counts_rest_json_lines_with_model_dtypes() {
     let meta = std::fs::read(data_dir().join("models/faq.metadata.json")).unwrap();
     let d = tfreq::formats::rest_json::dtypes_from_metadata(&meta, "serving_default").unwrap();
     let p = data_dir().join("rest/faq_prod_log.jsonl");
-    let cov = Coverage::count_files_with(&[p.as_path()], false, Some(&d)).unwrap();
+    let cov = KeyCounts::count_files_with(&[p.as_path()], false, Some(&d)).unwrap();
     assert_eq!(cov.requests, 4);
     let groups = cov.executor_keys();
     assert_eq!(groups.len(), 1);
@@ -156,5 +156,5 @@ fn counts_rest_json_lines_with_model_dtypes() {
         "REST requests have no output_filter"
     );
     // Without dtypes, JSON cannot be read.
-    assert!(Coverage::count_files(&[p.as_path()], false).is_err());
+    assert!(KeyCounts::count_files(&[p.as_path()], false).is_err());
 }

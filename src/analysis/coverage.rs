@@ -1,7 +1,7 @@
 //! Production coverage: which executor keys (and shapes) a set of request files really
 //! sends, and how often — what a warm-up has to cover.
 //!
-//! [`Coverage::count_files`] reads bare request files, EAS/TF Serving TFRecord
+//! [`KeyCounts::count_files`] reads bare request files, EAS/TF Serving TFRecord
 //! `PredictionLog` logs and text warm-ups. A TFRecord log is streamed: the file is
 //! memory-mapped, one thread walks the framing (8-byte length checks only) and hands
 //! batches of zero-copy record slices to two workers, which check the data CRC, decode
@@ -11,11 +11,11 @@
 //! representative of a key is its first occurrence in file order.
 //!
 //! ```
-//! use tfreq::analysis::coverage::Coverage;
+//! use tfreq::analysis::coverage::KeyCounts;
 //! let files = ["tests/data/eas/faq_prod.bin", "tests/data/eas/faq_prod_reordered.bin",
 //!              "tests/data/eas/faq_prod_batch4.bin"];
 //! let paths: Vec<&std::path::Path> = files.iter().map(|f| f.as_ref()).collect();
-//! let cov = Coverage::count_files(&paths, Default::default())?;
+//! let cov = KeyCounts::count_files(&paths, Default::default())?;
 //! assert_eq!(cov.requests, 3);
 //! assert_eq!(cov.executor_keys().len(), 1); // same feed and fetch sets
 //! assert_eq!(cov.shape_keys().len(), 2);    // batch 1 and batch 4
@@ -67,9 +67,9 @@ pub struct KeyStat {
     pub representative: Option<Message>,
 }
 
-/// Counts by shape key over many requests.
+/// Counts by shape key over many requests (what `tfreq keys` prints).
 #[derive(Debug, Clone, Default)]
-pub struct Coverage {
+pub struct KeyCounts {
     /// Requests counted.
     pub requests: u64,
     /// Entries that are not predict requests (other log kinds, text lines).
@@ -91,7 +91,7 @@ pub struct ExecutorGroup {
     pub shapes: Vec<(ShapeKey, u64, Origin)>,
 }
 
-impl Coverage {
+impl KeyCounts {
     /// Counts one request.
     pub fn add(&mut self, msg: &Message, at: Origin, keep: bool) {
         self.requests += 1;
@@ -120,7 +120,7 @@ impl Coverage {
     }
 
     /// Adds another count (from another worker or file) into this one.
-    pub fn merge(&mut self, other: Coverage) {
+    pub fn merge(&mut self, other: KeyCounts) {
         self.requests += other.requests;
         self.skipped += other.skipped;
         for (k, s) in other.keys {
@@ -176,21 +176,21 @@ impl Coverage {
 
     /// Counts every request in `paths` (see the module docs). With `keep`, the first
     /// request of each shape key is kept as its representative (for warm-ups).
-    pub fn count_files(paths: &[&Path], keep: bool) -> Result<Coverage, Error> {
+    pub fn count_files(paths: &[&Path], keep: bool) -> Result<KeyCounts, Error> {
         Self::count_files_with(paths, keep, None)
     }
 
-    /// As [`Coverage::count_files`], also reading TF Serving REST JSON (`.json`,
+    /// As [`KeyCounts::count_files`], also reading TF Serving REST JSON (`.json`,
     /// `.jsonl`: one request or JSON lines) with the input dtypes `rest` gives
     /// (JSON carries none).
     pub fn count_files_with(
         paths: &[&Path],
         keep: bool,
         rest: Option<&Dtypes>,
-    ) -> Result<Coverage, Error> {
-        let mut total = Coverage {
+    ) -> Result<KeyCounts, Error> {
+        let mut total = KeyCounts {
             files: paths.iter().map(|p| p.display().to_string()).collect(),
-            ..Coverage::default()
+            ..KeyCounts::default()
         };
         for (i, p) in paths.iter().enumerate() {
             let in_file = |e: Error| Error::InFile {
@@ -208,7 +208,7 @@ impl Coverage {
                         "REST JSON carries no dtypes: give --dtype NAME=DT_... or --model METADATA.json".into(),
                     ))
                 })?;
-                let mut c = Coverage::default();
+                let mut c = KeyCounts::default();
                 rest_json::for_each_json_line(&bytes, d, &[], WireFormat::TfServing, |n, m| {
                     c.add(
                         &m,
@@ -232,12 +232,12 @@ impl Coverage {
 }
 
 /// Counts the requests of one file (`file` is its number in [`Origin`]).
-pub fn count_bytes(bytes: Bytes, file: usize, hint: Hint, keep: bool) -> Result<Coverage, Error> {
+pub fn count_bytes(bytes: Bytes, file: usize, hint: Hint, keep: bool) -> Result<KeyCounts, Error> {
     let opts = DecodeOptions::default();
     if formats::detect(&bytes, opts, hint) == ContainerKind::TfRecord {
         return count_tfrecord(bytes, file, keep);
     }
-    let mut c = Coverage::default();
+    let mut c = KeyCounts::default();
     for e in formats::entries(bytes, opts, hint) {
         let e = e?;
         match &e.content {
@@ -256,13 +256,13 @@ pub fn count_bytes(bytes: Bytes, file: usize, hint: Hint, keep: bool) -> Result<
     Ok(c)
 }
 
-fn count_tfrecord(bytes: Bytes, file: usize, keep: bool) -> Result<Coverage, Error> {
+fn count_tfrecord(bytes: Bytes, file: usize, keep: bool) -> Result<KeyCounts, Error> {
     let (tx, rx) = mpsc::sync_channel::<Vec<RawRecord>>(IN_FLIGHT);
     let rx = Mutex::new(rx);
     let stop = AtomicBool::new(false);
     let opts = DecodeOptions::default();
-    let worker = || -> (Coverage, Option<(usize, Error)>) {
-        let mut c = Coverage::default();
+    let worker = || -> (KeyCounts, Option<(usize, Error)>) {
+        let mut c = KeyCounts::default();
         loop {
             let batch = match rx.lock() {
                 Ok(r) => r.recv(),
@@ -327,7 +327,7 @@ fn count_tfrecord(bytes: Bytes, file: usize, keep: bool) -> Result<Coverage, Err
             let _ = tx.send(batch);
         }
         drop(tx);
-        let mut total = Coverage::default();
+        let mut total = KeyCounts::default();
         let mut errors: Vec<(usize, Error)> = frame_err.into_iter().collect();
         for h in handles {
             match h.join() {

@@ -312,7 +312,7 @@ pub fn write_entry_line(
 /// key (feed dtypes and dims) with its count and first occurrence.
 pub fn write_coverage(
     out: &mut dyn Write,
-    cov: &crate::analysis::coverage::Coverage,
+    cov: &crate::analysis::coverage::KeyCounts,
 ) -> io::Result<()> {
     use style::*;
     let groups = cov.executor_keys();

@@ -235,7 +235,7 @@ pub fn write_container(
 /// keys (`{"feed": {"dtype": .., "shape": [..]}}`), most frequent first.
 pub fn write_coverage(
     out: &mut dyn Write,
-    cov: &crate::analysis::coverage::Coverage,
+    cov: &crate::analysis::coverage::KeyCounts,
 ) -> io::Result<()> {
     let keys: Vec<Value> = cov
         .executor_keys()

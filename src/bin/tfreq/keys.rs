@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use tfreq::analysis::coverage::Coverage;
+use tfreq::analysis::coverage::KeyCounts;
 use tfreq::formats::rest_json::{dtypes_from_model, Dtypes};
 use tfreq::formats::write;
 use tfreq::scrub::scrub;
@@ -68,7 +68,7 @@ impl RestArgs {
 pub fn run_keys(a: KeysArgs) -> Outcome {
     let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
     let rest = a.rest.dtypes()?;
-    let cov = Coverage::count_files_with(&paths, false, rest.as_ref())?;
+    let cov = KeyCounts::count_files_with(&paths, false, rest.as_ref())?;
     let mut out = stdout();
     match a.format {
         Format::Human => tfreq::render::human::write_coverage(&mut out, &cov)?,
@@ -122,7 +122,7 @@ pub struct WarmupArgs {
 pub fn run_warmup(a: WarmupArgs) -> Outcome {
     let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
     let rest = a.rest.dtypes()?;
-    let cov = Coverage::count_files_with(&paths, true, rest.as_ref())?;
+    let cov = KeyCounts::count_files_with(&paths, true, rest.as_ref())?;
     let reps: Vec<&tfreq::Message> = match a.by {
         By::Shape => cov
             .shape_keys()
@@ -141,6 +141,12 @@ pub fn run_warmup(a: WarmupArgs) -> Outcome {
         return Err(Failure("no PredictRequest in the input files".into()));
     }
     let n = a.top.unwrap_or(reps.len()).min(reps.len());
+    if n > 1 && a.wire != OutWire::Tfrecord {
+        return Err(Failure(format!(
+            "production has {n} keys to cover and a bare {} file holds one request: write --wire tfrecord, or --top 1 for the most frequent",
+            tfreq::formats::Target::from(a.wire).as_str()
+        )));
+    }
     let mode = a.fill.mode(a.seed);
     let mut msgs = Vec::with_capacity(n);
     for m in &reps[..n] {
