@@ -1,8 +1,9 @@
 //! Production coverage: which executor keys (and shapes) a set of request files really
 //! sends, and how often — what a warm-up has to cover.
 //!
-//! [`KeyCounts::count_files`] reads bare request files, EAS/TF Serving TFRecord
-//! `PredictionLog` logs and text warm-ups. A TFRecord log is streamed: the file is
+//! [`KeyCounts::count_files`] reads bare request files, TF Serving TFRecord
+//! `PredictionLog` logs, text-format requests and (with dtypes) REST JSON lines. Two
+//! workers share out the files. A TFRecord log is streamed: the file is
 //! memory-mapped, one thread walks the framing (8-byte length checks only) and hands
 //! batches of zero-copy record slices to two workers, which check the data CRC, decode
 //! and count into their own tables; nothing but the per-key counts (and one
@@ -24,7 +25,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 
 use bytes::Bytes;
@@ -188,47 +189,88 @@ impl KeyCounts {
         keep: bool,
         rest: Option<&Dtypes>,
     ) -> Result<KeyCounts, Error> {
+        // Files are shared out to the workers one at a time; a TFRecord file is
+        // itself split over the workers (see `count_tfrecord`).
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let worker = || -> (KeyCounts, Vec<(usize, Error)>) {
+            let mut c = KeyCounts::default();
+            let mut errors = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(p) = paths.get(i) else { break };
+                match count_file(p, i, keep, rest) {
+                    Ok(f) => c.merge(f),
+                    Err(e) => {
+                        stop.store(true, Ordering::Relaxed);
+                        errors.push((i, e));
+                    }
+                }
+            }
+            (c, errors)
+        };
+        let workers = WORKERS.min(paths.len()).max(1);
+        let results: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers).map(|_| s.spawn(worker)).collect();
+            handles.into_iter().map(|h| h.join()).collect()
+        });
         let mut total = KeyCounts {
             files: paths.iter().map(|p| p.display().to_string()).collect(),
             ..KeyCounts::default()
         };
-        for (i, p) in paths.iter().enumerate() {
-            let in_file = |e: Error| Error::InFile {
-                file: p.display().to_string(),
-                source: Box::new(e),
-            };
-            let bytes = crate::io::read_input(p)?;
-            let json = matches!(
-                p.extension().and_then(|e| e.to_str()),
-                Some("json" | "jsonl")
-            );
-            let c = if json {
-                let d = rest.ok_or_else(|| {
-                    in_file(Error::Format(
-                        "REST JSON carries no dtypes: give --dtype NAME=DT_... or --model METADATA.json".into(),
-                    ))
-                })?;
-                let mut c = KeyCounts::default();
-                rest_json::for_each_json_line(&bytes, d, &[], WireFormat::TfServing, |n, m| {
-                    c.add(
-                        &m,
-                        Origin {
-                            file: i,
-                            entry: n,
-                            record: true,
-                        },
-                        keep,
-                    )
-                })
-                .map_err(in_file)?;
-                c
-            } else {
-                count_bytes(bytes, i, Hint::for_path(p), keep).map_err(in_file)?
-            };
-            total.merge(c);
+        let mut errors = Vec::new();
+        for r in results {
+            match r {
+                Ok((c, e)) => {
+                    total.merge(c);
+                    errors.extend(e);
+                }
+                Err(_) => {
+                    errors.push((usize::MAX, Error::Format("a worker thread panicked".into())))
+                }
+            }
         }
-        Ok(total)
+        // The first failing file in the order given, whichever worker met it.
+        match errors.into_iter().min_by_key(|(i, _)| *i) {
+            Some((_, e)) => Err(e),
+            None => Ok(total),
+        }
     }
+}
+
+/// Counts one file of [`KeyCounts::count_files_with`]; errors name the file.
+fn count_file(p: &Path, i: usize, keep: bool, rest: Option<&Dtypes>) -> Result<KeyCounts, Error> {
+    let in_file = |e: Error| Error::InFile {
+        file: p.display().to_string(),
+        source: Box::new(e),
+    };
+    let bytes = crate::io::read_input(p)?;
+    let json = matches!(
+        p.extension().and_then(|e| e.to_str()),
+        Some("json" | "jsonl")
+    );
+    if !json {
+        return count_bytes(bytes, i, Hint::for_path(p), keep).map_err(in_file);
+    }
+    let d = rest.ok_or_else(|| {
+        in_file(Error::Format(
+            "REST JSON carries no dtypes: give --dtype NAME=DT_... or --model PATH".into(),
+        ))
+    })?;
+    let mut c = KeyCounts::default();
+    rest_json::for_each_json_line(&bytes, d, &[], WireFormat::TfServing, |n, m| {
+        c.add(
+            &m,
+            Origin {
+                file: i,
+                entry: n,
+                record: true,
+            },
+            keep,
+        )
+    })
+    .map_err(in_file)?;
+    Ok(c)
 }
 
 /// Counts the requests of one file (`file` is its number in [`Origin`]).
