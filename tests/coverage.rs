@@ -158,3 +158,27 @@ fn counts_rest_json_lines_with_model_dtypes() {
     // Without dtypes, JSON cannot be read.
     assert!(KeyCounts::count_files(&[p.as_path()], false).is_err());
 }
+
+#[test]
+fn many_files_the_first_bad_one_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = data_dir().join("eas/faq_prod.bin");
+    let mut paths = Vec::new();
+    for i in 0..9 {
+        let p = dir.path().join(format!("f{i}.bin"));
+        if i == 4 || i == 7 {
+            std::fs::write(&p, [0x12u8, 0x05, 0x0a]).unwrap(); // truncated
+        } else {
+            std::fs::copy(&good, &p).unwrap();
+        }
+        paths.push(p);
+    }
+    let refs: Vec<&std::path::Path> = paths.iter().map(|p| p.as_path()).collect();
+    let err = KeyCounts::count_files(&refs, false).unwrap_err().to_string();
+    assert!(err.contains("f4.bin"), "{err}");
+    let ok: Vec<&std::path::Path> = refs.iter().copied().filter(|p| !p.ends_with("f4.bin") && !p.ends_with("f7.bin")).collect();
+    let c = KeyCounts::count_files(&ok, true).unwrap();
+    assert_eq!(c.requests, 7);
+    let (_, s) = c.shape_keys()[0];
+    assert_eq!(s.first.file, 0, "representative is the first file's, whatever the threads did");
+}
