@@ -174,11 +174,20 @@ fn many_files_the_first_bad_one_is_reported() {
         paths.push(p);
     }
     let refs: Vec<&std::path::Path> = paths.iter().map(|p| p.as_path()).collect();
-    let err = KeyCounts::count_files(&refs, false).unwrap_err().to_string();
+    let err = KeyCounts::count_files(&refs, false)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("f4.bin"), "{err}");
-    let ok: Vec<&std::path::Path> = refs.iter().copied().filter(|p| !p.ends_with("f4.bin") && !p.ends_with("f7.bin")).collect();
+    let ok: Vec<&std::path::Path> = refs
+        .iter()
+        .copied()
+        .filter(|p| !p.ends_with("f4.bin") && !p.ends_with("f7.bin"))
+        .collect();
     let c = KeyCounts::count_files(&ok, true).unwrap();
     assert_eq!(c.requests, 7);
     let (_, s) = c.shape_keys()[0];
-    assert_eq!(s.first.file, 0, "representative is the first file's, whatever the threads did");
+    assert_eq!(
+        s.first.file, 0,
+        "representative is the first file's, whatever the threads did"
+    );
 }

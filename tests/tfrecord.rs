@@ -35,6 +35,38 @@ fn manifest_files_list_every_record_with_its_kind() {
                 r.get("log_metadata").is_some(),
                 "{file} record {i}"
             );
+            if let Content::Log(log) = &e.content {
+                let specs = log.request_model_specs();
+                if let Some(tasks) = r.get("tasks") {
+                    let want: Vec<(&str, &str)> = tasks
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|t| {
+                            (
+                                t["model_name"].as_str().unwrap(),
+                                t["signature_name"].as_str().unwrap(),
+                            )
+                        })
+                        .collect();
+                    let got: Vec<(&str, &str)> = specs
+                        .iter()
+                        .map(|s| (s.name.as_str(), s.signature_name.as_str()))
+                        .collect();
+                    assert_eq!(got, want, "{file} record {i}");
+                } else if let Some(sig) = r.get("signature_name") {
+                    assert_eq!(
+                        specs[0].signature_name,
+                        sig.as_str().unwrap(),
+                        "{file} record {i}"
+                    );
+                    assert_eq!(
+                        specs[0].name,
+                        r["model_name"].as_str().unwrap(),
+                        "{file} record {i}"
+                    );
+                }
+            }
             if kind == "predict_log" {
                 let Content::Message(m) = &e.content else {
                     panic!("{file} record {i}: predict_log not decoded")
@@ -113,6 +145,27 @@ fn tf_serving_half_plus_two_warmup() {
         .collect();
     let want_kinds: Vec<&str> = want.iter().map(|w| w["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, want_kinds);
+    for (e, w) in c.entries.iter().zip(&want) {
+        let Content::Log(log) = &e.content else {
+            continue;
+        };
+        let sigs: Vec<String> = log
+            .request_model_specs()
+            .into_iter()
+            .map(|s| s.signature_name)
+            .collect();
+        let want: Vec<String> = match (w.get("signature_names"), w.get("signature_name")) {
+            (Some(v), _) => v
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap().to_string())
+                .collect(),
+            (None, Some(s)) => vec![s.as_str().unwrap().to_string()],
+            _ => vec![],
+        };
+        assert_eq!(sigs, want);
+    }
     let recs = load(
         Bytes::from(std::fs::read(&p).unwrap()),
         DecodeOptions::default(),

@@ -221,6 +221,58 @@ impl PredictionLog {
     }
 }
 
+impl PredictionLog {
+    /// The `model_spec` of the request inside a log of any kind: `predict_log`,
+    /// `classify_log`, `regress_log`, `session_run_log` (one), `multi_inference_log`
+    /// (one per task), `predict_streamed_log` (one per request). Read from the raw
+    /// body: field 1 (the request), then its `model_spec` (field 1; for
+    /// multi_inference, each task's field 1). Specs that do not decode are left out.
+    ///
+    /// ```
+    /// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+    /// let rec = tfreq::formats::tfrecord::Records::new(bytes).nth(1).unwrap()?;
+    /// let log = tfreq::formats::prediction_log::PredictionLog::decode(rec.data, 0)?;
+    /// assert_eq!(log.request_model_specs()[0].signature_name, "classify_x_to_y");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn request_model_specs(&self) -> Vec<ModelSpec> {
+        let requests: Vec<Bytes> = match self.kind {
+            LogKind::None => return Vec::new(),
+            LogKind::Predict | LogKind::PredictStreamed => self.requests.clone(),
+            _ => fields(&self.body, 1),
+        };
+        let mut out = Vec::new();
+        for req in requests {
+            let specs = if self.kind == LogKind::MultiInference {
+                fields(&req, 1)
+                    .iter()
+                    .flat_map(|task| fields(task, 1))
+                    .collect()
+            } else {
+                fields(&req, 1)
+            };
+            for b in specs {
+                if let Ok(spec) = crate::decode::decode_model_spec(Reader::new(b)) {
+                    out.push(spec);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The LEN payloads of field `n` of a message (stops quietly at malformed bytes).
+fn fields(msg: &Bytes, n: u32) -> Vec<Bytes> {
+    let mut r = Reader::new(msg.clone());
+    let mut out = Vec::new();
+    while let Ok(Some(f)) = r.next_field() {
+        if let (true, WireValue::Len(b)) = (f.number == n, f.value) {
+            out.push(b);
+        }
+    }
+    out
+}
+
 /// A `PredictionLog { predict_log { request } }` around TF Serving `PredictRequest`
 /// bytes: one warm-up record's data.
 ///

@@ -291,6 +291,24 @@ pub fn write_entry_line(
                 "{BOLD}{label}{RESET}: {}, {} bytes at byte {}",
                 log.kind, e.size, e.offset
             );
+            let specs = log.request_model_specs();
+            if !specs.is_empty() {
+                let names: Vec<String> = specs
+                    .iter()
+                    .map(|m| {
+                        format!(
+                            "{:?}/{}",
+                            m.name,
+                            if m.signature_name.is_empty() {
+                                "\"\""
+                            } else {
+                                &m.signature_name
+                            }
+                        )
+                    })
+                    .collect();
+                s.push_str(&format!(", model/signature {}", names.join(", ")));
+            }
             if let Some(spec) = &e.log_model_spec {
                 s.push_str(&format!(", log_metadata model {:?}", spec.name));
             }

@@ -214,6 +214,12 @@ pub fn write_container(
             }
             Content::Log(log) => {
                 m.insert("requests".into(), json!(log.requests.len()));
+                let specs: Vec<Value> = log
+                    .request_model_specs()
+                    .iter()
+                    .map(|s| json!({"name": s.name, "version": s.version, "version_label": s.version_label, "signature_name": s.signature_name}))
+                    .collect();
+                m.insert("model_specs".into(), json!(specs));
             }
             Content::Message(_) => {}
         }

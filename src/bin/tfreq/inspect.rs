@@ -112,6 +112,7 @@ pub fn run(a: Args) -> Outcome {
                 if !bare {
                     human::write_container_head(&mut out, &label, &c)?;
                 }
+                let mut after_message = false;
                 for (e, p) in c.entries.iter().zip(&problems) {
                     let elabel = if bare {
                         label.clone()
@@ -123,9 +124,16 @@ pub fn run(a: Args) -> Outcome {
                             if !bare {
                                 writeln!(out)?;
                             }
-                            human::write_summary(&mut out, &elabel, msg, p)?
+                            human::write_summary(&mut out, &elabel, msg, p)?;
+                            after_message = true;
                         }
-                        _ => human::write_entry_line(&mut out, &elabel, e)?,
+                        _ => {
+                            if after_message {
+                                writeln!(out)?;
+                            }
+                            human::write_entry_line(&mut out, &elabel, e)?;
+                            after_message = false;
+                        }
                     }
                 }
             }
