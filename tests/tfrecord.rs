@@ -289,3 +289,36 @@ fn tfreq_warmup_file_holds_no_production_strings() {
     }
     assert_eq!(detailed(file).entries.len(), 3);
 }
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Any bytes: the TFRecord reader and PredictionLog decoder return errors, never panic.
+        #[test]
+        fn arbitrary_bytes(data in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let _ = load_detailed(Bytes::from(data.clone()), DecodeOptions::default(), Hint::Auto);
+            for rec in tfrecord::Records::new(Bytes::from(data.clone())).flatten() {
+                let _ = tfreq::formats::record_entry(rec, DecodeOptions::default());
+            }
+            let _ = tfreq::formats::prediction_log::PredictionLog::decode(Bytes::from(data), 0)
+                .map(|l| l.request_model_specs());
+        }
+
+        /// A real warm-up file with one byte changed or cut short: an error or a clean
+        /// read, never a panic; a framing error names a record that exists.
+        #[test]
+        fn damaged_real_file(pos in 0usize..454, bit in 0u8..8, cut in 0usize..454) {
+            let mut b = read("tfrecord", "warmup_mixed.tfrecord");
+            let p = pos % b.len();
+            b[p] ^= 1 << bit;
+            b.truncate(cut.max(1));
+            if let Err(Error::TfRecord(e)) = load_detailed(Bytes::from(b), DecodeOptions::default(), Hint::Auto) {
+                prop_assert!(e.record() < 6);
+            }
+        }
+    }
+}
