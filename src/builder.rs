@@ -320,10 +320,9 @@ impl TFRequest {
         spec: &ModelSpec,
         style: TfsEncoding,
     ) -> Result<Vec<u8>, BuildError> {
-        let mut m = self.msg.clone();
-        m.signature_name = spec.signature_name.clone();
-        m.model_spec = Some(spec.clone());
-        encode(&m, WireFormat::TfServing, style)
+        // The spec is passed beside the message: cloning the message to set it would
+        // copy every tensor.
+        crate::encode::encode_with_spec(&self.msg, Some(spec), WireFormat::TfServing, style)
     }
 }
 

@@ -45,6 +45,17 @@ pub enum TfsEncoding {
 /// # Ok::<(), tfreq::BuildError>(())
 /// ```
 pub fn encode(msg: &Message, wire: WireFormat, style: TfsEncoding) -> Result<Vec<u8>, BuildError> {
+    encode_with_spec(msg, None, wire, style)
+}
+
+/// As [`encode`], with `spec` in place of the message's own `model_spec` (the builder
+/// uses it so it never has to clone the tensors to set one).
+pub(crate) fn encode_with_spec(
+    msg: &Message,
+    spec_override: Option<&ModelSpec>,
+    wire: WireFormat,
+    style: TfsEncoding,
+) -> Result<Vec<u8>, BuildError> {
     let plans: Vec<Plan> = msg
         .tensors
         .iter()
@@ -56,7 +67,7 @@ pub fn encode(msg: &Message, wire: WireFormat, style: TfsEncoding) -> Result<Vec
         Kind::Response => 1,
     };
     let spec = match (wire, msg.kind) {
-        (WireFormat::TfServing, _) => match &msg.model_spec {
+        (WireFormat::TfServing, _) => match spec_override.or(msg.model_spec.as_ref()) {
             Some(s) => Some(Cow::Borrowed(s)),
             None if !msg.signature_name.is_empty() => Some(Cow::Owned(ModelSpec {
                 signature_name: msg.signature_name.clone(),
@@ -220,7 +231,7 @@ type PlanFields<'a> = Vec<(ValueField, Cow<'a, Values>)>;
 /// One tensor, laid out for the target format, with its sizes.
 struct Plan<'a> {
     t: &'a Tensor,
-    content: Option<Bytes>,
+    content: Option<Content<'a>>,
     fields: PlanFields<'a>,
     unknown: &'a [UnknownField],
     version: i32,
@@ -236,10 +247,10 @@ impl<'a> Plan<'a> {
         dst: WireFormat,
         style: TfsEncoding,
     ) -> Result<Self, BuildError> {
-        let (content, fields, unknown): (Option<Bytes>, PlanFields<'a>, &[UnknownField]) =
+        let (content, fields, unknown): (Option<Content<'a>>, PlanFields<'a>, &[UnknownField]) =
             if src == dst && (dst == WireFormat::Eas || style == TfsEncoding::AsIs) {
                 (
-                    t.content.clone(),
+                    t.content.clone().map(Content::Raw),
                     t.fields
                         .iter()
                         .map(|(f, v)| (*f, Cow::Borrowed(v)))
@@ -276,7 +287,7 @@ impl<'a> Plan<'a> {
                             TfsEncoding::Typed | TfsEncoding::AsIs => false,
                         };
                         if use_content {
-                            (Some(to_content(d, &canon)), vec![], &[])
+                            (Some(Content::of(d, canon)), vec![], &[])
                         } else if canon.is_empty() {
                             (None, vec![], &[])
                         } else {
@@ -417,7 +428,7 @@ fn write_tensor(out: &mut Vec<u8>, p: &Plan, wire: WireFormat) {
             put_varint_field(out, 3, p.version as i64 as u64);
         }
         if let Some(c) = &p.content {
-            put_bytes_field(out, 4, c);
+            c.write(out);
         }
     }
     for (f, v) in &p.fields {
@@ -593,6 +604,60 @@ fn from_content(t: &Tensor, d: DType, info: &DTypeInfo, c: &Bytes) -> Result<Val
         Bool => Values::Bool(c.iter().map(|&b| b != 0).collect()),
         _ => Values::Raw(c.clone()),
     })
+}
+
+/// `tensor_content` as a plan writes it: bytes already at hand, or a borrowed slice
+/// of numbers whose little-endian bytes are written straight into the output (no
+/// intermediate copy).
+enum Content<'a> {
+    Raw(Bytes),
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+}
+
+impl<'a> Content<'a> {
+    fn of(d: DType, v: Cow<'a, Values>) -> Self {
+        let size = d.info().size;
+        match v {
+            Cow::Borrowed(Values::F32(Elems::Vec(v))) => Content::F32(v),
+            Cow::Borrowed(Values::F64(Elems::Vec(v))) => Content::F64(v),
+            Cow::Borrowed(Values::I32(v)) if size == Some(4) => Content::I32(v),
+            Cow::Borrowed(Values::I64(v)) => Content::I64(v),
+            Cow::Borrowed(Values::U32(v)) => Content::U32(v),
+            Cow::Borrowed(Values::U64(v)) => Content::U64(v),
+            v => Content::Raw(to_content(d, &v)),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Content::Raw(b) => b.len(),
+            Content::F32(v) => v.len() * 4,
+            Content::F64(v) => v.len() * 8,
+            Content::I32(v) => v.len() * 4,
+            Content::I64(v) => v.len() * 8,
+            Content::U32(v) => v.len() * 4,
+            Content::U64(v) => v.len() * 8,
+        }
+    }
+
+    /// Writes the `tensor_content` field (tag, length, bytes).
+    fn write(&self, out: &mut Vec<u8>) {
+        put_len_header(out, 4, self.len());
+        match self {
+            Content::Raw(b) => out.extend_from_slice(b),
+            Content::F32(v) => put_le_slice(out, v),
+            Content::F64(v) => put_le_slice(out, v),
+            Content::I32(v) => put_le_slice(out, v),
+            Content::I64(v) => put_le_slice(out, v),
+            Content::U32(v) => put_le_slice(out, v),
+            Content::U64(v) => put_le_slice(out, v),
+        }
+    }
 }
 
 /// Canonical (TF Serving typed) values → the `tensor_content` bytes.

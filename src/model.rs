@@ -176,6 +176,13 @@ pub trait LeElem: Copy + Default + PartialEq {
     fn put_le(self, out: &mut Vec<u8>);
     /// Writes the little-endian bytes into exactly `SIZE` bytes.
     fn write_le(self, dst: &mut [u8]);
+    /// The slice's little-endian bytes as a view, when the in-memory layout is
+    /// already that (the primitive numbers on little-endian machines): encoding is
+    /// then one `memcpy`. `None` (the default) means "convert element by element".
+    fn le_view(v: &[Self]) -> Option<&[u8]> {
+        let _ = v;
+        None
+    }
 }
 
 macro_rules! le_elem {
@@ -193,6 +200,19 @@ macro_rules! le_elem {
             #[inline(always)]
             fn write_le(self, dst: &mut [u8]) {
                 dst.copy_from_slice(&self.to_le_bytes());
+            }
+            #[inline]
+            fn le_view(v: &[Self]) -> Option<&[u8]> {
+                if cfg!(target_endian = "little") {
+                    // SAFETY: a primitive number has no padding and every bit pattern
+                    // of its bytes is initialised; u8 has alignment 1; the length is
+                    // the slice's size in bytes, so the view covers exactly `v`.
+                    Some(unsafe {
+                        std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v))
+                    })
+                } else {
+                    None
+                }
             }
         }
     )*};

@@ -276,17 +276,47 @@ impl Reader {
 }
 
 /// Decodes a packed (or single unpacked) run of varints, checking every byte.
+///
+/// One pass counts the elements (every varint ends in exactly one byte below 0x80) so
+/// `out` grows once, by exactly what the bytes hold; a tight loop over the slice then
+/// decodes, one-byte varints on a fast path. Errors are the ones [`Reader::varint`]
+/// gives, at the offset of the varint's first byte.
 pub fn packed_varints(buf: &Bytes, base: usize, out: &mut Vec<u64>) -> Result<(), DecodeError> {
-    let mut r = Reader {
-        buf: buf.clone(),
-        pos: 0,
-        base,
-        depth: 0,
-    };
-    // Each element takes at least one byte: never reserve more than the bytes present.
-    out.reserve(buf.len().min(1 << 20));
-    while !r.is_empty() {
-        out.push(r.varint()?);
+    let b: &[u8] = buf;
+    out.reserve(b.iter().filter(|&&x| x < 0x80).count());
+    let mut pos = 0usize;
+    while let Some(&first) = b.get(pos) {
+        pos += 1;
+        if first < 0x80 {
+            out.push(u64::from(first));
+            continue;
+        }
+        let start = pos - 1;
+        let mut v = u64::from(first & 0x7f);
+        let mut shift = 7u32;
+        loop {
+            let Some(&x) = b.get(pos) else {
+                let read = (pos - start) as u64;
+                return Err(DecodeError::new(
+                    DecodeErrorKind::Truncated {
+                        what: "varint",
+                        needed: read + 1,
+                        available: read,
+                    },
+                    base + start,
+                ));
+            };
+            pos += 1;
+            if shift == 63 && x > 1 {
+                return Err(DecodeError::new(DecodeErrorKind::BadVarint, base + start));
+            }
+            v |= u64::from(x & 0x7f) << shift;
+            if x < 0x80 {
+                break;
+            }
+            shift += 7;
+        }
+        out.push(v);
     }
     Ok(())
 }
@@ -333,6 +363,45 @@ mod tests {
         let err = Reader::new(buf).next_field().unwrap_err();
         assert_eq!(err.kind(), &DecodeErrorKind::BadVarint);
         assert_eq!(err.offset(), 1);
+    }
+
+    #[test]
+    fn packed_varints_agree_with_the_reader() {
+        let mut cases: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![0x00, 0x7f, 0x80, 0x01, 0xff, 0xff, 0x03],
+            vec![0xff; 9].into_iter().chain([0x01]).collect(), // u64::MAX
+            vec![0xff; 9].into_iter().chain([0x02]).collect(), // overlong
+            vec![0x05, 0x80],                                  // truncated
+            vec![0xff; 12],
+        ];
+        let mut all = Vec::new();
+        for v in [0u64, 1, 127, 128, 300, 1 << 35, u64::MAX] {
+            crate::wire::writer::put_varint(&mut all, v);
+        }
+        cases.push(all);
+        for case in cases {
+            let bytes = Bytes::from(case.clone());
+            let mut fast = Vec::new();
+            let fast = packed_varints(&bytes, 7, &mut fast).map(|_| fast);
+            let mut r = Reader {
+                buf: bytes,
+                pos: 0,
+                base: 7,
+                depth: 0,
+            };
+            let mut slow = Vec::new();
+            let slow = loop {
+                if r.is_empty() {
+                    break Ok(slow);
+                }
+                match r.varint() {
+                    Ok(v) => slow.push(v),
+                    Err(e) => break Err(e),
+                }
+            };
+            assert_eq!(fast, slow, "{case:02x?}");
+        }
     }
 
     #[test]

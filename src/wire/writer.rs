@@ -68,9 +68,13 @@ pub fn put_le_elems<T: LeElem>(out: &mut Vec<u8>, e: &Elems<T>) {
     }
 }
 
-/// Appends a slice little-endian, in bulk (one resize, then a loop the compiler
-/// vectorises; on little-endian machines it is a copy).
+/// Appends a slice little-endian, in bulk: on little-endian machines one `memcpy`
+/// ([`LeElem::le_view`]), else one resize and a loop the compiler vectorises.
 pub fn put_le_slice<T: LeElem>(out: &mut Vec<u8>, v: &[T]) {
+    if let Some(b) = T::le_view(v) {
+        out.extend_from_slice(b);
+        return;
+    }
     let start = out.len();
     out.resize(start + v.len() * T::SIZE, 0);
     for (c, x) in out[start..].chunks_exact_mut(T::SIZE).zip(v) {
@@ -86,6 +90,25 @@ pub fn varints_len(it: impl Iterator<Item = u64>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bulk_le_writes_match_element_writes() {
+        fn check<T: LeElem>(v: &[T]) {
+            let mut bulk = vec![9u8];
+            put_le_slice(&mut bulk, v);
+            let mut each = vec![9u8];
+            for &x in v {
+                x.put_le(&mut each);
+            }
+            assert_eq!(bulk, each);
+        }
+        check(&[1.5f32, -0.0, f32::NAN, f32::MAX]);
+        check(&[1.5f64, -2.25]);
+        check(&[1i32, -1, i32::MIN]);
+        check(&[u64::MAX, 7]);
+        check(&[0x1234u16, 0xfffe]);
+        check::<i8>(&[]);
+    }
 
     #[test]
     fn varint_lengths() {
