@@ -440,7 +440,7 @@ pub(crate) fn make_tensor(
                 .flat_map(|c| [c.re as f64, c.im as f64])
                 .collect(),
         )),
-        (DType::Int32 | DType::QInt32, V::I32(v)) => Values::I32(v),
+        (DType::Int32 | DType::QInt32, V::I32(v)) => Values::I32(v.into()),
         (d, V::U8(v)) if d.info().tf_field == ValueField::Float8 => Values::Raw(Bytes::from(v)),
         (DType::Invalid | DType::Resource | DType::Variant, _) => {
             return Err(BuildError::NotBuildable { name, dtype: code })

@@ -29,9 +29,13 @@ use bytes::Bytes;
 use crate::dtype::{DTypeCode, ValueField};
 use crate::error::{DecodeError, DecodeErrorKind, Error};
 use crate::model::{
-    Dim, Elems, Kind, Message, ModelSpec, Shape, Tensor, UnknownField, Values, WireFormat,
+    Dim, Elems, Ints, Kind, Message, ModelSpec, Shape, Tensor, UnknownField, Values, WireFormat,
 };
-use crate::wire::reader::{packed_varints, Reader, WireField, WireValue};
+use crate::wire::reader::{packed_varints, PackedVarints, Reader, WireField, WireValue};
+
+/// Packed varint fields from this many bytes up are kept as views of the input and
+/// decoded on access ([`crate::Ints::Packed`]); smaller ones are decoded at once.
+const LAZY_VARINTS: usize = 1 << 20;
 
 /// What [`decode_with`] may assume.
 #[derive(Debug, Clone, Copy, Default)]
@@ -449,6 +453,8 @@ fn map_entry(
 enum Acc {
     Fixed { chunks: Vec<Bytes>, size: usize },
     Varint(Vec<u64>),
+    /// One large packed run, kept as a checked view (decoded on access).
+    Packed(PackedVarints),
     Bytes(Vec<Bytes>),
     Single(Bytes),
 }
@@ -604,6 +610,16 @@ fn new_acc(vf: ValueField) -> Acc {
 
 /// Adds one occurrence of a value field. `Ok(false)`: the wire type does not fit.
 fn push_value(acc: &mut Acc, vf: ValueField, f: &WireField) -> Result<bool, DecodeError> {
+    // A large packed run on its own stays a view; a field given again is decoded.
+    if let Acc::Packed(p) = acc {
+        *acc = Acc::Varint(p.iter().collect());
+    }
+    if let (Acc::Varint(out), WireValue::Len(b)) = (&*acc, &f.value) {
+        if out.is_empty() && b.len() >= LAZY_VARINTS && vf != ValueField::Bool {
+            *acc = Acc::Packed(PackedVarints::new(b.clone(), f.value_offset)?);
+            return Ok(true);
+        }
+    }
     match (acc, &f.value) {
         (Acc::Fixed { chunks, size }, WireValue::Len(b)) => {
             if b.len() % *size != 0 {
@@ -657,8 +673,15 @@ fn finish(vf: ValueField, acc: Acc) -> Values {
             }
             ValueField::Int64 => Values::I64(v.into_iter().map(|x| x as i64).collect()),
             ValueField::UInt32 => Values::U32(v.into_iter().map(|x| x as u32).collect()),
-            ValueField::UInt64 => Values::U64(v),
+            ValueField::UInt64 => Values::U64(v.into()),
             _ => Values::Bool(v.into_iter().map(|x| x != 0).collect()),
+        },
+        Acc::Packed(p) => match vf {
+            ValueField::Int | ValueField::Half => Values::I32(Ints::Packed(p)),
+            ValueField::Int64 => Values::I64(Ints::Packed(p)),
+            ValueField::UInt32 => Values::U32(Ints::Packed(p)),
+            ValueField::UInt64 => Values::U64(Ints::Packed(p)),
+            _ => Values::Bool(p.iter().map(|x| x != 0).collect()),
         },
         Acc::Bytes(v) => Values::Bytes(v),
         Acc::Single(b) => Values::Raw(b),

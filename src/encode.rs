@@ -12,7 +12,7 @@ use bytes::Bytes;
 use crate::dtype::{DType, DTypeInfo, ValueField};
 use crate::error::BuildError;
 use crate::model::{
-    le_bytes, Elems, Kind, Message, ModelSpec, Shape, Tensor, UnknownField, Values, WireFormat,
+    le_bytes, Elems, Ints, Kind, VarintElem, Message, ModelSpec, Shape, Tensor, UnknownField, Values, WireFormat,
 };
 use crate::wire::reader::WireValue;
 use crate::wire::writer::*;
@@ -439,15 +439,36 @@ fn write_tensor(out: &mut Vec<u8>, p: &Plan, wire: WireFormat) {
     }
 }
 
+/// Calls `f` with each value as the varint protobuf writes (owned values in a plain
+/// loop over the slice; packed views decoded as they go).
+#[inline]
+fn each_int<T: VarintElem>(e: &Ints<T>, conv: impl Fn(T) -> u64, mut f: impl FnMut(u64)) {
+    match e {
+        Ints::Vec(v) => v.iter().for_each(|&x| f(conv(x))),
+        Ints::Packed(p) => p.iter().for_each(|x| f(conv(T::from_varint(x)))),
+    }
+}
+
+fn ints_len<T: VarintElem>(e: &Ints<T>, conv: impl Fn(T) -> u64) -> usize {
+    let mut n = 0;
+    each_int(e, conv, |x| n += varint_len(x));
+    n
+}
+
+fn put_ints<T: VarintElem>(out: &mut Vec<u8>, num: u32, e: &Ints<T>, conv: impl Fn(T) -> u64 + Copy) {
+    put_len_header(out, num, ints_len(e, conv));
+    each_int(e, conv, |x| put_varint(out, x));
+}
+
 fn field_len(num: u32, v: &Values) -> usize {
     let packed = |n: usize| if n == 0 { 0 } else { len_field_size(num, n) };
     match v {
         Values::F32(e) => packed(e.len() * 4),
         Values::F64(e) => packed(e.len() * 8),
-        Values::I32(e) => packed(varints_len(e.iter().map(|&x| x as i64 as u64))),
-        Values::I64(e) => packed(varints_len(e.iter().map(|&x| x as u64))),
-        Values::U32(e) => packed(varints_len(e.iter().map(|&x| x as u64))),
-        Values::U64(e) => packed(varints_len(e.iter().copied())),
+        Values::I32(e) => packed(ints_len(e, |x| x as i64 as u64)),
+        Values::I64(e) => packed(ints_len(e, |x| x as u64)),
+        Values::U32(e) => packed(ints_len(e, u64::from)),
+        Values::U64(e) => packed(ints_len(e, |x| x)),
         Values::Bool(e) => packed(e.len()),
         Values::Bytes(e) => e.iter().map(|b| len_field_size(num, b.len())).sum(),
         Values::Raw(b) => len_field_size(num, b.len()),
@@ -464,30 +485,10 @@ fn write_field(out: &mut Vec<u8>, num: u32, v: &Values) {
             put_len_header(out, num, e.len() * 8);
             put_le_elems(out, e);
         }
-        Values::I32(e) if !e.is_empty() => {
-            put_len_header(out, num, varints_len(e.iter().map(|&x| x as i64 as u64)));
-            for &x in e {
-                put_varint(out, x as i64 as u64);
-            }
-        }
-        Values::I64(e) if !e.is_empty() => {
-            put_len_header(out, num, varints_len(e.iter().map(|&x| x as u64)));
-            for &x in e {
-                put_varint(out, x as u64);
-            }
-        }
-        Values::U32(e) if !e.is_empty() => {
-            put_len_header(out, num, varints_len(e.iter().map(|&x| x as u64)));
-            for &x in e {
-                put_varint(out, x as u64);
-            }
-        }
-        Values::U64(e) if !e.is_empty() => {
-            put_len_header(out, num, varints_len(e.iter().copied()));
-            for &x in e {
-                put_varint(out, x);
-            }
-        }
+        Values::I32(e) if !e.is_empty() => put_ints(out, num, e, |x| x as i64 as u64),
+        Values::I64(e) if !e.is_empty() => put_ints(out, num, e, |x| x as u64),
+        Values::U32(e) if !e.is_empty() => put_ints(out, num, e, u64::from),
+        Values::U64(e) if !e.is_empty() => put_ints(out, num, e, |x| x),
         Values::Bool(e) if !e.is_empty() => {
             put_len_header(out, num, e.len());
             out.extend(e.iter().map(|&b| b as u8));
@@ -625,10 +626,10 @@ impl<'a> Content<'a> {
         match v {
             Cow::Borrowed(Values::F32(Elems::Vec(v))) => Content::F32(v),
             Cow::Borrowed(Values::F64(Elems::Vec(v))) => Content::F64(v),
-            Cow::Borrowed(Values::I32(v)) if size == Some(4) => Content::I32(v),
-            Cow::Borrowed(Values::I64(v)) => Content::I64(v),
-            Cow::Borrowed(Values::U32(v)) => Content::U32(v),
-            Cow::Borrowed(Values::U64(v)) => Content::U64(v),
+            Cow::Borrowed(Values::I32(Ints::Vec(v))) if size == Some(4) => Content::I32(v),
+            Cow::Borrowed(Values::I64(Ints::Vec(v))) => Content::I64(v),
+            Cow::Borrowed(Values::U32(Ints::Vec(v))) => Content::U32(v),
+            Cow::Borrowed(Values::U64(Ints::Vec(v))) => Content::U64(v),
             v => Content::Raw(to_content(d, &v)),
         }
     }
@@ -660,6 +661,13 @@ impl<'a> Content<'a> {
     }
 }
 
+fn ints_le_bytes<T: VarintElem + crate::model::LeElem>(e: &Ints<T>) -> Bytes {
+    match e.as_slice() {
+        Some(v) => le_bytes(v),
+        None => le_bytes(&e.to_vec()),
+    }
+}
+
 /// Canonical (TF Serving typed) values → the `tensor_content` bytes.
 fn to_content(d: DType, v: &Values) -> Bytes {
     use DType::*;
@@ -667,13 +675,13 @@ fn to_content(d: DType, v: &Values) -> Bytes {
         Values::F32(e) => e.to_le_bytes(),
         Values::F64(e) => e.to_le_bytes(),
         Values::I32(e) => match d.info().size {
-            Some(1) => Bytes::from(e.iter().map(|&x| x as u8).collect::<Vec<u8>>()),
-            Some(2) => le_bytes(&e.iter().map(|&x| x as u16).collect::<Vec<u16>>()),
-            _ => le_bytes(e),
+            Some(1) => Bytes::from(e.iter().map(|x| x as u8).collect::<Vec<u8>>()),
+            Some(2) => le_bytes(&e.iter().map(|x| x as u16).collect::<Vec<u16>>()),
+            _ => ints_le_bytes(e),
         },
-        Values::I64(e) => le_bytes(e),
-        Values::U32(e) => le_bytes(e),
-        Values::U64(e) => le_bytes(e),
+        Values::I64(e) => ints_le_bytes(e),
+        Values::U32(e) => ints_le_bytes(e),
+        Values::U64(e) => ints_le_bytes(e),
         Values::Bool(e) => Bytes::from(e.iter().map(|&b| b as u8).collect::<Vec<u8>>()),
         Values::Raw(b) => b.clone(),
         Values::Bytes(e) if d == String => {
@@ -695,12 +703,12 @@ fn to_eas(d: DType, v: Cow<'_, Values>) -> Cow<'_, Values> {
     match (d, v.as_ref()) {
         (DType::Half, Values::I32(e)) => Cow::Owned(Values::F32(Elems::Vec(
             e.iter()
-                .map(|&x| half::f16::from_bits(x as u16).to_f32())
+                .map(|x| half::f16::from_bits(x as u16).to_f32())
                 .collect(),
         ))),
         (DType::BFloat16, Values::I32(e)) => Cow::Owned(Values::F32(Elems::Vec(
             e.iter()
-                .map(|&x| half::bf16::from_bits(x as u16).to_f32())
+                .map(|x| half::bf16::from_bits(x as u16).to_f32())
                 .collect(),
         ))),
         _ => v,

@@ -280,6 +280,143 @@ impl<T: LeElem + fmt::Debug> fmt::Debug for Elems<T> {
     }
 }
 
+/// Integer types a varint field holds (`int_val` as i32, `int64_val`, ...).
+pub trait VarintElem: Copy + PartialEq {
+    /// The value of one varint, as protobuf reads it into this type.
+    fn from_varint(v: u64) -> Self;
+}
+
+macro_rules! varint_elem {
+    ($($t:ty),*) => {$(
+        impl VarintElem for $t {
+            #[inline]
+            fn from_varint(v: u64) -> Self { v as $t }
+        }
+    )*};
+}
+varint_elem!(i32, i64, u32, u64);
+
+/// Integer elements: owned, or a view of the input's packed varints decoded on access
+/// (large fields, so a summary of a gigabyte `int_val` never decodes it).
+///
+/// ```
+/// use tfreq::Ints;
+/// let v: Ints<i32> = vec![1, -2, 3].into();
+/// assert_eq!((v.len(), v.get(1)), (3, Some(-2)));
+/// assert_eq!(v.iter().sum::<i32>(), 2);
+/// ```
+#[derive(Clone)]
+pub enum Ints<T> {
+    /// Owned values.
+    Vec(Vec<T>),
+    /// A checked run of packed varints in the input.
+    Packed(crate::wire::reader::PackedVarints),
+}
+
+impl<T> Default for Ints<T> {
+    fn default() -> Self {
+        Ints::Vec(Vec::new())
+    }
+}
+
+impl<T> From<Vec<T>> for Ints<T> {
+    fn from(v: Vec<T>) -> Self {
+        Ints::Vec(v)
+    }
+}
+
+impl<T> FromIterator<T> for Ints<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        Ints::Vec(iter.into_iter().collect())
+    }
+}
+
+impl<T: VarintElem> Ints<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            Ints::Vec(v) => v.len(),
+            Ints::Packed(p) => p.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element `i`.
+    pub fn get(&self, i: usize) -> Option<T> {
+        match self {
+            Ints::Vec(v) => v.get(i).copied(),
+            Ints::Packed(p) => p.get(i).map(T::from_varint),
+        }
+    }
+
+    /// All elements, in order.
+    pub fn iter(&self) -> IntsIter<'_, T> {
+        match self {
+            Ints::Vec(v) => IntsIter::Slice(v.iter()),
+            Ints::Packed(p) => IntsIter::Packed(p.iter()),
+        }
+    }
+
+    /// The owned values, when they are owned.
+    pub fn as_slice(&self) -> Option<&[T]> {
+        match self {
+            Ints::Vec(v) => Some(v),
+            Ints::Packed(_) => None,
+        }
+    }
+
+    /// Copies the elements out.
+    pub fn to_vec(&self) -> Vec<T> {
+        match self {
+            Ints::Vec(v) => v.clone(),
+            Ints::Packed(p) => p.iter().map(T::from_varint).collect(),
+        }
+    }
+}
+
+/// Iterator over [`Ints`].
+pub enum IntsIter<'a, T> {
+    /// Over owned values.
+    Slice(std::slice::Iter<'a, T>),
+    /// Decoding packed varints.
+    Packed(crate::wire::reader::VarintIter<'a>),
+}
+
+impl<T: VarintElem> Iterator for IntsIter<'_, T> {
+    type Item = T;
+
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        match self {
+            IntsIter::Slice(it) => it.next().copied(),
+            IntsIter::Packed(it) => it.next().map(T::from_varint),
+        }
+    }
+}
+
+impl<T: VarintElem> PartialEq for Ints<T> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Ints::Vec(a), Ints::Vec(b)) => a == b,
+            _ => self.len() == other.len() && self.iter().eq(other.iter()),
+        }
+    }
+}
+
+impl<T: VarintElem + fmt::Debug> fmt::Debug for Ints<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter().take(16)).finish()?;
+        if self.len() > 16 {
+            write!(f, " (+{} more)", self.len() - 16)?;
+        }
+        Ok(())
+    }
+}
+
 /// The elements of one value field, as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Values {
@@ -288,13 +425,13 @@ pub enum Values {
     /// `double_val`, `dcomplex_val` (pairs).
     F64(Elems<f64>),
     /// `int_val`, `half_val` (bit patterns).
-    I32(Vec<i32>),
+    I32(Ints<i32>),
     /// `int64_val`.
-    I64(Vec<i64>),
+    I64(Ints<i64>),
     /// `uint32_val`.
-    U32(Vec<u32>),
+    U32(Ints<u32>),
     /// `uint64_val`.
-    U64(Vec<u64>),
+    U64(Ints<u64>),
     /// `bool_val`.
     Bool(Vec<bool>),
     /// `string_val`; also the raw messages of `resource_handle_val` / `variant_val`.
@@ -329,10 +466,10 @@ impl Values {
         match field {
             ValueField::Float | ValueField::SComplex => Values::F32(Elems::Vec(Vec::new())),
             ValueField::Double | ValueField::DComplex => Values::F64(Elems::Vec(Vec::new())),
-            ValueField::Int | ValueField::Half => Values::I32(Vec::new()),
-            ValueField::Int64 => Values::I64(Vec::new()),
-            ValueField::UInt32 => Values::U32(Vec::new()),
-            ValueField::UInt64 => Values::U64(Vec::new()),
+            ValueField::Int | ValueField::Half => Values::I32(Ints::default()),
+            ValueField::Int64 => Values::I64(Ints::default()),
+            ValueField::UInt32 => Values::U32(Ints::default()),
+            ValueField::UInt64 => Values::U64(Ints::default()),
             ValueField::Bool => Values::Bool(Vec::new()),
             ValueField::String | ValueField::ResourceHandle | ValueField::Variant => {
                 Values::Bytes(Vec::new())
@@ -737,16 +874,16 @@ fn field_scalar(d: DType, f: ValueField, v: &Values, i: usize) -> Option<Scalar>
             _ => Scalar::F64(e.get(i)?),
         },
         Values::I32(e) => {
-            let x = *e.get(i)?;
+            let x = e.get(i)?;
             match (d, f) {
                 (Half, ValueField::Half) => Scalar::F16(f16::from_bits(x as u16)),
                 (BFloat16, ValueField::Half) => Scalar::BF16(bf16::from_bits(x as u16)),
                 _ => Scalar::I64(x as i64),
             }
         }
-        Values::I64(e) => Scalar::I64(*e.get(i)?),
-        Values::U32(e) => Scalar::U64(*e.get(i)? as u64),
-        Values::U64(e) => Scalar::U64(*e.get(i)?),
+        Values::I64(e) => Scalar::I64(e.get(i)?),
+        Values::U32(e) => Scalar::U64(e.get(i)? as u64),
+        Values::U64(e) => Scalar::U64(e.get(i)?),
         Values::Bool(e) => Scalar::Bool(*e.get(i)?),
         Values::Bytes(e) => match d {
             String => Scalar::Bytes(e.get(i)?.clone()),

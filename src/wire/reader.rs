@@ -282,13 +282,17 @@ impl Reader {
 /// decodes, one-byte varints on a fast path. Errors are the ones [`Reader::varint`]
 /// gives, at the offset of the varint's first byte.
 pub fn packed_varints(buf: &Bytes, base: usize, out: &mut Vec<u64>) -> Result<(), DecodeError> {
-    let b: &[u8] = buf;
-    out.reserve(b.iter().filter(|&&x| x < 0x80).count());
+    out.reserve(buf.iter().filter(|&&x| x < 0x80).count());
+    for_each_varint(buf, base, |v| out.push(v))
+}
+
+/// The decoding loop of [`packed_varints`], handing each value to `f`.
+fn for_each_varint(b: &[u8], base: usize, mut f: impl FnMut(u64)) -> Result<(), DecodeError> {
     let mut pos = 0usize;
     while let Some(&first) = b.get(pos) {
         pos += 1;
         if first < 0x80 {
-            out.push(u64::from(first));
+            f(u64::from(first));
             continue;
         }
         let start = pos - 1;
@@ -316,9 +320,195 @@ pub fn packed_varints(buf: &Bytes, base: usize, out: &mut Vec<u64>) -> Result<()
             }
             shift += 7;
         }
-        out.push(v);
+        f(v);
     }
     Ok(())
+}
+
+/// Checks a packed run of varints without decoding it and returns how many it holds;
+/// the error, if any, is exactly the one [`packed_varints`] gives.
+///
+/// Eight bytes at a time: the terminator bytes (high bit clear) are counted with a
+/// popcount, and only a run of nine continuation bytes (a ten-byte varint, whose last
+/// byte must be 0 or 1) is looked at closely, so a gigabyte is checked at memory speed.
+pub fn count_varints(b: &[u8], base: usize) -> Result<usize, DecodeError> {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut count = 0usize;
+    // Continuation bytes since the last terminator.
+    let mut run = 0u32;
+    let mut ok = true;
+    let mut words = b.chunks_exact(8);
+    for w in &mut words {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        let term = !u64::from_le_bytes(a) & HIGH;
+        if term == 0 {
+            run += 8;
+            if run > 9 {
+                ok = false;
+                break;
+            }
+            continue;
+        }
+        count += term.count_ones() as usize;
+        // Continuation bytes before this word's first terminator.
+        let lead = (term.trailing_zeros() - 7) / 8;
+        if run + lead >= 9 {
+            // A ten-byte varint (or longer): its last byte must be 0 or 1.
+            let last = w.get(lead as usize).copied().unwrap_or(0xff);
+            if run + lead > 9 || last > 1 {
+                ok = false;
+                break;
+            }
+        }
+        run = term.leading_zeros() / 8;
+    }
+    if ok {
+        for &x in words.remainder() {
+            if x >= 0x80 {
+                run += 1;
+                if run > 9 {
+                    ok = false;
+                    break;
+                }
+            } else {
+                if run == 9 && x > 1 {
+                    ok = false;
+                    break;
+                }
+                count += 1;
+                run = 0;
+            }
+        }
+    }
+    if ok && run == 0 {
+        return Ok(count);
+    }
+    // Something is wrong: let the decoding loop find it and say where.
+    for_each_varint(b, base, |_| {})?;
+    Err(DecodeError::new(DecodeErrorKind::BadVarint, base))
+}
+
+/// A checked run of packed varints, kept as a view of the input and decoded on access
+/// (what a gigabyte `int_val` costs: nothing until it is read).
+///
+/// Sequential reads ([`PackedVarints::iter`]) decode as they go; random access
+/// ([`PackedVarints::get`]) builds, on first use past the start, an index of every
+/// 256th element's offset (1/256 of the elements, 8 bytes each).
+#[derive(Clone)]
+pub struct PackedVarints {
+    bytes: Bytes,
+    len: usize,
+    index: std::sync::Arc<std::sync::OnceLock<Vec<usize>>>,
+}
+
+const INDEX_STRIDE: usize = 256;
+
+impl PackedVarints {
+    /// Checks `bytes` (at absolute offset `base`, for errors) and keeps it as a view.
+    pub fn new(bytes: Bytes, base: usize) -> Result<Self, DecodeError> {
+        let len = count_varints(&bytes, base)?;
+        Ok(PackedVarints {
+            bytes,
+            len,
+            index: Default::default(),
+        })
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The raw bytes (a view of the input).
+    pub fn bytes(&self) -> &Bytes {
+        &self.bytes
+    }
+
+    /// The values in order.
+    pub fn iter(&self) -> VarintIter<'_> {
+        VarintIter {
+            b: &self.bytes,
+            pos: 0,
+        }
+    }
+
+    /// Value `i`.
+    pub fn get(&self, i: usize) -> Option<u64> {
+        if i >= self.len {
+            return None;
+        }
+        if i < INDEX_STRIDE {
+            return self.iter().nth(i);
+        }
+        let index = self.index.get_or_init(|| {
+            let mut idx = Vec::with_capacity(self.len / INDEX_STRIDE + 1);
+            let mut it = self.iter();
+            for k in 0..self.len {
+                if k % INDEX_STRIDE == 0 {
+                    idx.push(it.pos);
+                }
+                if it.next().is_none() {
+                    break;
+                }
+            }
+            idx
+        });
+        let pos = *index.get(i / INDEX_STRIDE)?;
+        VarintIter {
+            b: &self.bytes,
+            pos,
+        }
+        .nth(i % INDEX_STRIDE)
+    }
+}
+
+impl PartialEq for PackedVarints {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl std::fmt::Debug for PackedVarints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PackedVarints({} values, {} bytes)", self.len, self.bytes.len())
+    }
+}
+
+/// Iterator over checked packed varints (see [`PackedVarints::iter`]).
+pub struct VarintIter<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl Iterator for VarintIter<'_> {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        let first = *self.b.get(self.pos)?;
+        self.pos += 1;
+        if first < 0x80 {
+            return Some(u64::from(first));
+        }
+        let mut v = u64::from(first & 0x7f);
+        let mut shift = 7u32;
+        // The bytes were checked: at most ten, and they end.
+        while let Some(&x) = self.b.get(self.pos) {
+            self.pos += 1;
+            v |= u64::from(x & 0x7f).checked_shl(shift).unwrap_or(0);
+            if x < 0x80 {
+                break;
+            }
+            shift += 7;
+        }
+        Some(v)
+    }
 }
 
 #[cfg(test)]
@@ -402,6 +592,62 @@ mod tests {
             };
             assert_eq!(fast, slow, "{case:02x?}");
         }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn count_and_view_agree_with_the_decoder(
+            vals in proptest::collection::vec(proptest::num::u64::ANY, 0..40),
+            shift in 0u32..64,
+            junk in proptest::collection::vec(proptest::num::u8::ANY, 0..24),
+            cut in 0usize..400,
+        ) {
+            let mut b = Vec::new();
+            for v in &vals {
+                crate::wire::writer::put_varint(&mut b, v >> shift);
+            }
+            // Valid runs, cut or followed by junk (often malformed).
+            let mut cases = vec![b.clone()];
+            let mut c = b.clone();
+            c.truncate(cut.min(b.len()));
+            cases.push(c);
+            let mut j = b.clone();
+            j.extend_from_slice(&junk);
+            cases.push(j);
+            cases.push(junk.clone());
+            for case in cases {
+                let bytes = Bytes::from(case.clone());
+                let mut out = Vec::new();
+                let slow = packed_varints(&bytes, 3, &mut out).map(|_| out.clone());
+                let counted = count_varints(&bytes, 3);
+                match &slow {
+                    Ok(v) => {
+                        proptest::prop_assert_eq!(counted.clone().ok(), Some(v.len()));
+                        let p = PackedVarints::new(bytes.clone(), 3).unwrap();
+                        proptest::prop_assert_eq!(&p.iter().collect::<Vec<_>>(), v);
+                        for (i, x) in v.iter().enumerate() {
+                            proptest::prop_assert_eq!(p.get(i), Some(*x));
+                        }
+                        proptest::prop_assert_eq!(p.get(v.len()), None);
+                    }
+                    Err(e) => proptest::prop_assert_eq!(counted.err(), Some(e.clone())),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn random_access_past_the_index_stride() {
+        let mut b = Vec::new();
+        for v in 0..5000u64 {
+            crate::wire::writer::put_varint(&mut b, v * v);
+        }
+        let p = PackedVarints::new(Bytes::from(b), 0).unwrap();
+        assert_eq!(p.len(), 5000);
+        for i in [0, 255, 256, 257, 1023, 4999] {
+            assert_eq!(p.get(i), Some((i * i) as u64));
+        }
+        assert_eq!(p.get(5000), None);
     }
 
     #[test]
