@@ -110,13 +110,20 @@ pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detect
         None => &[Kind::Request, Kind::Response],
     };
     let mut candidates = Vec::new();
+    // Only the best message so far is kept (a worse one is dropped at once), so
+    // detection holds at most two decoded candidates at a time.
     let mut best: Vec<(usize, Message)> = Vec::new();
     for &w in wires {
         for &k in kinds {
             match decode_inner(bytes.clone(), w, k) {
                 Ok((m, anomalies)) => {
                     candidates.push((w, k, Ok(anomalies)));
-                    best.push((anomalies, m));
+                    match best.first().map(|(a, _)| *a) {
+                        Some(a) if anomalies > a => {}
+                        // A tie makes the input ambiguous: only its name is needed.
+                        Some(a) if anomalies == a => best.push((anomalies, Message::new(w, k))),
+                        _ => best = vec![(anomalies, m)],
+                    }
                 }
                 Err(e) => candidates.push((w, k, Err(e))),
             }
@@ -203,6 +210,7 @@ fn decode_inner(
         (WireFormat::TfServing, Kind::Response) => &[(1, "outputs"), (2, "model_spec")],
     };
     let mut index = 0usize;
+    let mut by_name: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     while let Some(f) = r.next_field_named(names)? {
         let n = f.number;
         if Some(n) == sig_or_spec {
@@ -219,10 +227,15 @@ fn decode_inner(
                 let sub = r.nested(b, f.value_offset)?;
                 let t = map_entry(sub, wire, map_name, index, f.offset, &mut anomalies)?;
                 index += 1;
-                if let Some(pos) = msg.tensors.iter().position(|x| x.name == t.name) {
+                // A hash index of the names: a linear search per entry made many
+                // entries quadratic.
+                if let Some(&pos) = by_name.get(t.name.as_str()) {
                     msg.duplicate_keys.push((t.name.clone(), f.offset));
-                    msg.tensors[pos] = t; // last wins, as protobuf
+                    if let Some(slot) = msg.tensors.get_mut(pos) {
+                        *slot = t; // last wins, as protobuf
+                    }
                 } else {
+                    by_name.insert(t.name.clone(), msg.tensors.len());
                     msg.tensors.push(t);
                 }
             }
