@@ -497,7 +497,7 @@ pub(crate) fn to_eas_fields(t: &mut Tensor) {
         if let (DType::Half | DType::BFloat16, Values::I32(bits)) = (d, &*values) {
             let floats = bits
                 .iter()
-                .map(|&b| {
+                .map(|b| {
                     if d == DType::Half {
                         f16::from_bits(b as u16).to_f32()
                     } else {
