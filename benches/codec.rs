@@ -3,6 +3,9 @@
 //! `memcpy` of the same bytes), so the ratios come from one run on one machine.
 //!
 //! `cargo bench --bench codec` (about a minute); one group: `cargo bench --bench codec -- encode`.
+//! For steady figures (no run-to-run flip of glibc returning freed 4 MB buffers to the
+//! OS, which makes the next one fault in fresh pages), run with
+//! `GLIBC_TUNABLES=glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=4294967296`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -195,7 +198,14 @@ fn render(c: &mut Criterion) {
                 out
             })
         });
-        for (label, mode) in [("json_preview", ValuesMode::Preview), ("json_all", ValuesMode::All)] {
+        g.bench_function("diff_with_itself", |b| {
+            let opts = tfreq::analysis::diff::DiffOptions::default();
+            b.iter(|| tfreq::analysis::diff::diff(std::slice::from_ref(&msg), &msg, &opts))
+        });
+        for (label, mode) in [
+            ("json_preview", ValuesMode::Preview),
+            ("json_all", ValuesMode::All),
+        ] {
             g.bench_function(label, |b| {
                 b.iter(|| {
                     let mut out = Vec::new();

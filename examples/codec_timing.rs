@@ -19,7 +19,10 @@ use tfreq::{decode, decode_with, DType, DecodeOptions, TFRequest};
 
 fn median(mut v: Vec<Duration>) -> f64 {
     v.sort();
-    v.get(v.len() / 2).copied().unwrap_or_default().as_secs_f64()
+    v.get(v.len() / 2)
+        .copied()
+        .unwrap_or_default()
+        .as_secs_f64()
 }
 
 /// Runs `f` `reps` times on a fresh copy of `values` (made outside the timing), and

@@ -464,7 +464,10 @@ fn map_entry(
 
 /// Accumulates one repeated value field across packed chunks and unpacked elements.
 enum Acc {
-    Fixed { chunks: Vec<Bytes>, size: usize },
+    Fixed {
+        chunks: Vec<Bytes>,
+        size: usize,
+    },
     Varint(Vec<u64>),
     /// One large packed run, kept as a checked view (decoded on access).
     Packed(PackedVarints),

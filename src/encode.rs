@@ -12,7 +12,8 @@ use bytes::Bytes;
 use crate::dtype::{DType, DTypeInfo, ValueField};
 use crate::error::BuildError;
 use crate::model::{
-    le_bytes, Elems, Ints, Kind, VarintElem, Message, ModelSpec, Shape, Tensor, UnknownField, Values, WireFormat,
+    le_bytes, Elems, Ints, Kind, Message, ModelSpec, Shape, Tensor, UnknownField, Values,
+    VarintElem, WireFormat,
 };
 use crate::wire::reader::WireValue;
 use crate::wire::writer::*;
@@ -455,7 +456,12 @@ fn ints_len<T: VarintElem>(e: &Ints<T>, conv: impl Fn(T) -> u64) -> usize {
     n
 }
 
-fn put_ints<T: VarintElem>(out: &mut Vec<u8>, num: u32, e: &Ints<T>, conv: impl Fn(T) -> u64 + Copy) {
+fn put_ints<T: VarintElem>(
+    out: &mut Vec<u8>,
+    num: u32,
+    e: &Ints<T>,
+    conv: impl Fn(T) -> u64 + Copy,
+) {
     put_len_header(out, num, ints_len(e, conv));
     each_int(e, conv, |x| put_varint(out, x));
 }

@@ -516,6 +516,15 @@ pub struct Tensor {
     pub offset: usize,
 }
 
+/// How a run of stored values is encoded (see [`Elements::stored_run`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawRun {
+    /// Fixed-width little-endian elements.
+    Le,
+    /// Packed varints.
+    Varint,
+}
+
 /// Where a tensor's values are read from, by TensorFlow's rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
@@ -802,6 +811,38 @@ impl Elements<'_> {
             Fill::BadShape | Fill::BadContent => None,
             Fill::Defaults => self.tensor.dtype.dtype().map(default_scalar),
             _ => self.stored_get(i.min(self.stored.saturating_sub(1))),
+        }
+    }
+
+    /// The stored values' bytes as they are on the wire, when they are one run:
+    /// `tensor_content` or a packed fixed-width field (little-endian), or a packed
+    /// varint field kept as a view. Two tensors of one dtype whose runs are equal
+    /// store equal values, so comparing them costs a `memcmp`.
+    ///
+    /// ```
+    /// use tfreq::{DType, TFRequest, model::RawRun};
+    /// let mut req = TFRequest::new("s");
+    /// req.add_feed("x", &[2], DType::Float, vec![1.0f32, 2.0])?;
+    /// let msg = tfreq::decode(&req.to_bytes())?;
+    /// let e = msg.tensors[0].elements(msg.wire);
+    /// assert_eq!(e.stored_run().map(|(k, b)| (k, b.len())), Some((RawRun::Le, 8)));
+    /// # Ok::<(), tfreq::Error>(())
+    /// ```
+    pub fn stored_run(&self) -> Option<(RawRun, &[u8])> {
+        let t = self.tensor;
+        match self.source {
+            Source::Content if self.strings.is_none() => {
+                t.content.as_deref().map(|c| (RawRun::Le, c))
+            }
+            Source::Field(f) => match t.field(f)? {
+                Values::F32(Elems::Le(b)) | Values::F64(Elems::Le(b)) => Some((RawRun::Le, b)),
+                Values::I32(Ints::Packed(p))
+                | Values::I64(Ints::Packed(p))
+                | Values::U32(Ints::Packed(p))
+                | Values::U64(Ints::Packed(p)) => Some((RawRun::Varint, p.bytes())),
+                _ => None,
+            },
+            _ => None,
         }
     }
 

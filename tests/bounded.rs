@@ -235,7 +235,10 @@ fn tensor_data_decoded_from_bytes_is_a_view_of_the_input() {
         }
         other => panic!("float_val decoded as {other:?}"),
     }
-    assert!(peak < 16 << 10, "decoding 4 MB of floats allocated {peak} bytes");
+    assert!(
+        peak < 16 << 10,
+        "decoding 4 MB of floats allocated {peak} bytes"
+    );
 
     let tfs = Bytes::from(req.to_tf_serving_bytes("m").expect("tfs"));
     let (peak, r) = measure(|| decode_with(tfs.clone(), DecodeOptions::default()));
@@ -243,7 +246,10 @@ fn tensor_data_decoded_from_bytes_is_a_view_of_the_input() {
     let c = msg.tensors[0].content.as_ref().expect("tensor_content");
     assert_eq!(c.len(), 4 * n);
     assert!(inside(&tfs, c), "tensor_content is not a view of the input");
-    assert!(peak < 16 << 10, "decoding 4 MB of content allocated {peak} bytes");
+    assert!(
+        peak < 16 << 10,
+        "decoding 4 MB of content allocated {peak} bytes"
+    );
 }
 
 #[test]
@@ -258,7 +264,10 @@ fn large_packed_varints_are_a_view_and_read_back_exactly() {
     assert!(bytes.len() > 1 << 20);
     let (peak, r) = measure(|| decode_with(bytes.clone(), DecodeOptions::default()));
     let (msg, _) = r.expect("decode");
-    assert!(peak < 16 << 10, "decoding 1M varints allocated {peak} bytes");
+    assert!(
+        peak < 16 << 10,
+        "decoding 1M varints allocated {peak} bytes"
+    );
     let Values::I32(v) = &msg.tensors[0].fields[0].1 else {
         panic!("int_val: {:?}", msg.tensors[0].fields[0].1)
     };

@@ -520,7 +520,12 @@ impl PartialEq for PackedVarints {
 
 impl std::fmt::Debug for PackedVarints {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PackedVarints({} values, {} bytes)", self.len, self.bytes.len())
+        write!(
+            f,
+            "PackedVarints({} values, {} bytes)",
+            self.len,
+            self.bytes.len()
+        )
     }
 }
 
