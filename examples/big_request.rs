@@ -25,20 +25,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let payload_len: usize = mib.parse::<usize>()? << 20;
     // Values: floats i * 0.5; int32 token ids 1..=3 bytes as varints.
     let chunk_elems = 1 << 18;
-    let (tfs, dtype, value_field, n, chunk): (
-        bool,
-        u64,
-        u32,
-        usize,
-        Box<dyn Fn(usize) -> Vec<u8>>,
-    ) = match kind.as_str() {
-        "eas-float" => (false, 1, 3, payload_len / 4, Box::new(float_chunk)),
-        "tfs-content" => (true, 1, 4, payload_len / 4, Box::new(float_chunk)),
-        "eas-int32" => (false, 3, 5, 0, Box::new(int_chunk)),
+    // (TF Serving?, dtype, value field number, varints?)
+    let (tfs, dtype, value_field, varints) = match kind.as_str() {
+        "eas-float" => (false, 1, 3, false),
+        "tfs-content" => (true, 1, 4, false),
+        "eas-int32" => (false, 3, 5, true),
         _ => return Err(format!("unknown kind {kind}").into()),
     };
+    let chunk = if varints { int_chunk } else { float_chunk };
     // Whole chunks of 2^18 elements; for varints the chunk's byte length decides.
-    let per_chunk = if n == 0 {
+    let per_chunk = if varints {
         int_chunk(0).len()
     } else {
         4 * chunk_elems

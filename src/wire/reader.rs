@@ -436,14 +436,17 @@ fn count_words_iter(words: &mut std::slice::ChunksExact<'_, u8>, run: &mut u32) 
 /// A checked run of packed varints, kept as a view of the input and decoded on access
 /// (what a gigabyte `int_val` costs: nothing until it is read).
 ///
-/// Sequential reads ([`PackedVarints::iter`]) decode as they go; random access
-/// ([`PackedVarints::get`]) builds, on first use past the start, an index of every
-/// 256th element's offset (1/256 of the elements, 8 bytes each).
+/// Sequential reads ([`PackedVarints::iter`], or `get` element after element) decode
+/// as they go; random access ([`PackedVarints::get`]) builds, on first use past the
+/// start, an index of every 256th element's offset (1/256 of the elements, 8 bytes each).
 #[derive(Clone)]
 pub struct PackedVarints {
     bytes: Bytes,
     len: usize,
     index: std::sync::Arc<std::sync::OnceLock<Vec<usize>>>,
+    /// Where the last `get` stopped: (next element, its byte offset), so reading
+    /// element after element costs one varint each.
+    cursor: std::sync::Arc<std::sync::Mutex<(usize, usize)>>,
 }
 
 const INDEX_STRIDE: usize = 256;
@@ -456,6 +459,7 @@ impl PackedVarints {
             bytes,
             len,
             index: Default::default(),
+            cursor: Default::default(),
         })
     }
 
@@ -487,6 +491,19 @@ impl PackedVarints {
         if i >= self.len {
             return None;
         }
+        // Just after the last read (the common pattern: element after element).
+        if let Ok(mut c) = self.cursor.try_lock() {
+            let (next, pos) = *c;
+            if next <= i && i - next < INDEX_STRIDE {
+                let mut it = VarintIter {
+                    b: &self.bytes,
+                    pos,
+                };
+                let v = it.nth(i - next);
+                *c = (i + 1, it.pos);
+                return v;
+            }
+        }
         if i < INDEX_STRIDE {
             return self.iter().nth(i);
         }
@@ -504,11 +521,15 @@ impl PackedVarints {
             idx
         });
         let pos = *index.get(i / INDEX_STRIDE)?;
-        VarintIter {
+        let mut it = VarintIter {
             b: &self.bytes,
             pos,
+        };
+        let v = it.nth(i % INDEX_STRIDE);
+        if let Ok(mut c) = self.cursor.try_lock() {
+            *c = (i + 1, it.pos);
         }
-        .nth(i % INDEX_STRIDE)
+        v
     }
 }
 
@@ -693,7 +714,7 @@ mod tests {
         }
         let p = PackedVarints::new(Bytes::from(b), 0).unwrap();
         assert_eq!(p.len(), 5000);
-        for i in [0, 255, 256, 257, 1023, 4999] {
+        for i in [0, 255, 256, 257, 1023, 1024, 4999, 10, 300, 301, 4000, 4001] {
             assert_eq!(p.get(i), Some((i * i) as u64));
         }
         assert_eq!(p.get(5000), None);
