@@ -160,6 +160,17 @@ fn decode_group(c: &mut Criterion) {
     g.bench_function("eas_int32_1m_bytes", |b| {
         b.iter(|| decode_with(black_box(int_eas.clone()), DecodeOptions::default()).expect("d"))
     });
+    // Decoding and reading every value (the view decoded into a Vec<i32>).
+    g.bench_function("eas_int32_1m_bytes_to_vec", |b| {
+        b.iter(|| {
+            let (m, _) =
+                decode_with(black_box(int_eas.clone()), DecodeOptions::default()).expect("d");
+            match &m.tensors[0].fields[0].1 {
+                tfreq::Values::I32(v) => v.to_vec(),
+                _ => Vec::new(),
+            }
+        })
+    });
     g.bench_function("memcpy_extend_from_slice", |b| {
         b.iter(|| {
             let mut v = Vec::with_capacity(int_eas.len());

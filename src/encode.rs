@@ -624,6 +624,11 @@ enum Content<'a> {
     I64(&'a [i64]),
     U32(&'a [u32]),
     U64(&'a [u64]),
+    /// Integers kept as a view of packed varints: decoded straight into the output.
+    PackedI32(&'a Ints<i32>),
+    PackedI64(&'a Ints<i64>),
+    PackedU32(&'a Ints<u32>),
+    PackedU64(&'a Ints<u64>),
 }
 
 impl<'a> Content<'a> {
@@ -636,6 +641,12 @@ impl<'a> Content<'a> {
             Cow::Borrowed(Values::I64(Ints::Vec(v))) => Content::I64(v),
             Cow::Borrowed(Values::U32(Ints::Vec(v))) => Content::U32(v),
             Cow::Borrowed(Values::U64(Ints::Vec(v))) => Content::U64(v),
+            Cow::Borrowed(Values::I32(v @ Ints::Packed(_))) if size == Some(4) => {
+                Content::PackedI32(v)
+            }
+            Cow::Borrowed(Values::I64(v @ Ints::Packed(_))) => Content::PackedI64(v),
+            Cow::Borrowed(Values::U32(v @ Ints::Packed(_))) => Content::PackedU32(v),
+            Cow::Borrowed(Values::U64(v @ Ints::Packed(_))) => Content::PackedU64(v),
             v => Content::Raw(to_content(d, &v)),
         }
     }
@@ -649,6 +660,10 @@ impl<'a> Content<'a> {
             Content::I64(v) => v.len() * 8,
             Content::U32(v) => v.len() * 4,
             Content::U64(v) => v.len() * 8,
+            Content::PackedI32(v) => v.len() * 4,
+            Content::PackedI64(v) => v.len() * 8,
+            Content::PackedU32(v) => v.len() * 4,
+            Content::PackedU64(v) => v.len() * 8,
         }
     }
 
@@ -663,6 +678,18 @@ impl<'a> Content<'a> {
             Content::I64(v) => put_le_slice(out, v),
             Content::U32(v) => put_le_slice(out, v),
             Content::U64(v) => put_le_slice(out, v),
+            Content::PackedI32(v) => v
+                .iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+            Content::PackedI64(v) => v
+                .iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+            Content::PackedU32(v) => v
+                .iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+            Content::PackedU64(v) => v
+                .iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
         }
     }
 }

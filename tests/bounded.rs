@@ -278,7 +278,50 @@ fn large_packed_varints_are_a_view_and_read_back_exactly() {
     assert_eq!(v.to_vec(), ids);
     let e = msg.tensors[0].elements(msg.wire);
     assert_eq!(e.stored, n);
+    assert_eq!(
+        e.preview(2),
+        vec![
+            tfreq::Scalar::I64(ids[0] as i64),
+            tfreq::Scalar::I64(ids[1] as i64)
+        ]
+    );
     // Re-encoding the view gives the same bytes.
     let again = tfreq::encode(&msg, msg.wire, tfreq::TfsEncoding::AsIs).expect("encode");
     assert_eq!(again, bytes);
+}
+
+#[test]
+fn large_typed_int_val_of_tf_serving_is_a_view_too() {
+    let n = 600_000;
+    let ids: Vec<i64> = (0..n).map(|i| (i as i64 - 300_000) * 1_000_003).collect();
+    let mut req = TFRequest::for_wire("serving_default", tfreq::WireFormat::TfServing);
+    req.add_feed("ids", &[n as i64], DType::Int64, ids.clone())
+        .expect("feed");
+    let spec = tfreq::ModelSpec {
+        name: "m".into(),
+        ..Default::default()
+    };
+    let bytes = Bytes::from(
+        req.to_tf_serving_bytes_with(&spec, tfreq::TfsEncoding::Typed)
+            .expect("tfs"),
+    );
+    let (msg, _) = decode_with(bytes.clone(), DecodeOptions::default()).expect("decode");
+    let Values::I64(v) = &msg.tensors[0].fields[0].1 else {
+        panic!("int64_val: {:?}", msg.tensors[0].fields[0].1)
+    };
+    assert!(matches!(v, Ints::Packed(_)));
+    assert_eq!(v.to_vec(), ids);
+    // Converted to EAS and back to TF Serving content, the values survive.
+    let eas = tfreq::encode(&msg, tfreq::WireFormat::Eas, tfreq::TfsEncoding::Python).expect("eas");
+    let back = decode(&eas).expect("decode eas");
+    let content = tfreq::encode(
+        &back,
+        tfreq::WireFormat::TfServing,
+        tfreq::TfsEncoding::Content,
+    )
+    .expect("content");
+    let again = decode(&content).expect("decode content");
+    let e = again.tensors[0].elements(again.wire);
+    assert_eq!(e.source, tfreq::Source::Content);
+    assert_eq!(e.stored_get(n - 1), Some(tfreq::Scalar::I64(ids[n - 1])));
 }
