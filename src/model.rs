@@ -396,6 +396,13 @@ impl<T: VarintElem> Iterator for IntsIter<'_, T> {
             IntsIter::Packed(it) => it.next().map(T::from_varint),
         }
     }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            IntsIter::Slice(it) => it.size_hint(),
+            IntsIter::Packed(it) => it.size_hint(),
+        }
+    }
 }
 
 impl<T: VarintElem> PartialEq for Ints<T> {

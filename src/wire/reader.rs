@@ -483,6 +483,7 @@ impl PackedVarints {
         VarintIter {
             b: &self.bytes,
             pos: 0,
+            left: self.len,
         }
     }
 
@@ -498,6 +499,7 @@ impl PackedVarints {
                 let mut it = VarintIter {
                     b: &self.bytes,
                     pos,
+                    left: self.len - next,
                 };
                 let v = it.nth(i - next);
                 *c = (i + 1, it.pos);
@@ -524,6 +526,7 @@ impl PackedVarints {
         let mut it = VarintIter {
             b: &self.bytes,
             pos,
+            left: self.len - (i - i % INDEX_STRIDE),
         };
         let v = it.nth(i % INDEX_STRIDE);
         if let Ok(mut c) = self.cursor.try_lock() {
@@ -554,6 +557,8 @@ impl std::fmt::Debug for PackedVarints {
 pub struct VarintIter<'a> {
     b: &'a [u8],
     pos: usize,
+    /// Values left (exact: the run was counted when checked).
+    left: usize,
 }
 
 impl Iterator for VarintIter<'_> {
@@ -563,6 +568,7 @@ impl Iterator for VarintIter<'_> {
     fn next(&mut self) -> Option<u64> {
         let first = *self.b.get(self.pos)?;
         self.pos += 1;
+        self.left = self.left.saturating_sub(1);
         if first < 0x80 {
             return Some(u64::from(first));
         }
@@ -579,7 +585,13 @@ impl Iterator for VarintIter<'_> {
         }
         Some(v)
     }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
 }
+
+impl ExactSizeIterator for VarintIter<'_> {}
 
 #[cfg(test)]
 mod tests {
