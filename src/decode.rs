@@ -367,7 +367,10 @@ fn model_spec(
                         1 => spec.name = s,
                         3 => spec.signature_name = s,
                         _ => {
+                            // The oneof's other member is cleared, with what it held
+                            // (as protobuf does).
                             spec.version = None;
+                            unknown_out.retain(|u| u.path != "model_spec.version");
                             spec.version_label = Some(s)
                         }
                     }
@@ -577,7 +580,10 @@ fn tensor(
     });
     for (vf, acc) in accs {
         let v = finish(vf, acc);
-        t.fields.push((vf, v));
+        // A packed field of length 0 holds no elements: the same as absent, as in protobuf.
+        if !v.is_empty() {
+            t.fields.push((vf, v));
+        }
     }
     // Consistency tells (formats.md §9.2 item 4): values the dtype does not read, or a
     // dtype number the format does not have.

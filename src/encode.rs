@@ -60,7 +60,7 @@ pub(crate) fn encode_with_spec(
     let plans: Vec<Plan> = msg
         .tensors
         .iter()
-        .map(|t| Plan::new(t, msg.wire, wire, style))
+        .map(|t| Plan::new(t, msg.kind, msg.wire, wire, style))
         .collect::<Result<_, _>>()?;
     let same = msg.wire == wire;
     let map_field = match msg.kind {
@@ -78,7 +78,9 @@ pub(crate) fn encode_with_spec(
         },
         _ => None,
     };
-    let spec_len = spec.as_deref().map(model_spec_len);
+    let unknown: &[UnknownField] = if same { &msg.unknown } else { &[] };
+    let spec_unknown = SpecUnknown::route(unknown);
+    let spec_len = spec.as_deref().map(|s| model_spec_len(s, &spec_unknown));
 
     // Size pass.
     let mut size = 0;
@@ -104,8 +106,7 @@ pub(crate) fn encode_with_spec(
     for (name, b) in extra {
         size += len_field_size(extra_number(name), b.len());
     }
-    let unknown: &[UnknownField] = if same { &msg.unknown } else { &[] };
-    size += unknown.iter().map(unknown_len).sum::<usize>();
+    size += spec_unknown.top.iter().map(|u| unknown_len(u)).sum::<usize>();
 
     // Write pass, fields in number order as protobuf serialisers do.
     let mut out = Vec::with_capacity(size);
@@ -120,7 +121,7 @@ pub(crate) fn encode_with_spec(
         (WireFormat::TfServing, Kind::Request) => {
             if let (Some(s), Some(l)) = (spec.as_deref(), spec_len) {
                 put_len_header(&mut out, 1, l);
-                write_model_spec(&mut out, s);
+                write_model_spec(&mut out, s, &spec_unknown);
             }
             write_entries(&mut out, 2, &plans, wire);
         }
@@ -128,7 +129,7 @@ pub(crate) fn encode_with_spec(
             write_entries(&mut out, 1, &plans, wire);
             if let (Some(s), Some(l)) = (spec.as_deref(), spec_len) {
                 put_len_header(&mut out, 2, l);
-                write_model_spec(&mut out, s);
+                write_model_spec(&mut out, s, &spec_unknown);
             }
         }
     }
@@ -140,7 +141,7 @@ pub(crate) fn encode_with_spec(
     for (name, b) in extra {
         put_bytes_field(&mut out, extra_number(name), b);
     }
-    for u in unknown {
+    for u in &spec_unknown.top {
         write_unknown(&mut out, u);
     }
     debug_assert_eq!(out.len(), size);
@@ -155,13 +156,44 @@ fn extra_number(name: &str) -> u32 {
     }
 }
 
-fn model_spec_len(s: &ModelSpec) -> usize {
-    let mut n = 0;
+/// Unknown fields of a decoded message, by the message they were found in (the decoder
+/// records `model_spec` and `model_spec.version` ones in `Message::unknown` with that
+/// path): each is written back where it was, so re-encoding keeps its meaning.
+struct SpecUnknown<'a> {
+    top: Vec<&'a UnknownField>,
+    spec: Vec<&'a UnknownField>,
+    version: Vec<&'a UnknownField>,
+}
+
+impl<'a> SpecUnknown<'a> {
+    fn route(all: &'a [UnknownField]) -> Self {
+        let mut r = SpecUnknown {
+            top: Vec::new(),
+            spec: Vec::new(),
+            version: Vec::new(),
+        };
+        for u in all {
+            match u.path.as_str() {
+                "model_spec" => r.spec.push(u),
+                "model_spec.version" => r.version.push(u),
+                _ => r.top.push(u),
+            }
+        }
+        r
+    }
+}
+
+fn unknowns_len(u: &[&UnknownField]) -> usize {
+    u.iter().map(|u| unknown_len(u)).sum()
+}
+
+fn model_spec_len(s: &ModelSpec, unknown: &SpecUnknown) -> usize {
+    let mut n = unknowns_len(&unknown.spec);
     if !s.name.is_empty() {
         n += len_field_size(1, s.name.len());
     }
     if let Some(v) = s.version {
-        n += len_field_size(2, version_len(v));
+        n += len_field_size(2, version_len(v) + unknowns_len(&unknown.version));
     }
     if !s.signature_name.is_empty() {
         n += len_field_size(3, s.signature_name.len());
@@ -180,14 +212,17 @@ fn version_len(v: i64) -> usize {
     }
 }
 
-fn write_model_spec(out: &mut Vec<u8>, s: &ModelSpec) {
+fn write_model_spec(out: &mut Vec<u8>, s: &ModelSpec, unknown: &SpecUnknown) {
     if !s.name.is_empty() {
         put_bytes_field(out, 1, s.name.as_bytes());
     }
     if let Some(v) = s.version {
-        put_len_header(out, 2, version_len(v));
+        put_len_header(out, 2, version_len(v) + unknowns_len(&unknown.version));
         if v != 0 {
             put_varint_field(out, 1, v as u64);
+        }
+        for u in &unknown.version {
+            write_unknown(out, u);
         }
     }
     if !s.signature_name.is_empty() {
@@ -195,6 +230,9 @@ fn write_model_spec(out: &mut Vec<u8>, s: &ModelSpec) {
     }
     if let Some(l) = &s.version_label {
         put_bytes_field(out, 4, l.as_bytes());
+    }
+    for u in &unknown.spec {
+        write_unknown(out, u);
     }
 }
 
@@ -234,7 +272,7 @@ struct Plan<'a> {
     t: &'a Tensor,
     content: Option<Content<'a>>,
     fields: PlanFields<'a>,
-    unknown: &'a [UnknownField],
+    unknown: TensorUnknown<'a>,
     version: i32,
     shape_len: Option<usize>,
     body_len: usize,
@@ -244,6 +282,7 @@ struct Plan<'a> {
 impl<'a> Plan<'a> {
     fn new(
         t: &'a Tensor,
+        kind: Kind,
         src: WireFormat,
         dst: WireFormat,
         style: TfsEncoding,
@@ -297,8 +336,12 @@ impl<'a> Plan<'a> {
                     }
                 }
             };
-        let shape_len = (t.shape.present || !t.shape.dims.is_empty() || t.shape.unknown_rank)
-            .then(|| shape_len(&t.shape, dst));
+        let unknown = TensorUnknown::route(t, kind, unknown);
+        let shape_len = (t.shape.present
+            || !t.shape.dims.is_empty()
+            || t.shape.unknown_rank
+            || !unknown.shape.is_empty())
+        .then(|| shape_len(&t.shape, dst, &unknown));
         let mut body = 0;
         if t.dtype.0 != 0 {
             body += 1 + varint_len(t.dtype.0 as i64 as u64);
@@ -318,8 +361,8 @@ impl<'a> Plan<'a> {
         for (f, v) in &fields {
             body += field_len(field_number(*f, dst), v);
         }
-        body += unknown.iter().map(unknown_len).sum::<usize>();
-        let mut entry = len_field_size(2, body);
+        body += unknowns_len(&unknown.tensor);
+        let mut entry = len_field_size(2, body) + unknowns_len(&unknown.entry);
         if !t.name.is_empty() {
             entry += len_field_size(1, t.name.len());
         }
@@ -336,6 +379,50 @@ impl<'a> Plan<'a> {
     }
 }
 
+/// A tensor's unknown fields by the message they were found in: the map entry, the
+/// tensor, its shape, or one of its dims (the decoder's paths say which).
+struct TensorUnknown<'a> {
+    entry: Vec<&'a UnknownField>,
+    tensor: Vec<&'a UnknownField>,
+    shape: Vec<&'a UnknownField>,
+    dims: Vec<(usize, &'a UnknownField)>,
+}
+
+impl<'a> TensorUnknown<'a> {
+    fn route(t: &Tensor, kind: Kind, all: &'a [UnknownField]) -> Self {
+        let map = match kind {
+            Kind::Request => "inputs",
+            Kind::Response => "outputs",
+        };
+        let me = format!("{map}[{:?}]", t.name);
+        let mut r = TensorUnknown {
+            entry: Vec::new(),
+            tensor: Vec::new(),
+            shape: Vec::new(),
+            dims: Vec::new(),
+        };
+        for u in all {
+            let rest = u.path.strip_prefix(me.as_str());
+            let dim = rest
+                .and_then(|x| x.strip_prefix(".tensor_shape.dim["))
+                .and_then(|x| x.strip_suffix(']'))
+                .and_then(|x| x.parse::<usize>().ok())
+                .filter(|&i| i < t.shape.dims.len());
+            match (u.path.as_str(), rest, dim) {
+                (p, _, _) if p == map => r.entry.push(u),
+                (_, _, Some(i)) => r.dims.push((i, u)),
+                (_, Some(".array_shape" | ".tensor_shape"), _) => r.shape.push(u),
+                _ => r.tensor.push(u),
+            }
+        }
+        r
+    }
+
+    fn dim(&self, i: usize) -> impl Iterator<Item = &'a UnknownField> + '_ {
+        self.dims.iter().filter(move |(j, _)| *j == i).map(|(_, u)| *u)
+    }
+}
+
 fn pairs(d: DType) -> bool {
     matches!(d, DType::Complex64 | DType::Complex128)
 }
@@ -347,8 +434,9 @@ fn field_number(f: ValueField, wire: WireFormat) -> u32 {
     }
 }
 
-fn shape_len(s: &Shape, wire: WireFormat) -> usize {
-    match wire {
+fn shape_len(s: &Shape, wire: WireFormat, unknown: &TensorUnknown) -> usize {
+    unknowns_len(&unknown.shape)
+        + match wire {
         WireFormat::Eas => {
             if s.dims.is_empty() {
                 0
@@ -358,8 +446,8 @@ fn shape_len(s: &Shape, wire: WireFormat) -> usize {
         }
         WireFormat::TfServing => {
             let mut n = 0;
-            for d in &s.dims {
-                n += len_field_size(2, dim_len(d.size, &d.name));
+            for (i, d) in s.dims.iter().enumerate() {
+                n += len_field_size(2, dim_len(d.size, &d.name, unknown, i));
             }
             if s.unknown_rank {
                 n += 2;
@@ -369,8 +457,8 @@ fn shape_len(s: &Shape, wire: WireFormat) -> usize {
     }
 }
 
-fn dim_len(size: i64, name: &str) -> usize {
-    let mut n = 0;
+fn dim_len(size: i64, name: &str, unknown: &TensorUnknown, i: usize) -> usize {
+    let mut n = unknown.dim(i).map(unknown_len).sum::<usize>();
     if size != 0 {
         n += 1 + varint_len(size as u64);
     }
@@ -388,6 +476,9 @@ fn write_entries(out: &mut Vec<u8>, field: u32, plans: &[Plan], wire: WireFormat
         }
         put_len_header(out, 2, p.body_len);
         write_tensor(out, p, wire);
+        for u in &p.unknown.entry {
+            write_unknown(out, u);
+        }
     }
 }
 
@@ -409,19 +500,25 @@ fn write_tensor(out: &mut Vec<u8>, p: &Plan, wire: WireFormat) {
                 }
             }
             WireFormat::TfServing => {
-                for d in &t.shape.dims {
-                    put_len_header(out, 2, dim_len(d.size, &d.name));
+                for (i, d) in t.shape.dims.iter().enumerate() {
+                    put_len_header(out, 2, dim_len(d.size, &d.name, &p.unknown, i));
                     if d.size != 0 {
                         put_varint_field(out, 1, d.size as u64);
                     }
                     if !d.name.is_empty() {
                         put_bytes_field(out, 2, d.name.as_bytes());
                     }
+                    for u in p.unknown.dim(i) {
+                        write_unknown(out, u);
+                    }
                 }
                 if t.shape.unknown_rank {
                     put_varint_field(out, 3, 1);
                 }
             }
+        }
+        for u in &p.unknown.shape {
+            write_unknown(out, u);
         }
     }
     if wire == WireFormat::TfServing {
@@ -435,7 +532,7 @@ fn write_tensor(out: &mut Vec<u8>, p: &Plan, wire: WireFormat) {
     for (f, v) in &p.fields {
         write_field(out, field_number(*f, wire), v);
     }
-    for u in p.unknown {
+    for u in &p.unknown.tensor {
         write_unknown(out, u);
     }
 }

@@ -8,6 +8,8 @@ pub mod dtype;
 pub mod encode;
 pub mod error;
 pub mod formats;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod io;
 pub mod model;
 pub mod render;

@@ -1,0 +1,229 @@
+//! The bodies of the fuzz targets in `fuzz/fuzz_targets/`, shared with the stable test
+//! `tests/fuzz_corpus.rs` that replays the committed corpus, so `cargo test` re-runs
+//! everything fuzzing found.
+//!
+//! Each function takes arbitrary bytes and either returns or panics. A panic is a bug:
+//! either the library panicked on input, or an invariant the target checks (re-encoding
+//! a decoded message decodes to the same message, printed text parses back) failed.
+//! Not part of the stable API.
+
+use std::io;
+
+use bytes::Bytes;
+
+use crate::analysis::key::{ExecutorKey, ShapeKey};
+use crate::analysis::lint::lint;
+use crate::decode::{decode_as, decode_tensor as decode_one_tensor, decode_with, DecodeOptions};
+use crate::encode::{encode, TfsEncoding};
+use crate::model::{Kind, Message, Tensor, WireFormat};
+use crate::render;
+
+/// Every (wire format, kind) pair.
+pub const CANDIDATES: [(WireFormat, Kind); 4] = [
+    (WireFormat::Eas, Kind::Request),
+    (WireFormat::Eas, Kind::Response),
+    (WireFormat::TfServing, Kind::Request),
+    (WireFormat::TfServing, Kind::Response),
+];
+
+/// The name of every fuzz target, as in `fuzz/Cargo.toml`.
+pub const TARGETS: [&str; 8] = [
+    "decode_auto",
+    "decode_eas_request",
+    "decode_tfs_request",
+    "decode_responses",
+    "decode_tensor",
+    "text_render",
+    "encode_roundtrip",
+    "diff_pair",
+];
+
+/// Runs the named target's body on `data`; `false` when no target has that name.
+pub fn run(target: &str, data: &[u8]) -> bool {
+    match target {
+        "decode_auto" => decode_auto(data),
+        "decode_eas_request" => decode_eas_request(data),
+        "decode_tfs_request" => decode_tfs_request(data),
+        "decode_responses" => decode_responses(data),
+        "decode_tensor" => decode_tensor(data),
+        "text_render" => text_render(data),
+        "encode_roundtrip" => encode_roundtrip(data),
+        "diff_pair" => diff_pair(data),
+        _ => return false,
+    }
+    true
+}
+
+/// Reads every element of every tensor and every finding, as the printers would.
+fn exercise(msg: &Message) {
+    let _ = lint(msg);
+    let _ = ExecutorKey::of(msg);
+    let _ = ShapeKey::of(msg);
+    for t in &msg.tensors {
+        exercise_tensor(t, msg.wire);
+    }
+}
+
+fn exercise_tensor(t: &Tensor, wire: WireFormat) {
+    let e = t.elements(wire);
+    for i in 0..e.stored {
+        let _ = e.stored_get(i);
+    }
+    // Broadcast reads: the first, the last and one past the end of what is stored.
+    if let Some(n) = e.expected {
+        for i in [0, e.stored, n.saturating_sub(1).min(usize::MAX as u64) as usize] {
+            let _ = e.get(i);
+        }
+    }
+    let _ = e.preview(render::human::PREVIEW);
+}
+
+/// Decoding with detection (formats.md §9.2), as `tfreq inspect` does.
+pub fn decode_auto(data: &[u8]) {
+    if let Ok((msg, det)) = decode_with(Bytes::copy_from_slice(data), DecodeOptions::default()) {
+        let _ = det.describe();
+        exercise(&msg);
+    }
+    // A size limit below the input must refuse it, never decode it.
+    let limit = (data.len() as u64).saturating_sub(1);
+    let opts = DecodeOptions {
+        max_size: Some(limit),
+        ..DecodeOptions::default()
+    };
+    assert!(
+        data.is_empty() || decode_with(Bytes::copy_from_slice(data), opts).is_err(),
+        "max_size {limit} did not refuse {} bytes",
+        data.len()
+    );
+}
+
+fn forced(data: &[u8], wire: WireFormat, kind: Kind) {
+    match decode_as(data, wire, kind) {
+        Ok(msg) => exercise(&msg),
+        Err(e) => {
+            // The error must point inside the input (or at its end).
+            assert!(e.offset() <= data.len(), "{e} past the end of {}", data.len());
+            let _ = e.to_string();
+        }
+    }
+}
+
+/// An EAS `PredictRequest`, forced.
+pub fn decode_eas_request(data: &[u8]) {
+    forced(data, WireFormat::Eas, Kind::Request);
+}
+
+/// A TF Serving `PredictRequest`, forced.
+pub fn decode_tfs_request(data: &[u8]) {
+    forced(data, WireFormat::TfServing, Kind::Request);
+}
+
+/// Both `PredictResponse`s, forced.
+pub fn decode_responses(data: &[u8]) {
+    forced(data, WireFormat::Eas, Kind::Response);
+    forced(data, WireFormat::TfServing, Kind::Response);
+}
+
+/// One `TensorProto` / `ArrayProto` on its own (`tf.io.serialize_tensor` output).
+pub fn decode_tensor(data: &[u8]) {
+    for wire in [WireFormat::Eas, WireFormat::TfServing] {
+        match decode_one_tensor(Bytes::copy_from_slice(data), wire) {
+            Ok(t) => exercise_tensor(&t, wire),
+            Err(e) => assert!(e.offset() <= data.len(), "{e}"),
+        }
+    }
+}
+
+/// Every renderer: the Python text printer over prost-reflect (whose output must parse
+/// back as text format), the human summary and the JSON document with every value.
+pub fn text_render(data: &[u8]) {
+    for (wire, kind) in CANDIDATES {
+        let name = crate::wire::message_name(wire, kind);
+        let mut text = Vec::new();
+        if render::text::write_text(&mut text, data, name).is_ok() {
+            let text = String::from_utf8(text).expect("text format output is UTF-8");
+            let desc = crate::wire::pool()
+                .get_message_by_name(name)
+                .expect("descriptor of our own protos");
+            if let Err(e) = prost_reflect::DynamicMessage::parse_text_format(desc, &text) {
+                panic!("printed text does not parse back: {e}\n{text}");
+            }
+        }
+        if let Ok(msg) = decode_as(data, wire, kind) {
+            let problems = lint(&msg);
+            let _ = render::human::write_summary(&mut io::sink(), "fuzz", &msg, &problems);
+            let _ = render::json::write_message(
+                &mut io::sink(),
+                "fuzz",
+                &msg,
+                &problems,
+                render::json::ValuesMode::All,
+            );
+        }
+    }
+}
+
+/// `msg` without what re-encoding legitimately changes: byte offsets, the size, the
+/// record of duplicate keys (a re-encoded message has each key once) and the order of
+/// unknown fields found in different submessages.
+pub fn normalized(msg: &Message) -> Message {
+    let mut m = msg.clone();
+    m.size = 0;
+    m.duplicate_keys.clear();
+    // Unknown fields are written back into the message they were found in, after its
+    // known fields: their order within one message is kept, across messages it is not.
+    for u in &mut m.unknown {
+        u.offset = 0;
+    }
+    m.unknown.sort_by(|a, b| a.path.cmp(&b.path));
+    for t in &mut m.tensors {
+        t.offset = 0;
+        for u in &mut t.unknown {
+            u.offset = 0;
+        }
+        t.unknown.sort_by(|a, b| a.path.cmp(&b.path));
+    }
+    m
+}
+
+/// Decode → encode as is → decode must succeed and give the same message.
+pub fn encode_roundtrip(data: &[u8]) {
+    for (wire, kind) in CANDIDATES {
+        let Ok(msg) = decode_as(data, wire, kind) else {
+            continue;
+        };
+        let bytes = match encode(&msg, wire, TfsEncoding::AsIs) {
+            Ok(b) => b,
+            Err(e) => panic!("decoded {wire} {kind} does not re-encode: {e}"),
+        };
+        let again = match decode_as(&bytes, wire, kind) {
+            Ok(m) => m,
+            Err(e) => panic!("re-encoded {wire} {kind} does not decode: {e}"),
+        };
+        assert_eq!(
+            normalized(&msg),
+            normalized(&again),
+            "{wire} {kind} changed by decode → encode → decode"
+        );
+    }
+}
+
+/// Two requests from one input (split at a byte the input chooses): compares their
+/// executor and shape keys, symmetric by construction. Stand-in until `analysis::diff`
+/// lands, when it will run the diff on the pair.
+pub fn diff_pair(data: &[u8]) {
+    let Some((&cut, rest)) = data.split_first() else {
+        return;
+    };
+    let cut = (cut as usize * rest.len()) / 255;
+    let (a, b) = rest.split_at(cut.min(rest.len()));
+    let (Ok(a), Ok(b)) = (crate::decode::decode(a), crate::decode::decode(b)) else {
+        return;
+    };
+    let (ka, kb) = (ExecutorKey::of(&a), ExecutorKey::of(&b));
+    assert_eq!(ka == kb, kb == ka);
+    assert_eq!(ka, ExecutorKey::of(&a), "key of a request is not stable");
+    let (sa, sb) = (ShapeKey::of(&a), ShapeKey::of(&b));
+    // Equal shape keys imply equal executor keys.
+    assert!(sa != sb || ka == kb);
+}
