@@ -727,8 +727,17 @@ fn shape(
             (WireFormat::Eas, 1) => {
                 let mut v = Vec::new();
                 match &f.value {
-                    WireValue::Len(b) => packed_varints(b, f.value_offset, &mut v)
-                        .map_err(|e| e.within(format!("dim[{}]", t.shape.dims.len())))?,
+                    WireValue::Len(b) => {
+                        // The path names the dim that failed, counting the ones before it.
+                        if let Err(e) = packed_varints(b, f.value_offset, &mut v) {
+                            // Varints before the bad one: each ends in a byte below 0x80.
+                            let before = b
+                                .get(..e.offset().saturating_sub(f.value_offset))
+                                .map_or(0, |p| p.iter().filter(|&&c| c < 0x80).count());
+                            let i = t.shape.dims.len() + before;
+                            return Err(e.within(format!("dim[{i}]")));
+                        }
+                    }
                     WireValue::Varint(x) => v.push(*x),
                     _ => {
                         *anomalies += 1;

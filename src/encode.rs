@@ -106,7 +106,11 @@ pub(crate) fn encode_with_spec(
     for (name, b) in extra {
         size += len_field_size(extra_number(name), b.len());
     }
-    size += spec_unknown.top.iter().map(|u| unknown_len(u)).sum::<usize>();
+    size += spec_unknown
+        .top
+        .iter()
+        .map(|u| unknown_len(u))
+        .sum::<usize>();
 
     // Write pass, fields in number order as protobuf serialisers do.
     let mut out = Vec::with_capacity(size);
@@ -419,7 +423,10 @@ impl<'a> TensorUnknown<'a> {
     }
 
     fn dim(&self, i: usize) -> impl Iterator<Item = &'a UnknownField> + '_ {
-        self.dims.iter().filter(move |(j, _)| *j == i).map(|(_, u)| *u)
+        self.dims
+            .iter()
+            .filter(move |(j, _)| *j == i)
+            .map(|(_, u)| *u)
     }
 }
 
@@ -437,24 +444,24 @@ fn field_number(f: ValueField, wire: WireFormat) -> u32 {
 fn shape_len(s: &Shape, wire: WireFormat, unknown: &TensorUnknown) -> usize {
     unknowns_len(&unknown.shape)
         + match wire {
-        WireFormat::Eas => {
-            if s.dims.is_empty() {
-                0
-            } else {
-                len_field_size(1, varints_len(s.dims.iter().map(|d| d.size as u64)))
+            WireFormat::Eas => {
+                if s.dims.is_empty() {
+                    0
+                } else {
+                    len_field_size(1, varints_len(s.dims.iter().map(|d| d.size as u64)))
+                }
+            }
+            WireFormat::TfServing => {
+                let mut n = 0;
+                for (i, d) in s.dims.iter().enumerate() {
+                    n += len_field_size(2, dim_len(d.size, &d.name, unknown, i));
+                }
+                if s.unknown_rank {
+                    n += 2;
+                }
+                n
             }
         }
-        WireFormat::TfServing => {
-            let mut n = 0;
-            for (i, d) in s.dims.iter().enumerate() {
-                n += len_field_size(2, dim_len(d.size, &d.name, unknown, i));
-            }
-            if s.unknown_rank {
-                n += 2;
-            }
-            n
-        }
-    }
 }
 
 fn dim_len(size: i64, name: &str, unknown: &TensorUnknown, i: usize) -> usize {

@@ -256,10 +256,10 @@ pub enum Error {
         source: DecodeError,
     },
     /// The bytes parse as more than one format and nothing tells them apart.
-    #[error("ambiguous: the bytes are valid as {0}; pass --wire to choose")]
+    #[error("ambiguous: the bytes are valid as {}; pass --wire to choose", one_line(.0))]
     Ambiguous(String),
     /// The bytes parse as none of the formats.
-    #[error("not a prediction request or response in any known wire format:\n{0}")]
+    #[error("not a prediction request or response in any known wire format: {}", one_line(.0))]
     Unrecognised(String),
     /// The input is empty.
     #[error("empty input: an empty message carries no request")]
@@ -302,4 +302,13 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// Detection's per-candidate lines joined into one, so a CLI prints each error on one line.
+fn one_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }

@@ -73,7 +73,9 @@ fn every_target_is_built_by_cargo_fuzz() {
 
 /// Each regression input is named `<target>-<what went wrong>.bin`.
 fn regression(name: &str) {
-    let p = root().join("tests/corpus/regressions").join(format!("{name}.bin"));
+    let p = root()
+        .join("tests/corpus/regressions")
+        .join(format!("{name}.bin"));
     let target = name.split('-').next().unwrap();
     replay(target, &[p]);
 }

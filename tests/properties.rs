@@ -31,7 +31,9 @@ fn same(a: &Scalar, b: &Scalar) -> bool {
     match (a, b) {
         (Scalar::F32(x), Scalar::F32(y)) => f32s(*x, *y),
         (Scalar::F64(x), Scalar::F64(y)) => f64s(*x, *y),
-        (Scalar::F16(x), Scalar::F16(y)) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+        (Scalar::F16(x), Scalar::F16(y)) => {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        }
         (Scalar::BF16(x), Scalar::BF16(y)) => {
             x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
         }
