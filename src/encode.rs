@@ -12,7 +12,7 @@ use bytes::Bytes;
 use crate::dtype::{DType, DTypeInfo, ValueField};
 use crate::error::BuildError;
 use crate::model::{
-    le_bytes, Elems, Ints, Kind, Message, ModelSpec, Shape, Tensor, UnknownField, Values,
+    le_bytes, Elems, Ints, Kind, LeElem, Message, ModelSpec, Shape, Tensor, UnknownField, Values,
     VarintElem, WireFormat,
 };
 use crate::wire::reader::WireValue;
@@ -680,21 +680,11 @@ fn from_content(t: &Tensor, d: DType, info: &DTypeInfo, c: &Bytes) -> Result<Val
     Ok(match d {
         Float | Complex64 => Values::F32(Elems::Le(c.clone())),
         Double | Complex128 => Values::F64(Elems::Le(c.clone())),
-        Int32 | QInt32 => Values::I32(
-            chunks
-                .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect(),
-        ),
-        Int16 | QInt16 => Values::I32(
-            chunks
-                .map(|b| i16::from_le_bytes([b[0], b[1]]) as i32)
-                .collect(),
-        ),
-        UInt16 | QUInt16 | Half | BFloat16 => Values::I32(
-            chunks
-                .map(|b| u16::from_le_bytes([b[0], b[1]]) as i32)
-                .collect(),
-        ),
+        Int32 | QInt32 => Values::I32(chunks.map(<i32 as LeElem>::from_le).collect()),
+        Int16 | QInt16 => Values::I32(chunks.map(|b| <i16 as LeElem>::from_le(b) as i32).collect()),
+        UInt16 | QUInt16 | Half | BFloat16 => {
+            Values::I32(chunks.map(|b| <u16 as LeElem>::from_le(b) as i32).collect())
+        }
         Int8 | QInt8 | Int4 | Int2 => Values::I32(c.iter().map(|&b| b as i8 as i32).collect()),
         UInt8 | QUInt8 | UInt4 | UInt2 => Values::I32(c.iter().map(|&b| b as i32).collect()),
         Int64 => Values::I64(
@@ -702,11 +692,7 @@ fn from_content(t: &Tensor, d: DType, info: &DTypeInfo, c: &Bytes) -> Result<Val
                 .map(|b| i64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
                 .collect(),
         ),
-        UInt32 => Values::U32(
-            chunks
-                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect(),
-        ),
+        UInt32 => Values::U32(chunks.map(<u32 as LeElem>::from_le).collect()),
         UInt64 => Values::U64(
             chunks
                 .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))

@@ -190,8 +190,11 @@ macro_rules! le_elem {
         impl LeElem for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
             fn from_le(b: &[u8]) -> Self {
+                // Callers pass exactly SIZE bytes; a shorter slice reads as zero-padded
+                // rather than panicking.
                 let mut a = [0u8; std::mem::size_of::<$t>()];
-                a.copy_from_slice(&b[..Self::SIZE]);
+                let n = b.len().min(Self::SIZE);
+                a[..n].copy_from_slice(&b[..n]);
                 <$t>::from_le_bytes(a)
             }
             fn put_le(self, out: &mut Vec<u8>) {
@@ -881,29 +884,27 @@ pub fn default_scalar(d: DType) -> Scalar {
 
 fn content_scalar(d: DType, b: &[u8]) -> Scalar {
     use DType::*;
+    // `b` is one element of the dtype's size (checked by the caller); nothing here
+    // indexes past what it holds.
+    let byte = b.first().copied().unwrap_or(0);
+    let (re, im) = b.split_at(b.len() / 2);
     match d {
         Float => Scalar::F32(<f32 as LeElem>::from_le(b)),
         Double => Scalar::F64(<f64 as LeElem>::from_le(b)),
         Int32 | QInt32 => Scalar::I64(<i32 as LeElem>::from_le(b) as i64),
         Int64 => Scalar::I64(<i64 as LeElem>::from_le(b)),
-        UInt8 | QUInt8 | UInt4 | UInt2 => Scalar::I64(b[0] as i64),
-        Int8 | QInt8 | Int4 | Int2 => Scalar::I64(b[0] as i8 as i64),
+        UInt8 | QUInt8 | UInt4 | UInt2 => Scalar::I64(byte as i64),
+        Int8 | QInt8 | Int4 | Int2 => Scalar::I64(byte as i8 as i64),
         Int16 | QInt16 => Scalar::I64(<i16 as LeElem>::from_le(b) as i64),
         UInt16 | QUInt16 => Scalar::I64(<u16 as LeElem>::from_le(b) as i64),
         UInt32 => Scalar::U64(<u32 as LeElem>::from_le(b) as u64),
         UInt64 => Scalar::U64(<u64 as LeElem>::from_le(b)),
-        Bool => Scalar::Bool(b[0] != 0),
+        Bool => Scalar::Bool(byte != 0),
         Half => Scalar::F16(f16::from_bits(<u16 as LeElem>::from_le(b))),
         BFloat16 => Scalar::BF16(bf16::from_bits(<u16 as LeElem>::from_le(b))),
-        Complex64 => Scalar::C64(
-            <f32 as LeElem>::from_le(&b[..4]),
-            <f32 as LeElem>::from_le(&b[4..]),
-        ),
-        Complex128 => Scalar::C128(
-            <f64 as LeElem>::from_le(&b[..8]),
-            <f64 as LeElem>::from_le(&b[8..]),
-        ),
-        _ => Scalar::Byte(b[0]),
+        Complex64 => Scalar::C64(<f32 as LeElem>::from_le(re), <f32 as LeElem>::from_le(im)),
+        Complex128 => Scalar::C128(<f64 as LeElem>::from_le(re), <f64 as LeElem>::from_le(im)),
+        _ => Scalar::Byte(byte),
     }
 }
 
