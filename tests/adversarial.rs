@@ -692,3 +692,25 @@ fn the_cli_prints_decode_errors_on_one_line_with_the_file() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("ambiguous"), "{err}");
 }
+
+#[test]
+fn recursive_variant_tensors_are_bounded() {
+    // TensorProto.variant_val → VariantTensorDataProto.tensors → TensorProto ... is the
+    // one recursive path of the schema: 2000 levels, from the TF Serving spec vector.
+    let real = tfreq::wire::tfs::PredictRequest::decode(&tfs("spec_vector.bin")[..]).unwrap();
+    let mut t = real.inputs["x"].encode_to_vec();
+    for _ in 0..2000 {
+        t = cat(&[&[0x08, 21], &len_field(15, &len_field(3, &t))]);
+    }
+    // Our decoder keeps variant values raw: no recursion at all.
+    let tensor = tfreq::decode_tensor(Bytes::from(t.clone()), WireFormat::TfServing).unwrap();
+    assert_eq!(tensor.dtype, tfreq::DTypeCode(21));
+    let entry = cat(&[&len_field(1, b"v"), &len_field(2, &t)]);
+    let bytes = cat(&[&len_field(2, &entry)]);
+    let msg = forced(&bytes, WireFormat::TfServing).unwrap();
+    render_all(&bytes, &msg);
+    // The text printer's decoder (prost-reflect) stops at its recursion limit.
+    let e = tfreq::render::text::to_text(&bytes, "tensorflow.serving.PredictRequest");
+    assert!(e.is_err(), "2000 levels printed");
+    tfreq::fuzzing::text_render(&bytes);
+}
