@@ -11,12 +11,15 @@ use std::io;
 
 use bytes::Bytes;
 
+use crate::analysis::diff::{diff, DiffOptions};
 use crate::analysis::key::{ExecutorKey, ShapeKey};
 use crate::analysis::lint::lint;
 use crate::decode::{decode_as, decode_tensor as decode_one_tensor, decode_with, DecodeOptions};
 use crate::encode::{encode, TfsEncoding};
+use crate::formats::{self, rest_json, savedmodel, text_format, tfrecord, Content, Hint};
 use crate::model::{Kind, Message, Tensor, WireFormat};
 use crate::render;
+use crate::signature::ModelSignatures;
 
 /// Every (wire format, kind) pair.
 pub const CANDIDATES: [(WireFormat, Kind); 4] = [
@@ -27,7 +30,7 @@ pub const CANDIDATES: [(WireFormat, Kind); 4] = [
 ];
 
 /// The name of every fuzz target, as in `fuzz/Cargo.toml`.
-pub const TARGETS: [&str; 8] = [
+pub const TARGETS: [&str; 13] = [
     "decode_auto",
     "decode_eas_request",
     "decode_tfs_request",
@@ -36,6 +39,11 @@ pub const TARGETS: [&str; 8] = [
     "text_render",
     "encode_roundtrip",
     "diff_pair",
+    "containers",
+    "saved_model",
+    "model_metadata",
+    "rest_json_build",
+    "text_format_build",
 ];
 
 /// Runs the named target's body on `data`; `false` when no target has that name.
@@ -49,6 +57,11 @@ pub fn run(target: &str, data: &[u8]) -> bool {
         "text_render" => text_render(data),
         "encode_roundtrip" => encode_roundtrip(data),
         "diff_pair" => diff_pair(data),
+        "containers" => containers(data),
+        "saved_model" => saved_model(data),
+        "model_metadata" => model_metadata(data),
+        "rest_json_build" => rest_json_build(data),
+        "text_format_build" => text_format_build(data),
         _ => return false,
     }
     true
@@ -216,9 +229,9 @@ pub fn encode_roundtrip(data: &[u8]) {
     }
 }
 
-/// Two requests from one input (split at a byte the input chooses): compares their
-/// executor and shape keys, symmetric by construction. Stand-in until `analysis::diff`
-/// lands, when it will run the diff on the pair.
+/// Two requests from one input (split at a byte the input chooses): `analysis::diff` on
+/// the pair, both ways and rendered; a request against itself, or against itself with
+/// feeds and fetches reordered, never fails; the keys agree with each other.
 pub fn diff_pair(data: &[u8]) {
     let Some((&cut, rest)) = data.split_first() else {
         return;
@@ -236,6 +249,17 @@ pub fn diff_pair(data: &[u8]) {
     ra.fetches.reverse();
     assert_eq!(ka, ExecutorKey::of(&ra), "executor key depends on order");
     assert_eq!(sa, ShapeKey::of(&ra), "shape key depends on order");
+    let opts = DiffOptions::default();
+    for (w, p) in [(&a, &b), (&b, &a)] {
+        let r = diff(std::slice::from_ref(w), p, &opts);
+        let _ = r.to_json();
+        let _ = render::report::write_human(&mut io::sink(), &r);
+        let _ = render::report::write_github(&mut io::sink(), &r);
+    }
+    for m in [&a, &ra] {
+        let r = diff(std::slice::from_ref(&a), m, &opts);
+        assert!(!r.failed, "a request differs from itself: {}", r.to_json());
+    }
     // Equal shape keys imply equal executor keys; equal executor keys, equal feed sets.
     assert!(sa != sb || ka == kb);
     if ka == kb {
@@ -247,4 +271,106 @@ fn names(m: &Message) -> Vec<&str> {
     let mut v: Vec<&str> = m.tensors.iter().map(|t| t.name.as_str()).collect();
     v.sort_unstable();
     v
+}
+
+/// Every entry of a container, as the commands read files: detection (bare message,
+/// TFRecord, EAS text warm-up, text format), TFRecord framing, `PredictionLog`s.
+pub fn containers(data: &[u8]) {
+    let read = |bytes: Bytes, hint: Hint| {
+        if let Ok(c) = formats::load_detailed(bytes, DecodeOptions::default(), hint) {
+            for e in &c.entries {
+                let _ = e.label(c.kind);
+                if let Content::Message(m) = &e.content {
+                    exercise(m);
+                }
+            }
+        }
+    };
+    read(Bytes::copy_from_slice(data), Hint::Auto);
+    read(Bytes::copy_from_slice(data), Hint::Text);
+    // The same bytes as one TFRecord record: past the CRCs a fuzzer cannot forge, into
+    // the `PredictionLog` decoder.
+    read(Bytes::from(tfrecord::frame([data])), Hint::Auto);
+    for r in tfrecord::Records::new(Bytes::copy_from_slice(data)).take(1 << 16) {
+        match r {
+            Ok(r) => {
+                let _ = r.verify();
+            }
+            Err(e) => {
+                let _ = e.to_string();
+            }
+        }
+    }
+}
+
+fn exercise_model(m: &ModelSignatures) {
+    let _ = render::signature::write_saved_model_cli(&mut io::sink(), m);
+    let _ = serde_json::to_string(m);
+    // Check a real request shape (formats.md vector 3) against it.
+    let mut req = crate::builder::TFRequest::new("serving_default");
+    if req
+        .add_feed("x", &[1, 2], crate::DType::Float, vec![1.0f32, 2.0])
+        .is_ok()
+    {
+        req.add_fetch("y");
+        let opts = crate::analysis::check::CheckOptions::default();
+        let r = crate::analysis::check::check(req.message(), m, &opts);
+        let _ = r.to_json();
+    }
+}
+
+/// `saved_model.pb` → signatures (`tfreq signature`, `check --model`).
+pub fn saved_model(data: &[u8]) {
+    if let Ok(m) = savedmodel::from_saved_model_pb(data, "fuzz") {
+        exercise_model(&m);
+    }
+}
+
+/// GetModelMetadata JSON and `saved_model_cli show --all` text → signatures; REST dtype
+/// lookup from the metadata.
+pub fn model_metadata(data: &[u8]) {
+    if let Ok(m) = savedmodel::from_metadata_json(data, "fuzz") {
+        exercise_model(&m);
+    }
+    let _ = rest_json::dtypes_from_metadata(data, "serving_default");
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Ok(m) = savedmodel::from_saved_model_cli(text, "fuzz") {
+            exercise_model(&m);
+        }
+    }
+}
+
+/// Requests we build must encode to bytes we decode.
+fn build_round_trip(m: &Message) {
+    exercise(m);
+    if let Ok(b) = encode(m, m.wire, TfsEncoding::Python) {
+        if let Err(e) = decode_as(&b, m.wire, m.kind) {
+            panic!("built {} {} does not decode: {e}", m.wire, m.kind);
+        }
+    }
+}
+
+/// `tfreq build --from json`: TF Serving REST requests (one, or JSON lines).
+pub fn rest_json_build(data: &[u8]) {
+    let mut dtypes = rest_json::Dtypes::default();
+    dtypes.set("x", crate::DType::Float);
+    for d in [rest_json::Dtypes::default(), dtypes] {
+        for wire in [WireFormat::Eas, WireFormat::TfServing] {
+            if let Ok(msgs) = rest_json::from_json_lines(data, &d, &["y".to_string()], wire) {
+                msgs.iter().for_each(build_round_trip);
+            }
+        }
+    }
+}
+
+/// `tfreq build --from text`: protobuf text format of either wire format.
+pub fn text_format_build(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    for wire in [None, Some(WireFormat::Eas), Some(WireFormat::TfServing)] {
+        if let Ok(msgs) = text_format::from_text(text, wire) {
+            msgs.iter().for_each(build_round_trip);
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! (`tfreq::fuzzing`) over the committed minimized corpus (`fuzz/corpus/<target>/`), the
 //! seed files (`tests/data/**/*.bin`) and the inputs that once failed
 //! (`tests/corpus/regressions/`). A panic here is a bug the fuzzer found.
+//! `fuzz/Cargo.toml` must list every target of `tfreq::fuzzing::TARGETS`.
 
 use std::path::{Path, PathBuf};
 
@@ -48,13 +49,34 @@ fn committed_corpus_replays_clean() {
     assert!(total > 0, "no committed corpus under fuzz/corpus");
 }
 
+/// The seed files of a target (as `fuzz/seed.sh` picks them), by extension.
+fn seed_extensions(target: &str) -> &'static [&'static str] {
+    match target {
+        "containers" => &["bin", "tfrecord", "txt"],
+        "saved_model" => &["pb"],
+        "model_metadata" => &["json", "txt"],
+        "rest_json_build" => &["json", "jsonl"],
+        "text_format_build" => &["txt"],
+        _ => &["bin"],
+    }
+}
+
 #[test]
 fn seed_files_replay_clean_through_every_target() {
-    let mut paths = Vec::new();
-    files(&root().join("tests/data"), &mut paths);
-    paths.retain(|p| p.extension().is_some_and(|e| e == "bin"));
-    assert!(paths.len() > 100);
+    let mut all = Vec::new();
+    files(&root().join("tests/data"), &mut all);
     for t in fuzzing::TARGETS {
+        let exts = seed_extensions(t);
+        let paths: Vec<PathBuf> = all
+            .iter()
+            .filter(|p| {
+                p.extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| exts.contains(&e))
+            })
+            .cloned()
+            .collect();
+        assert!(!paths.is_empty(), "no seeds for {t}");
         replay(t, &paths);
     }
 }

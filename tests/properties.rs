@@ -5,7 +5,9 @@
 
 use bytes::Bytes;
 use proptest::prelude::*;
+use tfreq::analysis::diff::{diff, DiffOptions};
 use tfreq::analysis::key::ExecutorKey;
+use tfreq::analysis::report::Verdict;
 use tfreq::{
     bf16, decode_as, encode, f16, Complex, DType, DTypeCode, FeedValues, Fill, Kind, Message,
     Scalar, TFRequest, TfsEncoding, WireFormat,
@@ -374,6 +376,20 @@ proptest! {
             m
         };
         prop_assert_eq!(sorted(&a), sorted(&b), "{}", text);
+        // And through tfreq's own text-format builder (`tfreq build --from text`): the
+        // message it builds prints as the same text. (An empty message prints as no
+        // text at all, which the builder refuses as holding no request.)
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let built = tfreq::formats::text_format::from_text(&text, Some(wire))
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        prop_assert_eq!(built.len(), 1);
+        let bytes2 = encode(&built[0], wire, TfsEncoding::AsIs)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let text2 = tfreq::render::text::to_text(&bytes2, name)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(text2, text);
     }
 
     /// The executor key: equal to itself, blind to feed and fetch order, and changed
@@ -387,7 +403,7 @@ proptest! {
         eas in any::<bool>(),
     ) {
         let wire = if eas { WireFormat::Eas } else { WireFormat::TfServing };
-        let key = |feeds: &[String], fetches: &[String]| -> ExecutorKey {
+        let request = |feeds: &[String], fetches: &[String]| -> Message {
             let mut r = TFRequest::for_wire("serving_default", wire);
             for f in feeds {
                 r.add_feed(f.clone(), &[1], DType::Float, vec![0.5f32]).unwrap();
@@ -396,12 +412,19 @@ proptest! {
                 r.add_fetch(f.clone());
             }
             let bytes = if eas { r.to_bytes() } else { r.to_tf_serving_bytes("m").unwrap() };
-            ExecutorKey::of(&decode_as(&bytes, wire, Kind::Request).unwrap())
+            decode_as(&bytes, wire, Kind::Request).unwrap()
+        };
+        let key = |feeds: &[String], fetches: &[String]| ExecutorKey::of(&request(feeds, fetches));
+        // `tfreq diff`'s verdict for production request `p` against warm-up `w`.
+        let verdict = |w: &Message, p: &Message| {
+            diff(std::slice::from_ref(w), p, &DiffOptions::default()).verdict
         };
         let feeds: Vec<String> = feed_names.into_iter().collect();
         let fetches: Vec<String> = fetch_names.into_iter().collect();
         let k = key(&feeds, &fetches);
         prop_assert_eq!(&k, &key(&feeds, &fetches));
+        let base = request(&feeds, &fetches);
+        prop_assert_eq!(verdict(&base, &base), Verdict::SameExecutor);
         // A permutation chosen by the seed.
         let rot = |v: &[String]| {
             let mut v = v.to_vec();
@@ -415,19 +438,39 @@ proptest! {
             v
         };
         prop_assert_eq!(&k, &key(&rot(&feeds), &rot(&fetches)));
+        prop_assert_eq!(
+            verdict(&base, &request(&rot(&feeds), &rot(&fetches))),
+            Verdict::SameExecutor
+        );
+        // TF Serving's empty output_filter fetches "all outputs": against a list, only the
+        // model can tell (Undecided); everything else that adds or removes a name is new.
+        let changed = |fetches_changed_from_or_to_empty: bool| {
+            if !eas && fetches_changed_from_or_to_empty {
+                Verdict::Undecided
+            } else {
+                Verdict::NewExecutor
+            }
+        };
         // Added names (upper case never collides with the lower-case ones).
         let mut more = feeds.clone();
         more.push(extra.clone());
         prop_assert_ne!(&k, &key(&more, &fetches));
+        prop_assert_eq!(verdict(&base, &request(&more, &fetches)), Verdict::NewExecutor);
+        prop_assert_eq!(verdict(&request(&more, &fetches), &base), Verdict::NewExecutor);
         let mut more = fetches.clone();
         more.push(extra);
         prop_assert_ne!(&k, &key(&feeds, &more));
+        let p = request(&feeds, &more);
+        prop_assert_eq!(verdict(&base, &p), changed(fetches.is_empty()));
         // Removed names.
         if feeds.len() > 1 {
             prop_assert_ne!(&k, &key(&feeds[1..], &fetches));
+            prop_assert_eq!(verdict(&base, &request(&feeds[1..], &fetches)), Verdict::NewExecutor);
         }
         if !fetches.is_empty() {
             prop_assert_ne!(&k, &key(&feeds, &fetches[1..]));
+            let p = request(&feeds, &fetches[1..]);
+            prop_assert_eq!(verdict(&base, &p), changed(fetches.len() == 1));
         }
     }
 }
