@@ -1,5 +1,5 @@
 //! Replays what fuzzing found, on the stable toolchain: every fuzz target's body
-//! (`tfreq::fuzzing`) over the committed minimized corpus (`fuzz/corpus/<target>/`), the
+//! (`tfreq::fuzzing`) over the committed minimized corpus (`tests/corpus/fuzz/<target>/`), the
 //! seed files (`tests/data/**/*.bin`) and the inputs that once failed
 //! (`tests/corpus/regressions/`). A panic here is a bug the fuzzer found.
 //! `fuzz/Cargo.toml` must list every target of `tfreq::fuzzing::TARGETS`.
@@ -42,11 +42,11 @@ fn committed_corpus_replays_clean() {
     let mut total = 0;
     for t in fuzzing::TARGETS {
         let mut paths = Vec::new();
-        files(&root().join("fuzz/corpus").join(t), &mut paths);
+        files(&root().join("tests/corpus/fuzz").join(t), &mut paths);
         total += paths.len();
         replay(t, &paths);
     }
-    assert!(total > 0, "no committed corpus under fuzz/corpus");
+    assert!(total > 0, "no committed corpus under tests/corpus/fuzz");
 }
 
 /// The seed files of a target (as `fuzz/seed.sh` picks them), by extension.
