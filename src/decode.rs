@@ -277,7 +277,8 @@ fn decode_inner(
 
 fn unknown(path: &str, f: &WireField) -> UnknownField {
     UnknownField {
-        path: path.to_string(),
+        path: UnknownField::display_path(path),
+        scope: UnknownField::scope_of(path),
         number: f.number,
         wire_type: f.value.wire_type(),
         offset: f.offset,

@@ -12,8 +12,8 @@ use bytes::Bytes;
 use crate::dtype::{DType, DTypeInfo, ValueField};
 use crate::error::BuildError;
 use crate::model::{
-    le_bytes, Elems, Ints, Kind, LeElem, Message, ModelSpec, Shape, Tensor, UnknownField, Values,
-    VarintElem, WireFormat,
+    le_bytes, Elems, Ints, Kind, LeElem, Message, ModelSpec, Scope, Shape, Tensor, UnknownField,
+    Values, VarintElem, WireFormat,
 };
 use crate::wire::reader::WireValue;
 use crate::wire::writer::*;
@@ -60,7 +60,7 @@ pub(crate) fn encode_with_spec(
     let plans: Vec<Plan> = msg
         .tensors
         .iter()
-        .map(|t| Plan::new(t, msg.kind, msg.wire, wire, style))
+        .map(|t| Plan::new(t, msg.wire, wire, style))
         .collect::<Result<_, _>>()?;
     let same = msg.wire == wire;
     let map_field = match msg.kind {
@@ -177,9 +177,9 @@ impl<'a> SpecUnknown<'a> {
             version: Vec::new(),
         };
         for u in all {
-            match u.path.as_str() {
-                "model_spec" => r.spec.push(u),
-                "model_spec.version" => r.version.push(u),
+            match u.scope {
+                Scope::ModelSpec => r.spec.push(u),
+                Scope::ModelSpecVersion => r.version.push(u),
                 _ => r.top.push(u),
             }
         }
@@ -286,7 +286,6 @@ struct Plan<'a> {
 impl<'a> Plan<'a> {
     fn new(
         t: &'a Tensor,
-        kind: Kind,
         src: WireFormat,
         dst: WireFormat,
         style: TfsEncoding,
@@ -340,7 +339,7 @@ impl<'a> Plan<'a> {
                     }
                 }
             };
-        let unknown = TensorUnknown::route(t, kind, unknown);
+        let unknown = TensorUnknown::route(t, unknown);
         let shape_len = (t.shape.present
             || !t.shape.dims.is_empty()
             || t.shape.unknown_rank
@@ -393,12 +392,7 @@ struct TensorUnknown<'a> {
 }
 
 impl<'a> TensorUnknown<'a> {
-    fn route(t: &Tensor, kind: Kind, all: &'a [UnknownField]) -> Self {
-        let map = match kind {
-            Kind::Request => "inputs",
-            Kind::Response => "outputs",
-        };
-        let me = format!("{map}[{:?}]", t.name);
+    fn route(t: &Tensor, all: &'a [UnknownField]) -> Self {
         let mut r = TensorUnknown {
             entry: Vec::new(),
             tensor: Vec::new(),
@@ -406,16 +400,10 @@ impl<'a> TensorUnknown<'a> {
             dims: Vec::new(),
         };
         for u in all {
-            let rest = u.path.strip_prefix(me.as_str());
-            let dim = rest
-                .and_then(|x| x.strip_prefix(".tensor_shape.dim["))
-                .and_then(|x| x.strip_suffix(']'))
-                .and_then(|x| x.parse::<usize>().ok())
-                .filter(|&i| i < t.shape.dims.len());
-            match (u.path.as_str(), rest, dim) {
-                (p, _, _) if p == map => r.entry.push(u),
-                (_, _, Some(i)) => r.dims.push((i, u)),
-                (_, Some(".array_shape" | ".tensor_shape"), _) => r.shape.push(u),
+            match u.scope {
+                Scope::Entry => r.entry.push(u),
+                Scope::Dim(i) if i < t.shape.dims.len() => r.dims.push((i, u)),
+                Scope::Shape => r.shape.push(u),
                 _ => r.tensor.push(u),
             }
         }

@@ -493,8 +493,12 @@ impl Values {
 /// declaration does not allow). Never dropped: shown by the printers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnknownField {
-    /// Field path of the enclosing message (`inputs["x"]`).
+    /// Field path of the enclosing message (`inputs["x"]`), for people; cut at
+    /// [`UnknownField::MAX_PATH`] characters so that many unknown fields under a long
+    /// name cost memory linear in the input, not quadratic.
     pub path: String,
+    /// The message the field was found in, for writing it back there.
+    pub scope: Scope,
     /// Field number.
     pub number: u32,
     /// Wire type.
@@ -503,6 +507,65 @@ pub struct UnknownField {
     pub offset: usize,
     /// The value as read.
     pub value: crate::wire::reader::WireValue,
+}
+
+/// Which message of a request an unknown field sits in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The request or response itself.
+    Top,
+    /// `model_spec`.
+    ModelSpec,
+    /// `model_spec.version` (the `Int64Value`).
+    ModelSpecVersion,
+    /// A map entry (`inputs` / `outputs`), beside its key and value.
+    Entry,
+    /// The tensor (`TensorProto` / `ArrayProto`).
+    Tensor,
+    /// The tensor's shape message.
+    Shape,
+    /// Dim `i` of a TF Serving shape.
+    Dim(usize),
+}
+
+impl UnknownField {
+    /// The longest path kept, in characters.
+    pub const MAX_PATH: usize = 160;
+
+    /// Where a field path points: the scope its enclosing message has.
+    pub fn scope_of(path: &str) -> Scope {
+        match path {
+            "" => return Scope::Top,
+            "model_spec" => return Scope::ModelSpec,
+            "model_spec.version" => return Scope::ModelSpecVersion,
+            "inputs" | "outputs" => return Scope::Entry,
+            _ => {}
+        }
+        // `inputs["<escaped name>"]<suffix>`: the suffix never contains `"]`.
+        let suffix = path.rfind("\"]").map_or("", |i| &path[i + 2..]);
+        match suffix {
+            ".array_shape" | ".tensor_shape" => Scope::Shape,
+            s => match s
+                .strip_prefix(".tensor_shape.dim[")
+                .and_then(|x| x.strip_suffix(']'))
+                .and_then(|x| x.parse().ok())
+            {
+                Some(i) => Scope::Dim(i),
+                None => Scope::Tensor,
+            },
+        }
+    }
+
+    /// `path`, cut to [`UnknownField::MAX_PATH`] characters.
+    pub fn display_path(path: &str) -> String {
+        if path.chars().count() <= Self::MAX_PATH {
+            path.to_string()
+        } else {
+            let mut s: String = path.chars().take(Self::MAX_PATH).collect();
+            s.push('…');
+            s
+        }
+    }
 }
 
 /// One named tensor of a request (an input) or response (an output).

@@ -192,14 +192,20 @@ fn dense_small_elements_stay_within_the_bound() {
     }
     check_bound("20k entries", &many);
 
-    // Unknown fields inside a tensor. (Each `UnknownField` owns its path, which holds
-    // the tensor's name: a long name times many unknown fields is beyond this bound.)
+    // Unknown fields inside a tensor, under a short and under a very long name (each
+    // `UnknownField` keeps its path cut to `UnknownField::MAX_PATH` characters, so a long
+    // name times many unknown fields stays linear in the input).
     let mut unknown = Vec::new();
     put_varint_field(&mut unknown, 1, 1);
     for _ in 0..n {
         put_varint_field(&mut unknown, 20, 0);
     }
     check_bound("unknown fields", &eas_request(b"name", &unknown));
+    let long_name = vec![b'n'; 30_000];
+    check_bound(
+        "unknown fields under a 30 KB name",
+        &eas_request(&long_name, &unknown),
+    );
 }
 
 fn float_request(n: usize) -> TFRequest {
