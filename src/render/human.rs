@@ -155,16 +155,23 @@ pub fn write_summary(
         writeln!(out, "problems: {GREEN}none{RESET}")?;
     } else {
         writeln!(out, "problems ({}):", problems.len())?;
-        for p in problems {
-            writeln!(
-                out,
-                "  {}{}{RESET} {}: {}",
-                severity_color(p.severity),
-                p.severity,
-                p.code,
-                p.message
-            )?;
-        }
+        write_findings(out, problems)?;
+    }
+    Ok(())
+}
+
+/// One indented, coloured line per finding: `  error CODE: message`.
+pub fn write_findings(out: &mut dyn Write, findings: &[Finding]) -> io::Result<()> {
+    use style::RESET;
+    for p in findings {
+        writeln!(
+            out,
+            "  {}{}{RESET} {}: {}",
+            severity_color(p.severity),
+            p.severity,
+            p.code,
+            p.message
+        )?;
     }
     Ok(())
 }
@@ -257,16 +264,7 @@ pub fn write_container_head(
     }
     if !c.findings.is_empty() {
         writeln!(out, "file problems ({}):", c.findings.len())?;
-        for p in &c.findings {
-            writeln!(
-                out,
-                "  {}{}{RESET} {}: {}",
-                severity_color(p.severity),
-                p.severity,
-                p.code,
-                p.message
-            )?;
-        }
+        write_findings(out, &c.findings)?;
     }
     Ok(())
 }
