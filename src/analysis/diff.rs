@@ -292,28 +292,22 @@ fn compare(
     } else {
         ""
     };
-    for f in pkey.feeds.difference(&wkey.feeds) {
-        out.push(
-            Finding::new(
-                "FEED_ADDED",
-                Severity::Error,
-                format!("production also feeds {f:?}, the warm-up does not: a new feed set, so {COST}.{tfs_note}{}", same_tensor(opts, pkey, f, &wkey.feeds, true)),
-            )
-            .name(f.clone())
-            .sides(None, Some(f.clone())),
-        );
-    }
-    for f in wkey.feeds.difference(&pkey.feeds) {
-        out.push(
-            Finding::new(
-                "FEED_MISSING",
-                Severity::Error,
-                format!("production does not feed {f:?}, the warm-up does: a new feed set, so {COST}.{tfs_note}{}", same_tensor(opts, wkey, f, &pkey.feeds, true)),
-            )
-            .name(f.clone())
-            .sides(Some(f.clone()), None),
-        );
-    }
+    let feeds = NameSet {
+        verb: "feed",
+        verbs: "feeds",
+        added: "FEED_ADDED",
+        missing: "FEED_MISSING",
+        input: true,
+    };
+    feeds.changes(
+        opts,
+        wkey,
+        &wkey.feeds,
+        pkey,
+        &pkey.feeds,
+        &format!("{COST}.{tfs_note}"),
+        out,
+    );
     if wkey.fetch_all != pkey.fetch_all {
         let (all, explicit) = if wkey.fetch_all {
             ("the warm-up", &pkey.fetches)
@@ -340,28 +334,22 @@ fn compare(
             ),
         );
     } else if !wkey.fetch_all {
-        for f in pkey.fetches.difference(&wkey.fetches) {
-            out.push(
-                Finding::new(
-                    "FETCH_ADDED",
-                    Severity::Error,
-                    format!("production also fetches {f:?}, the warm-up does not: a new fetch set, so {COST}.{}", same_tensor(opts, pkey, f, &wkey.fetches, false)),
-                )
-                .name(f.clone())
-                .sides(None, Some(f.clone())),
-            );
-        }
-        for f in wkey.fetches.difference(&pkey.fetches) {
-            out.push(
-                Finding::new(
-                    "FETCH_MISSING",
-                    Severity::Error,
-                    format!("production does not fetch {f:?}, the warm-up does: a new fetch set, so {COST}.{}", same_tensor(opts, wkey, f, &pkey.fetches, false)),
-                )
-                .name(f.clone())
-                .sides(Some(f.clone()), None),
-            );
-        }
+        let fetches = NameSet {
+            verb: "fetch",
+            verbs: "fetches",
+            added: "FETCH_ADDED",
+            missing: "FETCH_MISSING",
+            input: false,
+        };
+        fetches.changes(
+            opts,
+            wkey,
+            &wkey.fetches,
+            pkey,
+            &pkey.fetches,
+            &format!("{COST}."),
+            out,
+        );
     }
     for (side, m, key) in [("the warm-up", w, wkey), ("production", p, pkey)] {
         if m.wire == WireFormat::TfServing && m.fetches.is_empty() && !key.fetch_all {
@@ -492,6 +480,54 @@ fn compare(
                     format!("{name:?} has other values in production: values are not in the executor key, so this does not matter for warm-up"),
                 )
                 .name(name),
+            );
+        }
+    }
+}
+
+/// One name set of the executor key (feeds or fetches) and its finding codes.
+struct NameSet {
+    verb: &'static str,
+    verbs: &'static str,
+    added: &'static str,
+    missing: &'static str,
+    input: bool,
+}
+
+impl NameSet {
+    /// A finding for every name production has and the warm-up lacks, and back.
+    #[allow(clippy::too_many_arguments)]
+    fn changes(
+        &self,
+        opts: &DiffOptions,
+        wkey: &ExecutorKey,
+        warm: &BTreeSet<String>,
+        pkey: &ExecutorKey,
+        prod: &BTreeSet<String>,
+        cost: &str,
+        out: &mut Vec<Finding>,
+    ) {
+        let (verb, verbs) = (self.verb, self.verbs);
+        for f in prod.difference(warm) {
+            out.push(
+                Finding::new(
+                    self.added,
+                    Severity::Error,
+                    format!("production also {verbs} {f:?}, the warm-up does not: a new {verb} set, so {cost}{}", same_tensor(opts, pkey, f, warm, self.input)),
+                )
+                .name(f.clone())
+                .sides(None, Some(f.clone())),
+            );
+        }
+        for f in warm.difference(prod) {
+            out.push(
+                Finding::new(
+                    self.missing,
+                    Severity::Error,
+                    format!("production does not {verb} {f:?}, the warm-up does: a new {verb} set, so {cost}{}", same_tensor(opts, wkey, f, prod, self.input)),
+                )
+                .name(f.clone())
+                .sides(Some(f.clone()), None),
             );
         }
     }
