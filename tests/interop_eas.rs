@@ -52,12 +52,7 @@ fn decoder_reads_every_sdk_file() {
         }
         let got: Vec<&str> = msg.tensors.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(got, names, "{file}");
-        let fetches: Vec<&str> = e["fetches"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_str().unwrap())
-            .collect();
+        let fetches = common::fetches(&e);
         if kind == Kind::Request {
             assert_eq!(msg.fetches, fetches, "{file}");
         }
@@ -65,12 +60,7 @@ fn decoder_reads_every_sdk_file() {
             for f in feeds {
                 let t = msg.tensor(f["name"].as_str().unwrap()).unwrap();
                 assert_eq!(t.dtype.to_string(), f["dtype"].as_str().unwrap(), "{file}");
-                let shape: Vec<i64> = f["shape"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|d| d.as_i64().unwrap())
-                    .collect();
+                let shape = common::shape(f);
                 assert_eq!(t.shape.sizes(), shape, "{file}");
                 let el = t.elements(WireFormat::Eas);
                 assert_eq!(

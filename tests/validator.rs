@@ -3,6 +3,8 @@
 //! exported by TensorFlow 2.21 with their `saved_model_cli show --all` output and TF
 //! Serving metadata JSON (tests/data/models).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -854,24 +856,14 @@ fn validator_requests_match_their_manifest() {
             e["signature_name"].as_str().unwrap(),
             "{file}"
         );
-        let fetches: Vec<&str> = e["fetches"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f.as_str().unwrap())
-            .collect();
+        let fetches = common::fetches(e);
         assert_eq!(m.fetches, fetches, "{file}");
         let feeds = e["feeds"].as_array().unwrap();
         assert_eq!(m.tensors.len(), feeds.len(), "{file}");
         for (t, f) in m.tensors.iter().zip(feeds) {
             assert_eq!(t.name, f["name"].as_str().unwrap(), "{file}");
             assert_eq!(t.dtype.to_string(), f["dtype"].as_str().unwrap(), "{file}");
-            let shape: Vec<i64> = f["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| d.as_i64().unwrap())
-                .collect();
+            let shape = common::shape(f);
             assert_eq!(t.shape.sizes(), shape, "{file}");
         }
     }

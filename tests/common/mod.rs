@@ -81,6 +81,16 @@ pub fn feed_values(dtype: DType, values: &[Value]) -> FeedValues {
     }
 }
 
+/// A manifest entry's fetches (`output_filter`), in order.
+pub fn fetches(e: &Value) -> Vec<&str> {
+    e["fetches"]
+        .as_array()
+        .expect("fetches")
+        .iter()
+        .map(|f| f.as_str().expect("fetch"))
+        .collect()
+}
+
 /// A feed's shape from the manifest.
 pub fn shape(f: &Value) -> Vec<i64> {
     f["shape"]
