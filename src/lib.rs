@@ -12,6 +12,7 @@ pub mod formats;
 pub mod fuzzing;
 pub mod io;
 pub mod model;
+pub mod par;
 pub mod render;
 pub mod scrub;
 pub mod signature;

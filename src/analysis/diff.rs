@@ -585,8 +585,8 @@ fn values_equal(a: &Tensor, wa: WireFormat, b: &Tensor, wb: WireFormat) -> bool 
     }
     // Equal runs of wire bytes (one dtype) are equal values: a memcmp, not a
     // gigabyte of element-by-element reads.
-    if let (Some(x), Some(y)) = (ea.stored_run(), eb.stored_run()) {
-        if x == y {
+    if let (Some((kx, x)), Some((ky, y))) = (ea.stored_run(), eb.stored_run()) {
+        if kx == ky && crate::par::bytes_eq(x, y) {
             return true;
         }
     }

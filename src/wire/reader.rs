@@ -328,11 +328,12 @@ fn for_each_varint(b: &[u8], base: usize, mut f: impl FnMut(u64)) -> Result<(), 
 /// Checks a packed run of varints without decoding it and returns how many it holds;
 /// the error, if any, is exactly the one [`packed_varints`] gives.
 ///
-/// Eight bytes at a time: the terminator bytes (high bit clear) are counted with a
-/// popcount, and only a run of nine continuation bytes (a ten-byte varint, whose last
-/// byte must be 0 or 1) is looked at closely, so a gigabyte is checked at memory speed.
+/// Eight bytes at a time: the terminator bytes (high bit clear) are counted in one
+/// counter per byte lane, and only a block where some aligned group of four bytes has no
+/// terminator (a varint of five bytes or more) is looked at word by word. Big runs are
+/// cut into [`crate::par::pieces`] pieces, each checked on its own thread.
 pub fn count_varints(b: &[u8], base: usize) -> Result<usize, DecodeError> {
-    match count_fast(b) {
+    match count_pieces(b, crate::par::pieces(b.len())) {
         Some(n) => Ok(n),
         // Something is wrong: let the decoding loop find it and say where.
         None => {
@@ -342,42 +343,71 @@ pub fn count_varints(b: &[u8], base: usize) -> Result<usize, DecodeError> {
     }
 }
 
+/// The count over `pieces` pieces, each on its own (scoped) thread, or `None` when the
+/// bytes are not a valid packed run.
+///
+/// Each cut is placed just after a terminator byte, so every piece is a whole packed run
+/// of its own and the counts add up. A valid run has a terminator in every ten bytes, so
+/// the cut is found within ten bytes of where it was aimed, or the run is invalid.
+fn count_pieces(b: &[u8], pieces: usize) -> Option<usize> {
+    if pieces <= 1 {
+        return count_fast(b);
+    }
+    let mut cuts = vec![0usize];
+    for k in 1..pieces {
+        let aim = b.len() / pieces * k;
+        // Near the end, the last piece simply runs on.
+        let Some(window) = b.get(aim..aim + 10) else {
+            break;
+        };
+        let after = aim + window.iter().position(|&x| x < 0x80)? + 1;
+        if after > cuts.last().copied().unwrap_or(0) {
+            cuts.push(after);
+        }
+    }
+    cuts.push(b.len());
+    let parts: Vec<&[u8]> = cuts.windows(2).filter_map(|w| b.get(w[0]..w[1])).collect();
+    let (first, rest) = parts.split_first()?;
+    std::thread::scope(|s| {
+        let others: Vec<_> = rest.iter().map(|p| s.spawn(|| count_fast(p))).collect();
+        let mut total = count_fast(first)?;
+        for h in others {
+            total += h.join().ok()??;
+        }
+        Some(total)
+    })
+}
+
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
 /// Terminator bytes in a word's terminator mask (bits 7, 15, ... only): a multiply
 /// sums the eight 0/1 bytes into the top one (no popcount instruction needed).
 #[inline(always)]
 fn terminators(term: u64) -> usize {
-    ((term >> 7).wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize
+    lane_sum(term >> 7)
+}
+
+/// The sum of a word's eight byte counters, when it is at most 255.
+#[inline(always)]
+fn lane_sum(lanes: u64) -> usize {
+    (lanes.wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize
 }
 
 /// The count, or `None` when the bytes are not a valid packed run.
 fn count_fast(b: &[u8]) -> Option<usize> {
-    // Every aligned group of four bytes holding a terminator bounds any run of
-    // continuation bytes inside a block to six: such a 64-byte block needs no closer look.
-    const LO: u64 = 0x0000_0000_8080_8080;
-    const HI: u64 = 0x8080_8080_0000_0000;
     let mut count = 0usize;
     // Continuation bytes since the last terminator.
     let mut run = 0u32;
-    let mut blocks = b.chunks_exact(64);
+    let mut blocks = b.chunks_exact(BLOCK);
     for block in &mut blocks {
-        let mut n = 0usize;
-        let mut dense = true;
-        let mut last = 0u64;
-        for w in block.chunks_exact(8) {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(w);
-            let term = !u64::from_le_bytes(a) & HIGH;
-            n += terminators(term);
-            dense &= (term & LO != 0) & (term & HI != 0);
-            last = term;
-        }
-        if dense && run <= 5 {
-            count += n;
-            run = last.leading_zeros() / 8;
-        } else {
-            count += count_words(block, &mut run)?;
+        match dense_block(block) {
+            // At most five carried in and three before the block's first terminator:
+            // no varint over nine bytes crosses into it.
+            Some((n, last)) if run <= 5 => {
+                count += n;
+                run = last.leading_zeros() / 8;
+            }
+            _ => count += count_words(block, &mut run)?,
         }
     }
     let rest = blocks.remainder();
@@ -398,6 +428,32 @@ fn count_fast(b: &[u8]) -> Option<usize> {
         }
     }
     (run == 0).then_some(count)
+}
+
+/// Bytes per block of the fast path: 31 words, so the eight byte counters of a block
+/// sum to at most 248 and [`lane_sum`] cannot overflow.
+const BLOCK: usize = 31 * 8;
+
+/// A block in which every aligned group of four bytes holds a terminator, so no run of
+/// continuation bytes inside it is longer than six: its terminator count and its last
+/// word's terminator mask. `None` when some group has none (a closer look is needed).
+#[inline(always)]
+fn dense_block(block: &[u8]) -> Option<(usize, u64)> {
+    // Bit 7 of bytes 0 and 4, after the or-ing below: one bit per aligned group of four.
+    const GROUPS: u64 = 0x0000_0080_0000_0080;
+    let mut lanes = 0u64;
+    let mut missing = 0u64;
+    let mut last = 0u64;
+    for w in block.chunks_exact(8) {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        let term = !u64::from_le_bytes(a) & HIGH;
+        lanes += term >> 7;
+        let pairs = term | (term >> 8);
+        missing |= !(pairs | (pairs >> 16)) & GROUPS;
+        last = term;
+    }
+    (missing == 0).then(|| (lane_sum(lanes), last))
 }
 
 fn count_words(b: &[u8], run: &mut u32) -> Option<usize> {
@@ -676,6 +732,27 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_run_big_enough_for_threads_counts_and_fails_as_one_thread_does() {
+        // 2-byte varints (300) past the size where the run is cut into pieces.
+        let n = crate::par::PARALLEL_MIN / 2 + 12_345;
+        let mut b = Vec::with_capacity(2 * n);
+        for _ in 0..n {
+            crate::wire::writer::put_varint(&mut b, 300);
+        }
+        assert_eq!(count_varints(&b, 0), Ok(n));
+        for pieces in [2, 5] {
+            assert_eq!(count_pieces(&b, pieces), Some(n));
+        }
+        // Eleven continuation bytes three quarters in: the error of the decoding loop.
+        let at = b.len() / 4 * 3;
+        b[at..at + 11].fill(0xff);
+        let one = for_each_varint(&b, 9, |_| {});
+        let err = count_varints(&b, 9).unwrap_err();
+        assert_eq!(Err(err.clone()), one);
+        assert!(err.offset() >= 9 + at - 1, "{err}");
+    }
+
     proptest::proptest! {
         #[test]
         fn count_and_view_agree_with_the_decoder(
@@ -702,6 +779,10 @@ mod tests {
                 let mut out = Vec::new();
                 let slow = packed_varints(&bytes, 3, &mut out).map(|_| out.clone());
                 let counted = count_varints(&bytes, 3);
+                // Cut into pieces (as a gigabyte is), the count and the verdict agree.
+                for pieces in [2, 3, 7] {
+                    proptest::prop_assert_eq!(count_pieces(&bytes, pieces), counted.clone().ok());
+                }
                 match &slow {
                     Ok(v) => {
                         proptest::prop_assert_eq!(counted.clone().ok(), Some(v.len()));
