@@ -205,7 +205,7 @@ fn render(c: &mut Criterion) {
         g.bench_function("text", |b| {
             b.iter(|| {
                 let mut out = Vec::new();
-                tfreq::render::text::write_text(&mut out, &bytes, name).expect("w");
+                tfreq::render::text::write_text(&mut out, bytes.clone(), name).expect("w");
                 out
             })
         });

@@ -161,16 +161,37 @@ pub fn text_render(data: &[u8]) {
     for (wire, kind) in CANDIDATES {
         let name = crate::wire::message_name(wire, kind);
         let mut text = Vec::new();
-        if render::text::write_text(&mut text, data, name).is_ok() {
-            let text = String::from_utf8(text).expect("text format output is UTF-8");
-            let desc = crate::wire::pool()
-                .get_message_by_name(name)
-                .expect("descriptor of our own protos");
-            if let Err(e) = prost_reflect::DynamicMessage::parse_text_format(desc, &text) {
+        let printed = render::text::write_text(&mut text, Bytes::copy_from_slice(data), name);
+        let desc = crate::wire::pool()
+            .get_message_by_name(name)
+            .expect("descriptor of our own protos");
+        if printed.is_ok() {
+            let text = String::from_utf8(text.clone()).expect("text format output is UTF-8");
+            if let Err(e) = prost_reflect::DynamicMessage::parse_text_format(desc.clone(), &text) {
                 panic!("printed text does not parse back: {e}\n{text}");
             }
         }
-        if let Ok(msg) = decode_as(data, wire, kind) {
+        // Where tfreq's strict decoder reads the bytes with no unknown field and
+        // prost-reflect reads them too, the streaming printer agrees with the printer
+        // over prost-reflect's message, byte for byte. (prost-reflect reads a known field
+        // of the wrong wire type, and some malformed groups, otherwise than protobuf's
+        // own parsers, which skip the one and refuse the other; so does the printer.)
+        let strict = decode_as(data, wire, kind);
+        let clean = strict.as_ref().is_ok_and(|m| m.unknown.is_empty());
+        if let (true, Ok(dynamic)) = (clean, prost_reflect::DynamicMessage::decode(desc, data)) {
+            let mut expected = Vec::new();
+            reference::write_message(&mut expected, &dynamic, 0).expect("to a Vec");
+            assert!(
+                printed.is_ok(),
+                "prost-reflect decodes what the printer refused: {printed:?}"
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&text),
+                String::from_utf8_lossy(&expected),
+                "{name}"
+            );
+        }
+        if let Ok(msg) = strict {
             let problems = lint(&msg);
             let _ = render::human::write_summary(&mut io::sink(), "fuzz", &msg, &problems);
             let _ = render::json::write_message(
@@ -371,6 +392,157 @@ pub fn text_format_build(data: &[u8]) {
     for wire in [None, Some(WireFormat::Eas), Some(WireFormat::TfServing)] {
         if let Ok(msgs) = text_format::from_text(text, wire) {
             msgs.iter().for_each(build_round_trip);
+        }
+    }
+}
+
+/// The text printer as it was first written, over prost-reflect's `DynamicMessage`:
+/// the oracle for [`text_render`]. Wherever prost-reflect decodes the bytes, the
+/// streaming printer of [`render::text`] must print exactly this.
+mod reference {
+    use std::io::{self, Write};
+
+    use prost_reflect::{
+        DynamicMessage, FieldDescriptor, Kind as FieldKind, MapKey, ReflectMessage, Value,
+    };
+
+    use crate::render::escape::c_escape;
+    use crate::render::pyfloat::{f32_text, f64_repr};
+
+    /// Streams the text of an already decoded dynamic message.
+    pub(super) fn write_message(
+        out: &mut dyn Write,
+        msg: &DynamicMessage,
+        indent: usize,
+    ) -> io::Result<()> {
+        let mut fields: Vec<(FieldDescriptor, &Value)> = msg.fields().collect();
+        fields.sort_by_key(|(f, _)| f.number());
+        for (field, value) in fields {
+            if field.is_map() {
+                let Value::Map(map) = value else { continue };
+                let FieldKind::Message(entry) = field.kind() else {
+                    continue;
+                };
+                let value_field = entry.map_entry_value_field();
+                let mut keys: Vec<&MapKey> = map.keys().collect();
+                keys.sort();
+                for k in keys {
+                    pad(out, indent)?;
+                    writeln!(out, "{} {{", field.name())?;
+                    if !is_default_key(k) {
+                        pad(out, indent + 2)?;
+                        write!(out, "key: ")?;
+                        write_key(out, k)?;
+                        writeln!(out)?;
+                    }
+                    let v = &map[k];
+                    if matches!(value_field.kind(), FieldKind::Message(_)) || !is_default(v) {
+                        write_field(out, &value_field, v, indent + 2)?;
+                    }
+                    pad(out, indent)?;
+                    writeln!(out, "}}")?;
+                }
+            } else if let Value::List(items) = value {
+                for v in items {
+                    write_field(out, &field, v, indent)?;
+                }
+            } else {
+                if !field.supports_presence() && is_default(value) {
+                    continue;
+                }
+                write_field(out, &field, value, indent)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn pad(out: &mut dyn Write, n: usize) -> io::Result<()> {
+        write!(out, "{:n$}", "")
+    }
+
+    fn is_default_key(k: &MapKey) -> bool {
+        match k {
+            MapKey::Bool(b) => !b,
+            MapKey::I32(v) => *v == 0,
+            MapKey::I64(v) => *v == 0,
+            MapKey::U32(v) => *v == 0,
+            MapKey::U64(v) => *v == 0,
+            MapKey::String(s) => s.is_empty(),
+        }
+    }
+
+    fn is_default(v: &Value) -> bool {
+        match v {
+            Value::Bool(b) => !b,
+            Value::I32(x) => *x == 0,
+            Value::I64(x) => *x == 0,
+            Value::U32(x) => *x == 0,
+            Value::U64(x) => *x == 0,
+            // -0.0 is not the default in Python (it compares bits for presence).
+            Value::F32(x) => x.to_bits() == 0,
+            Value::F64(x) => x.to_bits() == 0,
+            Value::String(s) => s.is_empty(),
+            Value::Bytes(b) => b.is_empty(),
+            Value::EnumNumber(n) => *n == 0,
+            Value::Message(_) => false,
+            Value::List(l) => l.is_empty(),
+            Value::Map(m) => m.is_empty(),
+        }
+    }
+
+    fn write_key(out: &mut dyn Write, k: &MapKey) -> io::Result<()> {
+        match k {
+            MapKey::Bool(b) => write!(out, "{b}"),
+            MapKey::I32(v) => write!(out, "{v}"),
+            MapKey::I64(v) => write!(out, "{v}"),
+            MapKey::U32(v) => write!(out, "{v}"),
+            MapKey::U64(v) => write!(out, "{v}"),
+            MapKey::String(s) => write!(out, "\"{}\"", c_escape(s.as_bytes())),
+        }
+    }
+
+    fn write_field(
+        out: &mut dyn Write,
+        field: &FieldDescriptor,
+        v: &Value,
+        indent: usize,
+    ) -> io::Result<()> {
+        pad(out, indent)?;
+        match v {
+            Value::Message(m) => {
+                writeln!(out, "{} {{", field.name())?;
+                write_message(out, m, indent + 2)?;
+                pad(out, indent)?;
+                writeln!(out, "}}")
+            }
+            _ => {
+                write!(out, "{}: ", field.name())?;
+                write_scalar(out, field, v)?;
+                writeln!(out)
+            }
+        }
+    }
+
+    fn write_scalar(out: &mut dyn Write, field: &FieldDescriptor, v: &Value) -> io::Result<()> {
+        match v {
+            Value::Bool(b) => write!(out, "{b}"),
+            Value::I32(x) => write!(out, "{x}"),
+            Value::I64(x) => write!(out, "{x}"),
+            Value::U32(x) => write!(out, "{x}"),
+            Value::U64(x) => write!(out, "{x}"),
+            Value::F32(x) => write!(out, "{}", f32_text(*x)),
+            Value::F64(x) => write!(out, "{}", f64_repr(*x)),
+            Value::String(s) => write!(out, "\"{}\"", c_escape(s.as_bytes())),
+            Value::Bytes(b) => write!(out, "\"{}\"", c_escape(b)),
+            Value::EnumNumber(n) => match field.kind() {
+                FieldKind::Enum(e) => match e.get_value(*n) {
+                    Some(ev) => write!(out, "{}", ev.name()),
+                    None => write!(out, "{n}"),
+                },
+                _ => write!(out, "{n}"),
+            },
+            Value::Message(m) => write!(out, "{}", m.descriptor().name()),
+            Value::List(_) | Value::Map(_) => Ok(()),
         }
     }
 }

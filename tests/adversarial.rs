@@ -118,7 +118,7 @@ fn render_all(bytes: &[u8], msg: &Message) {
     .unwrap();
     let _ = tfreq::render::text::write_text(
         &mut sink,
-        bytes,
+        bytes::Bytes::copy_from_slice(bytes),
         tfreq::wire::message_name(msg.wire, msg.kind),
     );
 }

@@ -1,10 +1,15 @@
 //! Protobuf text format, identical to Python's `text_format.MessageToString(msg)`
 //! (protobuf 3.20, pure Python — what `print(msg)` writes with `eas_prediction`).
 //!
-//! The printer walks any message of `proto/` through its descriptor: fields in number
-//! order, map entries sorted by key, enums by name (unknown numbers as numbers), floats
-//! and bytes exactly as that printer writes them (`../spec/text-format.md`). Unknown
-//! fields are not printed, as in Python.
+//! The printer walks the wire bytes of any message of `proto/` through its descriptor
+//! and streams the text as it goes, so a gigabyte tensor is printed in constant memory:
+//! nothing is decoded into a message first. It follows Python's reading of the bytes:
+//! fields in number order, repeated values in wire order (packed or not), the last
+//! value of a singular field, every occurrence of a singular message merged, the last
+//! member of a oneof, map entries by key (the last entry of a key wins), enums by name
+//! (unknown numbers as numbers), floats and bytes exactly as that printer writes them
+//! (`../spec/text-format.md`). Unknown fields, and known fields with a wire type their
+//! type cannot have, are not printed, as in Python.
 //!
 //! ```
 //! use tfreq::{DType, TFRequest};
@@ -16,163 +21,464 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use prost_reflect::{
-    DynamicMessage, FieldDescriptor, Kind as FieldKind, MapKey, ReflectMessage, Value,
-};
+use bytes::Bytes;
+use prost_reflect::{FieldDescriptor, Kind as FieldKind, MessageDescriptor};
 
 use super::escape::c_escape;
 use super::pyfloat::{f32_text, f64_repr};
-use crate::error::Error;
+use crate::error::{DecodeError, DecodeErrorKind, Error};
+use crate::wire::reader::{for_each_varint, Reader, WireField, WireValue, RECURSION_LIMIT};
 
 /// Decodes `bytes` as the named message and returns its text (without the trailing
 /// newline `print` adds).
 pub fn to_text(bytes: &[u8], message_name: &str) -> Result<String, Error> {
     let mut out = Vec::new();
-    write_text(&mut out, bytes, message_name).map_err(|e| Error::Format(e.to_string()))?;
+    write_text(&mut out, Bytes::copy_from_slice(bytes), message_name)
+        .map_err(|e| Error::Format(e.to_string()))?;
     String::from_utf8(out).map_err(|e| Error::Format(e.to_string()))
 }
 
-/// Streams the text of `bytes`, decoded as the named message, into `out`.
-pub fn write_text(out: &mut dyn Write, bytes: &[u8], message_name: &str) -> io::Result<()> {
+/// Streams the text of `bytes`, read as the named message, into `out`.
+///
+/// Malformed bytes (a truncated field, a string that is not UTF-8, nesting past
+/// [`RECURSION_LIMIT`]) are an `InvalidData` error naming the byte offset; what was
+/// written before it stays written.
+pub fn write_text(out: &mut dyn Write, bytes: Bytes, message_name: &str) -> io::Result<()> {
     let desc = crate::wire::pool()
         .get_message_by_name(message_name)
         .ok_or_else(|| io::Error::other(format!("no descriptor for {message_name}")))?;
-    let msg = DynamicMessage::decode(desc, bytes)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
-    write_message(out, &msg, 0)
+    let parts = [Part { bytes, base: 0 }];
+    write_message(out, &parts, &desc, 0, 0)
 }
 
-/// Streams the text of an already decoded dynamic message.
-pub fn write_message(out: &mut dyn Write, msg: &DynamicMessage, indent: usize) -> io::Result<()> {
-    let mut fields: Vec<(FieldDescriptor, &Value)> = msg.fields().collect();
-    fields.sort_by_key(|(f, _)| f.number());
-    for (field, value) in fields {
-        if field.is_map() {
-            let Value::Map(map) = value else { continue };
-            let FieldKind::Message(entry) = field.kind() else {
-                continue;
-            };
-            let value_field = entry.map_entry_value_field();
-            let mut keys: Vec<&MapKey> = map.keys().collect();
-            keys.sort();
-            for k in keys {
-                pad(out, indent)?;
-                writeln!(out, "{} {{", field.name())?;
-                if !is_default_key(k) {
-                    pad(out, indent + 2)?;
-                    write!(out, "key: ")?;
-                    write_key(out, k)?;
-                    writeln!(out)?;
-                }
-                let v = &map[k];
-                if matches!(value_field.kind(), FieldKind::Message(_)) || !is_default(v) {
-                    write_field(out, &value_field, v, indent + 2)?;
-                }
-                pad(out, indent)?;
-                writeln!(out, "}}")?;
-            }
-        } else if let Value::List(items) = value {
-            for v in items {
-                write_field(out, &field, v, indent)?;
-            }
-        } else {
-            if !field.supports_presence() && is_default(value) {
-                continue;
-            }
-            write_field(out, &field, value, indent)?;
+/// One occurrence of a message's bytes; a merged message is several, read in order
+/// (protobuf merges a message field that occurs twice as if its bytes were joined).
+#[derive(Clone)]
+struct Part {
+    bytes: Bytes,
+    /// Absolute offset of `bytes[0]`, for errors.
+    base: usize,
+}
+
+fn invalid(e: DecodeError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e.to_string())
+}
+
+/// Every field of a message (all its parts), in wire order, with its running index.
+fn for_each_field(
+    parts: &[Part],
+    depth: usize,
+    mut f: impl FnMut(usize, WireField) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut seq = 0usize;
+    for p in parts {
+        let mut r = Reader::at(p.bytes.clone(), p.base, depth).map_err(invalid)?;
+        while let Some(field) = r.next_field().map_err(invalid)? {
+            f(seq, field)?;
+            seq += 1;
         }
     }
     Ok(())
 }
 
-fn pad(out: &mut dyn Write, n: usize) -> io::Result<()> {
-    write!(out, "{:n$}", "")
+/// Whether Python's parser reads this wire value as `field` (anything else is an
+/// unknown field to it): the type's own wire type, or a packed run for a repeated number.
+fn accepts(field: &FieldDescriptor, v: &WireValue) -> bool {
+    let own = match field.kind() {
+        FieldKind::Double | FieldKind::Fixed64 | FieldKind::Sfixed64 => 1,
+        FieldKind::Float | FieldKind::Fixed32 | FieldKind::Sfixed32 => 5,
+        FieldKind::String | FieldKind::Bytes | FieldKind::Message(_) => 2,
+        _ => 0,
+    };
+    v.wire_type() == own || (field.is_list() && own != 2 && v.wire_type() == 2)
 }
 
-fn is_default_key(k: &MapKey) -> bool {
-    match k {
-        MapKey::Bool(b) => !b,
-        MapKey::I32(v) => *v == 0,
-        MapKey::I64(v) => *v == 0,
-        MapKey::U32(v) => *v == 0,
-        MapKey::U64(v) => *v == 0,
-        MapKey::String(s) => s.is_empty(),
-    }
+/// What one pass over a message learned: which fields occur, and for each oneof member
+/// the index from which its occurrences count (a later other member clears it).
+struct Presence {
+    present: BTreeMap<u32, usize>,
 }
 
-fn is_default(v: &Value) -> bool {
-    match v {
-        Value::Bool(b) => !b,
-        Value::I32(x) => *x == 0,
-        Value::I64(x) => *x == 0,
-        Value::U32(x) => *x == 0,
-        Value::U64(x) => *x == 0,
-        // -0.0 is not the default in Python (it compares bits for presence).
-        Value::F32(x) => x.to_bits() == 0,
-        Value::F64(x) => x.to_bits() == 0,
-        Value::String(s) => s.is_empty(),
-        Value::Bytes(b) => b.is_empty(),
-        Value::EnumNumber(n) => *n == 0,
-        Value::Message(_) => false,
-        Value::List(l) => l.is_empty(),
-        Value::Map(m) => m.is_empty(),
-    }
+fn presence(parts: &[Part], desc: &MessageDescriptor, depth: usize) -> io::Result<Presence> {
+    // Field number → index of its first counted occurrence.
+    let mut present: BTreeMap<u32, usize> = BTreeMap::new();
+    // Oneof name → its current member.
+    let mut oneof_member: BTreeMap<String, u32> = BTreeMap::new();
+    for_each_field(parts, depth, |seq, wf| {
+        let Some(field) = desc.get_field(wf.number) else {
+            return Ok(());
+        };
+        if !accepts(&field, &wf.value) {
+            return Ok(());
+        }
+        if let Some(o) = field.containing_oneof() {
+            if let Some(prev) = oneof_member.insert(o.name().to_string(), wf.number) {
+                if prev != wf.number {
+                    // Setting another member clears this one: it counts from here.
+                    present.remove(&prev);
+                    present.insert(wf.number, seq);
+                    return Ok(());
+                }
+            }
+        }
+        present.entry(wf.number).or_insert(seq);
+        Ok(())
+    })?;
+    Ok(Presence { present })
 }
 
-fn write_key(out: &mut dyn Write, k: &MapKey) -> io::Result<()> {
-    match k {
-        MapKey::Bool(b) => write!(out, "{b}"),
-        MapKey::I32(v) => write!(out, "{v}"),
-        MapKey::I64(v) => write!(out, "{v}"),
-        MapKey::U32(v) => write!(out, "{v}"),
-        MapKey::U64(v) => write!(out, "{v}"),
-        MapKey::String(s) => write!(out, "\"{}\"", c_escape(s.as_bytes())),
-    }
-}
-
-fn write_field(
+fn write_message(
     out: &mut dyn Write,
-    field: &FieldDescriptor,
-    v: &Value,
+    parts: &[Part],
+    desc: &MessageDescriptor,
     indent: usize,
+    depth: usize,
+) -> io::Result<()> {
+    if depth > RECURSION_LIMIT {
+        let at = parts.first().map_or(0, |p| p.base);
+        return Err(invalid(DecodeError::new(
+            DecodeErrorKind::TooDeep(RECURSION_LIMIT),
+            at,
+        )));
+    }
+    let Presence { present } = presence(parts, desc, depth)?;
+    for (&number, &from) in &present {
+        let Some(field) = desc.get_field(number) else {
+            continue;
+        };
+        // The occurrences of this field that count, in wire order.
+        let occurrences = |f: &mut dyn FnMut(WireField) -> io::Result<()>| {
+            for_each_field(parts, depth, |seq, wf| {
+                if wf.number == number && seq >= from && accepts(&field, &wf.value) {
+                    f(wf)?;
+                }
+                Ok(())
+            })
+        };
+        if field.is_map() {
+            write_map(out, &field, &occurrences, indent, depth)?;
+        } else if field.is_list() {
+            occurrences(&mut |wf| write_repeated(out, &field, wf, indent, depth))?;
+        } else if let FieldKind::Message(m) = field.kind() {
+            let mut merged = Vec::new();
+            occurrences(&mut |wf| {
+                if let WireValue::Len(bytes) = wf.value {
+                    merged.push(Part {
+                        bytes,
+                        base: wf.value_offset,
+                    });
+                }
+                Ok(())
+            })?;
+            write_submessage(out, field.name(), &merged, &m, indent, depth)?;
+        } else {
+            let mut last = None;
+            occurrences(&mut |wf| {
+                last = Some(wf);
+                Ok(())
+            })?;
+            if let Some(wf) = last {
+                let v = scalar(&field.kind(), &wf.value, wf.value_offset)?;
+                if field.supports_presence() || !v.is_default() {
+                    write_line(out, field.name(), &v, indent)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn write_submessage(
+    out: &mut dyn Write,
+    name: &str,
+    parts: &[Part],
+    desc: &MessageDescriptor,
+    indent: usize,
+    depth: usize,
 ) -> io::Result<()> {
     pad(out, indent)?;
-    match v {
-        Value::Message(m) => {
-            writeln!(out, "{} {{", field.name())?;
-            write_message(out, m, indent + 2)?;
-            pad(out, indent)?;
-            writeln!(out, "}}")
+    writeln!(out, "{name} {{")?;
+    write_message(out, parts, desc, indent + 2, depth + 1)?;
+    pad(out, indent)?;
+    writeln!(out, "}}")
+}
+
+/// One occurrence of a repeated field: a message, a string, or one value or a packed run.
+fn write_repeated(
+    out: &mut dyn Write,
+    field: &FieldDescriptor,
+    wf: WireField,
+    indent: usize,
+    depth: usize,
+) -> io::Result<()> {
+    let kind = field.kind();
+    match (&kind, wf.value) {
+        (FieldKind::Message(m), WireValue::Len(bytes)) => {
+            let part = [Part {
+                bytes,
+                base: wf.value_offset,
+            }];
+            write_submessage(out, field.name(), &part, m, indent, depth)
         }
-        _ => {
-            write!(out, "{}: ", field.name())?;
-            write_scalar(out, field, v)?;
-            writeln!(out)
+        (FieldKind::String | FieldKind::Bytes, v) => {
+            let s = scalar(&kind, &v, wf.value_offset)?;
+            write_line(out, field.name(), &s, indent)
+        }
+        (_, WireValue::Len(run)) => write_packed(out, field, &run, wf.value_offset, indent),
+        (_, v) => {
+            let s = scalar(&kind, &v, wf.value_offset)?;
+            write_line(out, field.name(), &s, indent)
         }
     }
 }
 
-fn write_scalar(out: &mut dyn Write, field: &FieldDescriptor, v: &Value) -> io::Result<()> {
-    match v {
-        Value::Bool(b) => write!(out, "{b}"),
-        Value::I32(x) => write!(out, "{x}"),
-        Value::I64(x) => write!(out, "{x}"),
-        Value::U32(x) => write!(out, "{x}"),
-        Value::U64(x) => write!(out, "{x}"),
-        Value::F32(x) => write!(out, "{}", f32_text(*x)),
-        Value::F64(x) => write!(out, "{}", f64_repr(*x)),
-        Value::String(s) => write!(out, "\"{}\"", c_escape(s.as_bytes())),
-        Value::Bytes(b) => write!(out, "\"{}\"", c_escape(b)),
-        Value::EnumNumber(n) => match field.kind() {
-            FieldKind::Enum(e) => match e.get_value(*n) {
-                Some(ev) => write!(out, "{}", ev.name()),
-                None => write!(out, "{n}"),
-            },
-            _ => write!(out, "{n}"),
-        },
-        Value::Message(m) => write!(out, "{}", m.descriptor().name()),
-        Value::List(_) | Value::Map(_) => Ok(()),
+/// A packed run, element after element, as it is read (never collected).
+fn write_packed(
+    out: &mut dyn Write,
+    field: &FieldDescriptor,
+    run: &[u8],
+    base: usize,
+    indent: usize,
+) -> io::Result<()> {
+    let kind = field.kind();
+    let size = match kind {
+        FieldKind::Double | FieldKind::Fixed64 | FieldKind::Sfixed64 => 8,
+        FieldKind::Float | FieldKind::Fixed32 | FieldKind::Sfixed32 => 4,
+        _ => 0,
+    };
+    if size == 0 {
+        // Varints, printed as they are read; a malformed one ends the run with an error.
+        let mut result = Ok(());
+        for_each_varint(run, base, |v| {
+            if result.is_ok() {
+                result = scalar(&kind, &WireValue::Varint(v), base)
+                    .and_then(|s| write_line(out, field.name(), &s, indent));
+            }
+        })
+        .map_err(invalid)?;
+        return result;
     }
+    if !run.len().is_multiple_of(size) {
+        return Err(invalid(DecodeError::new(
+            DecodeErrorKind::Other(format!(
+                "packed {} is {} bytes, not a multiple of {size}",
+                field.name(),
+                run.len()
+            )),
+            base,
+        )));
+    }
+    for chunk in run.chunks_exact(size) {
+        let v = if size == 4 {
+            let mut a = [0u8; 4];
+            a.copy_from_slice(chunk);
+            WireValue::I32(u32::from_le_bytes(a))
+        } else {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(chunk);
+            WireValue::I64(u64::from_le_bytes(a))
+        };
+        write_line(out, field.name(), &scalar(&kind, &v, base)?, indent)?;
+    }
+    Ok(())
+}
+
+/// Hands each counted occurrence of one field to a callback.
+type Occurrences<'a> = dyn Fn(&mut dyn FnMut(WireField) -> io::Result<()>) -> io::Result<()> + 'a;
+
+/// A map key, ordered as Python's `sorted` orders them.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum SortKey {
+    Int(i128),
+    Str(Vec<u8>),
+}
+
+/// The entries of a map field: the last entry of each key, by key.
+fn write_map(
+    out: &mut dyn Write,
+    field: &FieldDescriptor,
+    occurrences: &Occurrences<'_>,
+    indent: usize,
+    depth: usize,
+) -> io::Result<()> {
+    let FieldKind::Message(entry) = field.kind() else {
+        return Ok(());
+    };
+    let key_field = entry.map_entry_key_field();
+    let value_field = entry.map_entry_value_field();
+    let mut entries: BTreeMap<SortKey, (Scalar, Part)> = BTreeMap::new();
+    occurrences(&mut |wf| {
+        let WireValue::Len(bytes) = wf.value else {
+            return Ok(());
+        };
+        let part = [Part {
+            bytes,
+            base: wf.value_offset,
+        }];
+        // The entry's key: its last occurrence, or the default.
+        let mut key = None;
+        for_each_field(&part, depth + 1, |_, kf| {
+            if kf.number == key_field.number() && accepts(&key_field, &kf.value) {
+                key = Some(scalar(&key_field.kind(), &kf.value, kf.value_offset)?);
+            }
+            Ok(())
+        })?;
+        let key = match key {
+            Some(k) => k,
+            None => Scalar::default_of(&key_field.kind()),
+        };
+        let [part] = part;
+        entries.insert(key.sort_key(), (key, part));
+        Ok(())
+    })?;
+    for (key, entry_part) in entries.values() {
+        pad(out, indent)?;
+        writeln!(out, "{} {{", field.name())?;
+        if !key.is_default() {
+            write_line(out, "key", key, indent + 2)?;
+        }
+        // The entry as a message of its own: its value is printed as any field is, but
+        // a message value is printed even when empty (Python writes `value {\n}`).
+        let part = std::slice::from_ref(entry_part);
+        let mut merged = Vec::new();
+        let mut last = None;
+        for_each_field(part, depth + 1, |_, vf| {
+            if vf.number == value_field.number() && accepts(&value_field, &vf.value) {
+                if let WireValue::Len(bytes) = &vf.value {
+                    merged.push(Part {
+                        bytes: bytes.clone(),
+                        base: vf.value_offset,
+                    });
+                }
+                last = Some(vf);
+            }
+            Ok(())
+        })?;
+        match value_field.kind() {
+            FieldKind::Message(m) => {
+                write_submessage(out, value_field.name(), &merged, &m, indent + 2, depth + 1)?
+            }
+            kind => {
+                if let Some(vf) = last {
+                    let v = scalar(&kind, &vf.value, vf.value_offset)?;
+                    if !v.is_default() {
+                        write_line(out, value_field.name(), &v, indent + 2)?;
+                    }
+                }
+            }
+        }
+        pad(out, indent)?;
+        writeln!(out, "}}")?;
+    }
+    Ok(())
+}
+
+/// One scalar value, read as its field's type.
+enum Scalar {
+    Bool(bool),
+    I64(i64),
+    U64(u64),
+    F32(f32),
+    F64(f64),
+    Str(Bytes),
+    Bytes(Bytes),
+    Enum(prost_reflect::EnumDescriptor, i32),
+}
+
+impl Scalar {
+    fn default_of(kind: &FieldKind) -> Scalar {
+        scalar(kind, &WireValue::Varint(0), 0)
+            .or_else(|_| scalar(kind, &WireValue::Len(Bytes::new()), 0))
+            .unwrap_or(Scalar::I64(0))
+    }
+
+    fn is_default(&self) -> bool {
+        match self {
+            Scalar::Bool(b) => !b,
+            Scalar::I64(v) => *v == 0,
+            Scalar::U64(v) => *v == 0,
+            // -0.0 is not the default in Python (it compares bits for presence).
+            Scalar::F32(x) => x.to_bits() == 0,
+            Scalar::F64(x) => x.to_bits() == 0,
+            Scalar::Str(b) | Scalar::Bytes(b) => b.is_empty(),
+            Scalar::Enum(_, n) => *n == 0,
+        }
+    }
+
+    fn sort_key(&self) -> SortKey {
+        match self {
+            Scalar::Bool(b) => SortKey::Int(i128::from(*b)),
+            Scalar::I64(v) => SortKey::Int(i128::from(*v)),
+            Scalar::U64(v) => SortKey::Int(i128::from(*v)),
+            Scalar::Enum(_, n) => SortKey::Int(i128::from(*n)),
+            Scalar::F32(x) => SortKey::Int(i128::from(x.to_bits())),
+            Scalar::F64(x) => SortKey::Int(i128::from(x.to_bits())),
+            Scalar::Str(b) | Scalar::Bytes(b) => SortKey::Str(b.to_vec()),
+        }
+    }
+}
+
+/// Reads a wire value as a scalar of `kind`, as Python does: 32-bit integers are the
+/// low 32 bits, booleans any non-zero varint, strings must be UTF-8.
+fn scalar(kind: &FieldKind, v: &WireValue, offset: usize) -> io::Result<Scalar> {
+    let zigzag = |n: u64| ((n >> 1) as i64) ^ -((n & 1) as i64);
+    Ok(match (kind, v) {
+        (FieldKind::Bool, WireValue::Varint(n)) => Scalar::Bool(*n != 0),
+        (FieldKind::Int32, WireValue::Varint(n)) => Scalar::I64(i64::from(*n as i32)),
+        (FieldKind::Int64, WireValue::Varint(n)) => Scalar::I64(*n as i64),
+        (FieldKind::Uint32, WireValue::Varint(n)) => Scalar::U64(u64::from(*n as u32)),
+        (FieldKind::Uint64, WireValue::Varint(n)) => Scalar::U64(*n),
+        (FieldKind::Sint32, WireValue::Varint(n)) => {
+            Scalar::I64(i64::from(zigzag(u64::from(*n as u32)) as i32))
+        }
+        (FieldKind::Sint64, WireValue::Varint(n)) => Scalar::I64(zigzag(*n)),
+        (FieldKind::Enum(e), WireValue::Varint(n)) => Scalar::Enum(e.clone(), *n as i32),
+        (FieldKind::Fixed32, WireValue::I32(n)) => Scalar::U64(u64::from(*n)),
+        (FieldKind::Sfixed32, WireValue::I32(n)) => Scalar::I64(i64::from(*n as i32)),
+        (FieldKind::Float, WireValue::I32(n)) => Scalar::F32(f32::from_bits(*n)),
+        (FieldKind::Fixed64, WireValue::I64(n)) => Scalar::U64(*n),
+        (FieldKind::Sfixed64, WireValue::I64(n)) => Scalar::I64(*n as i64),
+        (FieldKind::Double, WireValue::I64(n)) => Scalar::F64(f64::from_bits(*n)),
+        (FieldKind::String, WireValue::Len(b)) => {
+            if std::str::from_utf8(b).is_err() {
+                return Err(invalid(DecodeError::new(
+                    DecodeErrorKind::InvalidUtf8,
+                    offset,
+                )));
+            }
+            Scalar::Str(b.clone())
+        }
+        (FieldKind::Bytes, WireValue::Len(b)) => Scalar::Bytes(b.clone()),
+        _ => {
+            return Err(invalid(DecodeError::new(
+                DecodeErrorKind::Other("value of the wrong wire type".into()),
+                offset,
+            )))
+        }
+    })
+}
+
+fn write_line(out: &mut dyn Write, name: &str, v: &Scalar, indent: usize) -> io::Result<()> {
+    pad(out, indent)?;
+    write!(out, "{name}: ")?;
+    match v {
+        Scalar::Bool(b) => write!(out, "{b}"),
+        Scalar::I64(x) => write!(out, "{x}"),
+        Scalar::U64(x) => write!(out, "{x}"),
+        Scalar::F32(x) => write!(out, "{}", f32_text(*x)),
+        Scalar::F64(x) => write!(out, "{}", f64_repr(*x)),
+        Scalar::Str(b) | Scalar::Bytes(b) => write!(out, "\"{}\"", c_escape(b)),
+        Scalar::Enum(e, n) => match e.get_value(*n) {
+            Some(ev) => write!(out, "{}", ev.name()),
+            None => write!(out, "{n}"),
+        },
+    }?;
+    writeln!(out)
+}
+
+fn pad(out: &mut dyn Write, n: usize) -> io::Result<()> {
+    write!(out, "{:n$}", "")
 }

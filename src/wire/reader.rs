@@ -72,6 +72,22 @@ impl Reader {
         }
     }
 
+    /// A reader over a message at absolute offset `base`, nested `depth` levels deep.
+    pub fn at(buf: Bytes, base: usize, depth: usize) -> Result<Self, DecodeError> {
+        if depth > RECURSION_LIMIT {
+            return Err(DecodeError::new(
+                DecodeErrorKind::TooDeep(RECURSION_LIMIT),
+                base,
+            ));
+        }
+        Ok(Reader {
+            buf,
+            pos: 0,
+            base,
+            depth,
+        })
+    }
+
     /// A reader over an embedded message at absolute offset `base`, one level deeper.
     pub fn nested(&self, buf: Bytes, base: usize) -> Result<Self, DecodeError> {
         if self.depth + 1 > RECURSION_LIMIT {
@@ -287,7 +303,11 @@ pub fn packed_varints(buf: &Bytes, base: usize, out: &mut Vec<u64>) -> Result<()
 }
 
 /// The decoding loop of [`packed_varints`], handing each value to `f`.
-fn for_each_varint(b: &[u8], base: usize, mut f: impl FnMut(u64)) -> Result<(), DecodeError> {
+pub(crate) fn for_each_varint(
+    b: &[u8],
+    base: usize,
+    mut f: impl FnMut(u64),
+) -> Result<(), DecodeError> {
     let mut pos = 0usize;
     while let Some(&first) = b.get(pos) {
         pos += 1;

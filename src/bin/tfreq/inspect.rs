@@ -151,7 +151,7 @@ pub fn run(a: Args) -> Outcome {
                     }
                     tfreq::render::text::write_text(
                         &mut out,
-                        &e.bytes,
+                        e.bytes.clone(),
                         tfreq::wire::message_name(msg.wire, msg.kind),
                     )
                     .map_err(|e| in_file(&label, e))?;
