@@ -179,6 +179,31 @@ fn decode_group(c: &mut Criterion) {
         })
     });
     g.finish();
+
+    // A run big enough to be checked on every core (tfreq::par::PARALLEL_MIN and up):
+    // 24M non-negative int32 values below 2^24 (1 to 4 bytes each), about 80 MB of
+    // varints, beside a memcpy of the same bytes.
+    let big: Vec<i32> = (0..24_000_000i32)
+        .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 8) as i32)
+        .collect();
+    let mut r = TFRequest::new("serving_default");
+    r.add_feed("ids", &[1, big.len() as i64], DType::Int32, big)
+        .expect("feed");
+    let big_eas = Bytes::from(r.to_bytes());
+    let mut g = c.benchmark_group("decode_varint_64mb");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(big_eas.len() as u64));
+    g.bench_function("eas_int32_bytes", |b| {
+        b.iter(|| decode_with(black_box(big_eas.clone()), DecodeOptions::default()).expect("d"))
+    });
+    g.bench_function("memcpy_extend_from_slice", |b| {
+        b.iter(|| {
+            let mut v = Vec::with_capacity(big_eas.len());
+            v.extend_from_slice(black_box(&big_eas));
+            v
+        })
+    });
+    g.finish();
 }
 
 fn render(c: &mut Criterion) {
