@@ -308,7 +308,9 @@ fn utf8(b: &Bytes, offset: usize) -> Result<String, DecodeError> {
     match std::str::from_utf8(b) {
         Ok(s) => Ok(s.to_string()),
         Err(e) => Err(DecodeError::new(
-            DecodeErrorKind::InvalidUtf8,
+            DecodeErrorKind::InvalidUtf8 {
+                byte: b.get(e.valid_up_to()).copied().unwrap_or(0),
+            },
             offset + e.valid_up_to(),
         )),
     }

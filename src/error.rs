@@ -45,8 +45,11 @@ pub enum DecodeErrorKind {
         /// Element size.
         elem: usize,
     },
-    /// A `string` field that is not UTF-8.
-    InvalidUtf8,
+    /// A `string` field that is not UTF-8 (the error's offset is the first bad byte).
+    InvalidUtf8 {
+        /// The first byte that is not part of a valid UTF-8 sequence.
+        byte: u8,
+    },
     /// Nesting deeper than the recursion limit.
     TooDeep(usize),
     /// The input is larger than the configured limit.
@@ -135,7 +138,9 @@ impl fmt::Display for DecodeError {
             DecodeErrorKind::PackedLength { field, len, elem } => {
                 write!(f, "packed {field} is {len} bytes, not a multiple of {elem}")?
             }
-            DecodeErrorKind::InvalidUtf8 => f.write_str("string field is not valid UTF-8")?,
+            DecodeErrorKind::InvalidUtf8 { byte } => {
+                write!(f, "string field is not valid UTF-8 (byte 0x{byte:02x})")?
+            }
             DecodeErrorKind::TooDeep(n) => write!(f, "nesting deeper than {n} levels")?,
             DecodeErrorKind::TooLarge { size, limit } => {
                 write!(f, "input is {size} bytes, over the limit of {limit}")?

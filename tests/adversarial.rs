@@ -573,7 +573,12 @@ fn bad_utf8_names_the_string_field() {
         let mut bad = b.clone();
         bad[at] = 0xff;
         let e = forced(&bad, WireFormat::Eas).unwrap_err();
-        assert_eq!(e.kind(), &DecodeErrorKind::InvalidUtf8, "{e}");
+        assert_eq!(
+            e.kind(),
+            &DecodeErrorKind::InvalidUtf8 { byte: 0xff },
+            "{e}"
+        );
+        assert!(e.to_string().contains("(byte 0xff)"), "{e}");
         assert_eq!((e.offset(), e.path().as_str()), (at, path), "{e}");
     }
     let b = tfs("spec_vector.bin");
@@ -581,7 +586,11 @@ fn bad_utf8_names_the_string_field() {
         let mut bad = b.clone();
         bad[at] = 0xc0;
         let e = forced(&bad, WireFormat::TfServing).unwrap_err();
-        assert_eq!(e.kind(), &DecodeErrorKind::InvalidUtf8, "{e}");
+        assert_eq!(
+            e.kind(),
+            &DecodeErrorKind::InvalidUtf8 { byte: 0xc0 },
+            "{e}"
+        );
         assert_eq!((e.offset(), e.path().as_str()), (at, path), "{e}");
     }
 }

@@ -443,10 +443,12 @@ fn scalar(kind: &FieldKind, v: &WireValue, offset: usize) -> io::Result<Scalar> 
         (FieldKind::Sfixed64, WireValue::I64(n)) => Scalar::I64(*n as i64),
         (FieldKind::Double, WireValue::I64(n)) => Scalar::F64(f64::from_bits(*n)),
         (FieldKind::String, WireValue::Len(b)) => {
-            if std::str::from_utf8(b).is_err() {
+            if let Err(e) = std::str::from_utf8(b) {
                 return Err(invalid(DecodeError::new(
-                    DecodeErrorKind::InvalidUtf8,
-                    offset,
+                    DecodeErrorKind::InvalidUtf8 {
+                        byte: b.get(e.valid_up_to()).copied().unwrap_or(0),
+                    },
+                    offset + e.valid_up_to(),
                 )));
             }
             Scalar::Str(b.clone())
