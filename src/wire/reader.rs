@@ -90,18 +90,7 @@ impl Reader {
 
     /// A reader over an embedded message at absolute offset `base`, one level deeper.
     pub fn nested(&self, buf: Bytes, base: usize) -> Result<Self, DecodeError> {
-        if self.depth + 1 > RECURSION_LIMIT {
-            return Err(DecodeError::new(
-                DecodeErrorKind::TooDeep(RECURSION_LIMIT),
-                base,
-            ));
-        }
-        Ok(Reader {
-            buf,
-            pos: 0,
-            base,
-            depth: self.depth + 1,
-        })
+        Reader::at(buf, base, self.depth + 1)
     }
 
     /// Absolute offset of the next byte.
