@@ -5,11 +5,12 @@
 # tests/data seeds, then CAP files spread evenly over the size range.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Built by: (cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz build)
-B=fuzz/target/x86_64-unknown-linux-gnu/release
+# Built by: (cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz build); FUZZ_BIN=DIR for another build
+B=${FUZZ_BIN:-fuzz/target/x86_64-unknown-linux-gnu/release}
 # The corpus the fuzzing ran on (fuzz/seed.sh seeds it; cargo fuzz run grows it).
 WORK=${WORK:-fuzz/corpus}
 CAP=${CAP:-25}
+mkdir -p fuzz/logs
 seeds=$(find tests/data -type f -exec sha1sum {} + | cut -d' ' -f1 | sort -u)
 for t in "$@"; do
   small=$(mktemp -d); merged=$(mktemp -d)
