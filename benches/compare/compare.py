@@ -11,9 +11,9 @@ and prints each pair's ratio. The SDK's bytes are checked to equal tfreq's.
 
 Run from the repository root (after `cargo build --release --example codec_timing`):
 
-    /work/venv-eas/bin/python benches/compare/compare.py [--n 1000000] [--reps 3]
+    "$(bash .ci/venv eas)" benches/compare/compare.py [--n 1000000] [--reps 3]
 
-The TF Serving part runs in /work/venv-tf/bin/python (override with --tf-python;
+The TF Serving part runs in "$(bash .ci/venv tf)" (override with --tf-python;
 skipped when that interpreter is missing).
 """
 import argparse
@@ -67,8 +67,18 @@ def main():
     ap.add_argument("--reps", type=int, default=3, help="runs of each Python operation")
     ap.add_argument("--rust-reps", type=int, default=20)
     ap.add_argument("--example", default="target/release/examples/codec_timing")
-    ap.add_argument("--tf-python", default="/work/venv-tf/bin/python")
+    ap.add_argument(
+        "--tf-python",
+        default=None,
+        help="TensorFlow interpreter (default: what `bash .ci/venv tf` prints)",
+    )
     a = ap.parse_args()
+    if a.tf_python is None:
+        import subprocess
+
+        a.tf_python = subprocess.run(
+            ["bash", ".ci/venv", "tf"], check=True, capture_output=True, text=True
+        ).stdout.strip()
 
     from eas_prediction import TFRequest
     from eas_prediction import tf_request_pb2 as tf_pb

@@ -3,7 +3,7 @@
 #
 #   sh tests/data/gen/check_tfreq_tfrecord.sh          (from the repository root)
 #
-# Uses target/debug/tfreq (run `cargo build` first) and /work/venv-tf (TensorFlow 2.21,
+# Uses target/debug/tfreq (run `cargo build` first) and the TensorFlow environment `bash .ci/venv tf` makes (TensorFlow 2.21,
 # tensorflow-serving-api 2.21; override with PYTHON=...). Writes into
 # tests/data/tfrecord/tfreq_written/:
 #   *.tfrecord             files written by tfreq (committed, so the claim can be checked)
@@ -15,7 +15,7 @@
 # Exits non-zero if TensorFlow fails to read any tfreq-written file.
 set -eu
 TFREQ=${TFREQ:-target/debug/tfreq}
-PYTHON=${PYTHON:-/work/venv-tf/bin/python}
+PYTHON=${PYTHON:-$(bash "$(dirname "$0")/../../../.ci/venv" tf)}
 OUT=tests/data/tfrecord/tfreq_written
 mkdir -p "$OUT"
 

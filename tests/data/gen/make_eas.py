@@ -4,7 +4,7 @@
 Run with the interpreter of a venv that has exactly requirements-eas.txt installed
 (eas-prediction 0.36 on protobuf 3.20.3, the pure-Python implementation):
 
-    /work/venv-eas/bin/python tests/data/gen/make_eas.py
+    "$(bash .ci/venv eas)" tests/data/gen/make_eas.py
 
 Writes, for every case, NAME.bin (the SDK's bytes), NAME.txt
 (text_format.MessageToString(msg) + "\\n", i.e. what print(msg) writes) and one entry in

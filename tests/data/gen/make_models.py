@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Export small SavedModels with TensorFlow into tests/data/models/ (pins: requirements-tf.txt).
 
-    /work/venv-tf/bin/python tests/data/gen/make_models.py
+    "$(bash .ci/venv tf)" tests/data/gen/make_models.py
 
 Models (each directory is deleted and re-exported; nothing else under models/ is touched):
   faq/            tf.Module, tf.saved_model.save; serving_default:

@@ -6,7 +6,7 @@ text printer to print exactly the same (or to refuse the same bytes).
 Python gets our own .proto files as the descriptor set compiled into tfreq, so the
 messages are the ones tfreq reads (EAS and TF Serving alike):
 
-    cargo run -q --example descriptor_set | /work/venv-eas/bin/python tests/data/gen/make_text_cases.py
+    cargo run -q --example descriptor_set | "$(bash .ci/venv eas)" tests/data/gen/make_text_cases.py
 
 Writes tests/data/text_cases/cases.json.
 """

@@ -2,7 +2,7 @@
 """Write TF Serving warm-up files (TFRecord of PredictionLog) into tests/data/tfrecord/ with
 tf.io.TFRecordWriter (pins: requirements-tf.txt).
 
-    /work/venv-tf/bin/python tests/data/gen/make_tfrecord.py
+    "$(bash .ci/venv tf)" tests/data/gen/make_tfrecord.py
 
 Files:
   warmup_predict.tfrecord      3 predict_log records: the formats.md §10.1 request, the same with

@@ -2,7 +2,7 @@
 """Generate the TF Serving reference files in tests/data/tfs/ with TensorFlow and
 tensorflow-serving-api (pins: requirements-tf.txt).
 
-    /work/venv-tf/bin/python tests/data/gen/make_tfs.py
+    "$(bash .ci/venv tf)" tests/data/gen/make_tfs.py
 
 For every case it writes NAME.bin (msg.SerializeToString()), NAME.txt
 (google.protobuf.text_format.MessageToString(msg) + "\\n") and an entry in manifest.json

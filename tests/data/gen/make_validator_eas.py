@@ -2,7 +2,7 @@
 """EAS requests for the validator tests (tfreq diff / check), written with the real
 eas-prediction 0.36 SDK on protobuf 3.20.3 (pure Python). Pins: requirements-eas.txt.
 
-    /work/venv-eas/bin/python tests/data/gen/make_validator_eas.py
+    "$(bash .ci/venv eas)" tests/data/gen/make_validator_eas.py
 
 Writes tests/data/validator/eas_*.bin (SerializeToString), eas_*.txt (print(msg)) and merges
 its entries into tests/data/validator/manifest.json (entries of the other wire are kept).

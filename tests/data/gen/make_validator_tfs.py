@@ -3,7 +3,7 @@
 TensorFlow 2.21 (tf.make_tensor_proto) and tensorflow-serving-api 2.21 (predict_pb2) on the
 pure-Python protobuf backend (insertion-order maps). Pins: requirements-tf.txt.
 
-    /work/venv-tf/bin/python tests/data/gen/make_validator_tfs.py
+    "$(bash .ci/venv tf)" tests/data/gen/make_validator_tfs.py
 
 Writes tests/data/validator/tfs_*.bin, tfs_*.txt (text_format.MessageToString + "\\n") and
 merges its entries into tests/data/validator/manifest.json (entries of the other wire are

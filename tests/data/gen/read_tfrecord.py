@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Read a TF Serving warm-up file (TFRecord of PredictionLog) the way TensorFlow does.
 
-    /work/venv-tf/bin/python tests/data/gen/read_tfrecord.py FILE [FILE...]
+    "$(bash .ci/venv tf)" tests/data/gen/read_tfrecord.py FILE [FILE...]
 
 Reads each FILE with tf.data.TFRecordDataset (TensorFlow's C++ record reader: checks the
 length and data CRCs) and parses every record with PredictionLog.FromString. Prints one
