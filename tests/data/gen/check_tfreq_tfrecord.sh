@@ -10,8 +10,10 @@
 #   read_tfrecord.out      what tests/data/gen/read_tfrecord.py (tf.data.TFRecordDataset +
 #                          PredictionLog.FromString) printed for them; tests/tfrecord.rs
 #                          compares it with what tfreq reads from the same files
-#   corrupt.out            what TensorFlow, then tfreq, say about a flipped byte and a
-#                          truncated file
+#   damaged/flipped.tfrecord    from_eas_faq_prod.tfrecord with bit 0 of byte 20 flipped,
+#   damaged/truncated.tfrecord  and without its last 5 bytes (committed for the CLI tests
+#                               in tests/golden/)
+#   corrupt.out            what TensorFlow, then tfreq, say about those two files
 # Exits non-zero if TensorFlow fails to read any tfreq-written file.
 set -eu
 TFREQ=${TFREQ:-target/debug/tfreq}
@@ -31,10 +33,9 @@ fi
 cat "$OUT/read_tfrecord.out"
 
 # Damaged copies: TensorFlow's own reader must reject them too (tfreq's messages are
-# tested in tests/tfrecord.rs).
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-"$PYTHON" - "$OUT/from_eas_faq_prod.tfrecord" "$TMP" <<'PY'
+# tested in tests/tfrecord.rs and tests/golden/).
+mkdir -p "$OUT/damaged"
+"$PYTHON" - "$OUT/from_eas_faq_prod.tfrecord" "$OUT/damaged" <<'PY'
 import sys
 src, tmp = sys.argv[1], sys.argv[2]
 b = bytearray(open(src, "rb").read())
@@ -43,9 +44,9 @@ open(tmp + "/flipped.tfrecord", "wb").write(bytes(b))
 open(tmp + "/truncated.tfrecord", "wb").write(bytes(open(src, "rb").read()[:-5]))
 PY
 {
-  "$PYTHON" tests/data/gen/read_tfrecord.py "$TMP/flipped.tfrecord" || true
-  "$PYTHON" tests/data/gen/read_tfrecord.py "$TMP/truncated.tfrecord" || true
-  "$TFREQ" inspect "$TMP/flipped.tfrecord" 2>&1 || true
-  "$TFREQ" inspect "$TMP/truncated.tfrecord" 2>&1 || true
-} | sed "s|$TMP/||" > "$OUT/corrupt.out"
+  "$PYTHON" tests/data/gen/read_tfrecord.py "$OUT/damaged/flipped.tfrecord" || true
+  "$PYTHON" tests/data/gen/read_tfrecord.py "$OUT/damaged/truncated.tfrecord" || true
+  "$TFREQ" inspect "$OUT/damaged/flipped.tfrecord" 2>&1 || true
+  "$TFREQ" inspect "$OUT/damaged/truncated.tfrecord" 2>&1 || true
+} | sed "s|$OUT/damaged/||" > "$OUT/corrupt.out"
 cat "$OUT/corrupt.out"
