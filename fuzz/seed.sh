@@ -14,6 +14,7 @@ seeds_for() {
         model_metadata) find tests/data/models tests/data/rest -type f \( -name '*.json' -o -name '*.txt' \) ;;
         rest_json_build) find tests/data -type f \( -name '*.json' -o -name '*.jsonl' \) ;;
         text_format_build) find tests/data -type f -name '*.txt' ;;
+        text_detect) find tests/data -type f \( -name '*.txt' -o -name '*.pbtxt' -o -name '*.json' -o -name '*.md' \) ;;
         *) find tests/data -type f -name '*.bin' ;;
     esac
 }

@@ -53,6 +53,10 @@ pub struct DecodeOptions {
 pub struct Detection {
     /// `(wire, kind, Ok(anomalies) | Err(error))` for each candidate tried.
     pub candidates: Vec<(WireFormat, Kind, Result<usize, DecodeError>)>,
+    /// The best readings tied, and they mean the same: the EAS and the TF Serving
+    /// request readings carry the same signature, feeds and fetches (e.g. bytes that
+    /// hold only `output_filter`, field 3 in both). The EAS reading is returned.
+    pub agree: bool,
 }
 
 impl Detection {
@@ -129,7 +133,10 @@ pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detect
             }
         }
     }
-    let det = Detection { candidates };
+    let det = Detection {
+        candidates,
+        agree: false,
+    };
     let Some(min) = best.iter().map(|(a, _)| *a).min() else {
         if let [(w, k, Err(e))] = det.candidates.as_slice() {
             return Err(Error::Decode {
@@ -146,6 +153,11 @@ pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detect
         .map(|(_, m)| m)
         .collect();
     if winners.len() > 1 {
+        if let Some(m) = agreeing_reading(&bytes, &winners) {
+            let mut det = det;
+            det.agree = true;
+            return Ok((m, det));
+        }
         let names: Vec<String> = winners
             .iter()
             .map(|m| format!("{} {}", m.wire, m.kind.as_str()))
@@ -157,6 +169,27 @@ pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detect
         )));
     }
     Ok((winners.remove(0), det))
+}
+
+/// When the tied readings are exactly the EAS and the TF Serving request and both say
+/// the same thing (no model_spec, no extra fields, equal signature, feeds and fetches),
+/// the EAS reading: the choice of wire changes nothing a server sees.
+fn agreeing_reading(bytes: &Bytes, winners: &[Message]) -> Option<Message> {
+    let [a, b] = winners else { return None };
+    if a.kind != Kind::Request || b.kind != Kind::Request || a.wire == b.wire {
+        return None;
+    }
+    let (eas, _) = decode_inner(bytes.clone(), WireFormat::Eas, Kind::Request).ok()?;
+    let (tfs, _) = decode_inner(bytes.clone(), WireFormat::TfServing, Kind::Request).ok()?;
+    let same = tfs.model_spec.is_none()
+        && tfs.extra.is_empty()
+        && eas.unknown.is_empty()
+        && tfs.unknown.is_empty()
+        && eas.signature_name == tfs.signature_name
+        && eas.fetches == tfs.fetches
+        && eas.tensors.is_empty()
+        && tfs.tensors.is_empty();
+    same.then_some(eas)
 }
 
 /// Decodes as one named format, strictly; unknown fields are kept, not errors.

@@ -261,7 +261,7 @@ pub enum Error {
         source: DecodeError,
     },
     /// The bytes parse as more than one format and nothing tells them apart.
-    #[error("ambiguous: the bytes are valid as {}; pass --wire to choose", one_line(.0))]
+    #[error("ambiguous: the bytes are valid as {}; pass --from eas or --from tf-serving to choose", one_line(.0))]
     Ambiguous(String),
     /// The bytes parse as none of the formats.
     #[error("not a prediction request or response in any known wire format: {}", one_line(.0))]

@@ -30,7 +30,7 @@ pub const CANDIDATES: [(WireFormat, Kind); 4] = [
 ];
 
 /// The name of every fuzz target, as in `fuzz/Cargo.toml`.
-pub const TARGETS: [&str; 13] = [
+pub const TARGETS: [&str; 14] = [
     "decode_auto",
     "decode_eas_request",
     "decode_tfs_request",
@@ -44,6 +44,7 @@ pub const TARGETS: [&str; 13] = [
     "model_metadata",
     "rest_json_build",
     "text_format_build",
+    "text_detect",
 ];
 
 /// Runs the named target's body on `data`; `false` when no target has that name.
@@ -62,6 +63,7 @@ pub fn run(target: &str, data: &[u8]) -> bool {
         "model_metadata" => model_metadata(data),
         "rest_json_build" => rest_json_build(data),
         "text_format_build" => text_format_build(data),
+        "text_detect" => text_detect(data),
         _ => return false,
     }
     true
@@ -393,6 +395,43 @@ pub fn text_format_build(data: &[u8]) {
         if let Ok(msgs) = text_format::from_text(text, wire) {
             msgs.iter().for_each(build_round_trip);
         }
+    }
+}
+
+/// Text-like input as every command reads it: detection (which tries protobuf text
+/// format, REST JSON and the EAS text warm-up on text), then each text reading forced.
+/// Nesting is bounded before prost-reflect's recursive parser sees the text; the
+/// depth scan and the parser must agree that nothing deeper gets through.
+pub fn text_detect(data: &[u8]) {
+    use crate::formats::detect::{self, InputFormat, Source};
+    let bytes = Bytes::copy_from_slice(data);
+    for format in [
+        InputFormat::Auto,
+        InputFormat::Text,
+        InputFormat::EasText,
+        InputFormat::Eas,
+        InputFormat::TfServing,
+    ] {
+        for name in ["input", "input.txt", "input.json"] {
+            let src = Source::for_path(name.as_ref(), format);
+            if let Ok(c) =
+                formats::load_detailed_from(bytes.clone(), DecodeOptions::default(), &src)
+            {
+                for e in &c.entries {
+                    if let Content::Message(m) = &e.content {
+                        exercise(m);
+                    }
+                }
+            }
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(data) {
+        let deep = detect::text_depth(text) > crate::wire::reader::RECURSION_LIMIT;
+        let parsed = text_format::from_text(text, None);
+        assert!(
+            !(deep && parsed.is_ok()),
+            "text deeper than the limit parsed"
+        );
     }
 }
 

@@ -207,26 +207,40 @@ fn single_bit_flips_of_the_spec_vectors() {
 // ---- Detection.
 
 #[test]
-fn a_request_valid_in_both_formats_is_reported_ambiguous() {
+fn a_request_that_reads_the_same_in_both_formats_decodes() {
     // eas-prediction's TFRequest with only add_fetch: bytes 1a 01 79, output_filter in
-    // both formats.
+    // both formats. Both readings mean the same request, so it decodes (as EAS), and
+    // detection says the readings agree.
     let bytes = eas("fetch_only.bin");
-    match tfreq::decode(&bytes) {
-        Err(Error::Ambiguous(why)) => {
-            assert!(why.contains("EAS request"), "{why}");
-            assert!(why.contains("TF Serving request"), "{why}");
-            let shown = Error::Ambiguous(why).to_string();
-            assert!(!shown.contains('\n'), "one line: {shown}");
-            assert!(shown.contains("--wire"), "{shown}");
-        }
-        other => panic!("guessed instead of reporting ambiguity: {other:?}"),
-    }
+    let (m, det) = tfreq::decode_with(bytes::Bytes::from(bytes.clone()), Default::default())
+        .expect("both readings agree");
+    assert!(det.agree);
+    assert_eq!(
+        (m.wire, m.fetches.clone()),
+        (WireFormat::Eas, vec!["y".to_string()])
+    );
     // Forcing either format decodes it.
     assert_eq!(forced(&bytes, WireFormat::Eas).unwrap().fetches, ["y"]);
     assert_eq!(
         forced(&bytes, WireFormat::TfServing).unwrap().fetches,
         ["y"]
     );
+}
+
+#[test]
+fn a_request_whose_readings_differ_is_reported_ambiguous() {
+    // 0a 00: an empty EAS signature_name, or a TF Serving model_spec that is present
+    // (and empty). The readings differ, so detection does not guess.
+    match tfreq::decode(&[0x0a, 0x00]) {
+        Err(Error::Ambiguous(why)) => {
+            assert!(why.contains("EAS request"), "{why}");
+            assert!(why.contains("TF Serving request"), "{why}");
+            let shown = Error::Ambiguous(why).to_string();
+            assert!(!shown.contains('\n'), "one line: {shown}");
+            assert!(shown.contains("--from eas or --from tf-serving"), "{shown}");
+        }
+        other => panic!("guessed instead of reporting ambiguity: {other:?}"),
+    }
 }
 
 #[test]
@@ -690,13 +704,9 @@ fn the_cli_prints_decode_errors_on_one_line_with_the_file() {
     assert_eq!(code, Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("over the limit of 100"), "{err}");
-    let (code, err) = run(&[
-        "inspect",
-        &common::data_dir()
-            .join("eas/fetch_only.bin")
-            .display()
-            .to_string(),
-    ]);
+    let amb = dir.join("ambiguous.bin");
+    std::fs::write(&amb, [0x0a, 0x00]).unwrap();
+    let (code, err) = run(&["inspect", amb.to_str().unwrap()]);
     assert_eq!(code, Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("ambiguous"), "{err}");

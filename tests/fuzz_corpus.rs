@@ -57,6 +57,7 @@ fn seed_extensions(target: &str) -> &'static [&'static str] {
         "model_metadata" => &["json", "txt"],
         "rest_json_build" => &["json", "jsonl"],
         "text_format_build" => &["txt"],
+        "text_detect" => &["txt", "pbtxt", "json", "md"],
         _ => &["bin"],
     }
 }

@@ -4,16 +4,19 @@ mod common;
 
 use bytes::Bytes;
 use common::{data_dir, read};
-use tfreq::formats::{load, load_detailed, text, ContainerKind, Content, Hint};
+use tfreq::formats::detect::{InputFormat, Source};
+use tfreq::formats::{
+    load_detailed, load_detailed_from, load_from, text, ContainerKind, Content, Hint,
+};
 
 #[test]
 fn text_warmup_lines_and_lengths() {
     let bytes = Bytes::from(read("text", "warm_up.txt"));
-    for hint in [
-        Hint::for_path(&data_dir().join("text/warm_up.txt")),
-        Hint::Auto,
+    for src in [
+        Source::for_path(&data_dir().join("text/warm_up.txt"), InputFormat::Auto),
+        Source::for_path("warm_up".as_ref(), InputFormat::EasText),
     ] {
-        let c = load_detailed(bytes.clone(), Default::default(), hint).unwrap();
+        let c = load_detailed_from(bytes.clone(), Default::default(), &src).unwrap();
         assert_eq!(c.kind, ContainerKind::Text);
         let lines: Vec<&[u8]> = c
             .entries
@@ -29,7 +32,15 @@ fn text_warmup_lines_and_lengths() {
         assert_eq!(c.entries[2].label(c.kind), "line 4");
     }
     // Not requests: load() returns no messages.
-    assert!(load(bytes, Default::default()).unwrap().is_empty());
+    let src = Source::for_path("warm_up.txt".as_ref(), InputFormat::Auto);
+    assert!(load_from(bytes.clone(), Default::default(), &src)
+        .unwrap()
+        .is_empty());
+    // Not named *.txt and not said to be one: text lines are no request file.
+    let err = load_detailed(bytes, Default::default(), Hint::Auto).unwrap_err();
+    let err = err.to_string();
+    assert!(err.contains("not a request file"), "{err}");
+    assert!(err.contains("--from eas-text"), "{err}");
 }
 
 #[test]

@@ -34,6 +34,7 @@ use serde::Serialize;
 use crate::analysis::key::{ExecutorKey, ShapeKey};
 use crate::decode::DecodeOptions;
 use crate::error::Error;
+use crate::formats::detect::{self, InputFormat, Source};
 use crate::formats::rest_json::{self, Dtypes};
 use crate::formats::tfrecord::{RawRecord, Records};
 use crate::formats::{self, ContainerKind, Content, Hint};
@@ -189,6 +190,17 @@ impl KeyCounts {
         keep: bool,
         rest: Option<&Dtypes>,
     ) -> Result<KeyCounts, Error> {
+        Self::count_files_from(paths, keep, rest, InputFormat::Auto)
+    }
+
+    /// As [`KeyCounts::count_files_with`], reading every file as `format` (or
+    /// detecting what each is, with [`InputFormat::Auto`]).
+    pub fn count_files_from(
+        paths: &[&Path],
+        keep: bool,
+        rest: Option<&Dtypes>,
+        format: InputFormat,
+    ) -> Result<KeyCounts, Error> {
         // Files are shared out to the workers one at a time; a TFRecord file is
         // itself split over the workers (see `count_tfrecord`).
         let next = AtomicUsize::new(0);
@@ -199,7 +211,7 @@ impl KeyCounts {
             while !stop.load(Ordering::Relaxed) {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(p) = paths.get(i) else { break };
-                match count_file(p, i, keep, rest) {
+                match count_file(p, i, keep, rest, format) {
                     Ok(f) => c.merge(f),
                     Err(e) => {
                         stop.store(true, Ordering::Relaxed);
@@ -239,24 +251,26 @@ impl KeyCounts {
 }
 
 /// Counts one file of [`KeyCounts::count_files_with`]; errors name the file.
-fn count_file(p: &Path, i: usize, keep: bool, rest: Option<&Dtypes>) -> Result<KeyCounts, Error> {
+fn count_file(
+    p: &Path,
+    i: usize,
+    keep: bool,
+    rest: Option<&Dtypes>,
+    format: InputFormat,
+) -> Result<KeyCounts, Error> {
     let in_file = |e: Error| Error::InFile {
         file: p.display().to_string(),
         source: Box::new(e),
     };
     let bytes = crate::io::read_input(p)?;
-    let json = matches!(
-        p.extension().and_then(|e| e.to_str()),
-        Some("json" | "jsonl")
-    );
-    if !json {
-        return count_bytes(bytes, i, Hint::for_path(p), keep).map_err(in_file);
+    let src = Source::for_path(p, format);
+    let kind = detect::detect(&bytes, DecodeOptions::default(), &src)
+        .map_err(in_file)?
+        .kind;
+    if kind != ContainerKind::RestJson {
+        return count_source(bytes, i, &src, keep).map_err(in_file);
     }
-    let d = rest.ok_or_else(|| {
-        in_file(Error::Format(
-            "REST JSON carries no dtypes: give --dtype NAME=DT_... or --model PATH".into(),
-        ))
-    })?;
+    let d = detect::need_dtypes(rest).map_err(in_file)?;
     let mut c = KeyCounts::default();
     rest_json::for_each_json_line(&bytes, d, &[], WireFormat::TfServing, |n, m| {
         c.add(
@@ -275,12 +289,19 @@ fn count_file(p: &Path, i: usize, keep: bool, rest: Option<&Dtypes>) -> Result<K
 
 /// Counts the requests of one file (`file` is its number in [`Origin`]).
 pub fn count_bytes(bytes: Bytes, file: usize, hint: Hint, keep: bool) -> Result<KeyCounts, Error> {
+    count_source(bytes, file, &hint.into(), keep)
+}
+
+/// [`count_bytes`] for a file read as `src` says.
+fn count_source(bytes: Bytes, file: usize, src: &Source, keep: bool) -> Result<KeyCounts, Error> {
     let opts = DecodeOptions::default();
-    if formats::detect(&bytes, opts, hint) == ContainerKind::TfRecord {
+    let it = formats::entries_from(bytes.clone(), opts, src)?;
+    if it.kind() == ContainerKind::TfRecord {
         return count_tfrecord(bytes, file, keep);
     }
+    let record = it.kind() != ContainerKind::Bare;
     let mut c = KeyCounts::default();
-    for e in formats::entries(bytes, opts, hint) {
+    for e in it {
         let e = e?;
         match &e.content {
             Content::Message(m) => c.add(
@@ -288,7 +309,7 @@ pub fn count_bytes(bytes: Bytes, file: usize, hint: Hint, keep: bool) -> Result<
                 Origin {
                     file,
                     entry: e.index,
-                    record: false,
+                    record,
                 },
                 keep,
             ),

@@ -9,6 +9,7 @@
 //! record, for logs too big to collect. [`write`] writes messages as a bare message or
 //! a TFRecord warm-up.
 
+pub mod detect;
 pub mod prediction_log;
 pub mod rest_json;
 pub mod text;
@@ -51,6 +52,11 @@ pub enum ContainerKind {
     /// Protobuf text format of a request (what `tfreq inspect --format text` and
     /// Python's `text_format` print), one or several `# record N` sections.
     TextFormat,
+    /// `PredictionLog` messages concatenated without TFRecord framing (read only when
+    /// asked for: TF Serving refuses such a file).
+    UnframedLogs,
+    /// TF Serving REST predict JSON: one body, or JSON lines.
+    RestJson,
 }
 
 impl ContainerKind {
@@ -61,6 +67,8 @@ impl ContainerKind {
             ContainerKind::TfRecord => "tfrecord",
             ContainerKind::Text => "text",
             ContainerKind::TextFormat => "text_format",
+            ContainerKind::UnframedLogs => "unframed_logs",
+            ContainerKind::RestJson => "rest_json",
         }
     }
 }
@@ -101,7 +109,10 @@ impl Entry {
     pub fn label(&self, container: ContainerKind) -> String {
         match container {
             ContainerKind::Bare => String::new(),
-            ContainerKind::TfRecord | ContainerKind::TextFormat => format!("record {}", self.index),
+            ContainerKind::TfRecord
+            | ContainerKind::TextFormat
+            | ContainerKind::UnframedLogs
+            | ContainerKind::RestJson => format!("record {}", self.index),
             ContainerKind::Text => format!("line {}", self.index + 1),
         }
     }
@@ -139,27 +150,20 @@ impl Hint {
     }
 }
 
-/// Detects what kind of file `bytes` is, decoding at most the bare message.
-///
-/// A TFRecord file is recognised by its first record's length checksum. Bytes that are
-/// printable UTF-8 lines and not a clean protobuf message (it fails to decode, or
-/// decodes only with unknown fields) — or any file with a `.txt` hint — are text:
-/// protobuf text format if they parse as a `PredictRequest`, else an EAS text warm-up.
+impl From<Hint> for detect::Source {
+    fn from(h: Hint) -> Self {
+        detect::Source {
+            txt_name: h == Hint::Text,
+            ..Default::default()
+        }
+    }
+}
+
+/// What kind of file `bytes` is ([`detect::detect`] with a [`Hint`]); a file that is
+/// no request file at all (see [`detect::detect`]'s errors) is reported as
+/// [`ContainerKind::Bare`], whose decoding then fails.
 pub fn detect(bytes: &Bytes, opts: DecodeOptions, hint: Hint) -> ContainerKind {
-    if tfrecord::is_tfrecord(bytes) {
-        return ContainerKind::TfRecord;
-    }
-    let texty = text::looks_like_text(bytes);
-    let text = hint == Hint::Text
-        || (texty
-            && !matches!(decode_with(bytes.clone(), opts), Ok((m, _)) if m.all_unknown().next().is_none()));
-    if !text {
-        return ContainerKind::Bare;
-    }
-    match std::str::from_utf8(bytes) {
-        Ok(s) if texty && text_format::from_text(s, opts.wire).is_ok() => ContainerKind::TextFormat,
-        _ => ContainerKind::Text,
-    }
+    detect::detect(bytes, opts, &hint.into()).map_or(ContainerKind::Bare, |d| d.kind)
 }
 
 /// Walks a file's entries lazily: a TFRecord file record by record (each decoded when
@@ -168,19 +172,28 @@ pub struct Entries {
     kind: ContainerKind,
     inner: EntriesInner,
     opts: DecodeOptions,
+    findings: Vec<Finding>,
 }
 
 enum EntriesInner {
     Bare(Option<Bytes>),
     TfRecord(Records),
     Text(text::Lines),
-    TextFormat(std::vec::IntoIter<Result<Entry, Error>>),
+    Unframed(std::vec::IntoIter<(detect::LogSpan, Bytes)>, usize),
+    List(std::vec::IntoIter<Result<Entry, Error>>),
+    Failed(Option<Error>),
 }
 
 impl Entries {
     /// What kind of file it is.
     pub fn kind(&self) -> ContainerKind {
         self.kind
+    }
+
+    /// Findings detection made about the file as a whole (an empty request, an empty
+    /// warm-up file).
+    pub fn findings(&self) -> &[Finding] {
+        &self.findings
     }
 }
 
@@ -192,7 +205,25 @@ impl Iterator for Entries {
             EntriesInner::Bare(b) => {
                 let b = b.take()?;
                 let size = b.len();
-                Some(decode_with(b.clone(), self.opts).map(|(m, _)| Entry {
+                let m = if b.is_empty() {
+                    // The empty request: every field absent, in either wire format.
+                    let mut m =
+                        Message::new(self.opts.wire.unwrap_or(WireFormat::Eas), Kind::Request);
+                    m.kind = self.opts.kind.unwrap_or(Kind::Request);
+                    Ok(m)
+                } else {
+                    decode_with(b.clone(), self.opts).map(|(m, det)| {
+                        if det.agree {
+                            self.findings.push(Finding::new(
+                                "READINGS_AGREE",
+                                crate::analysis::Severity::Note,
+                                "the bytes read the same as an EAS and a TF Serving request (the same signature and fetches, no feeds); shown as EAS",
+                            ));
+                        }
+                        m
+                    })
+                };
+                Some(m.map(|m| Entry {
                     index: 0,
                     offset: 0,
                     size,
@@ -209,7 +240,14 @@ impl Iterator for Entries {
                 };
                 Some(record_entry(rec, self.opts))
             }
-            EntriesInner::TextFormat(it) => it.next(),
+            EntriesInner::Unframed(it, index) => {
+                let (span, data) = it.next()?;
+                let i = *index;
+                *index += 1;
+                Some(log_entry(i, span.offset, span.offset, data, self.opts))
+            }
+            EntriesInner::List(it) => it.next(),
+            EntriesInner::Failed(e) => e.take().map(Err),
             EntriesInner::Text(l) => {
                 let (index, offset, line) = l.next()?;
                 Some(Ok(Entry {
@@ -228,12 +266,25 @@ impl Iterator for Entries {
 
 /// Decodes one TFRecord record as a `PredictionLog`, and its predict request.
 pub fn record_entry(rec: tfrecord::RawRecord, opts: DecodeOptions) -> Result<Entry, Error> {
+    let data_offset = rec.data_offset();
+    log_entry(rec.index, rec.offset, data_offset, rec.data, opts)
+}
+
+/// Decodes one `PredictionLog` (record `index`, at byte `offset`, its data at
+/// `data_offset`), and its predict request.
+fn log_entry(
+    index: usize,
+    offset: usize,
+    data_offset: usize,
+    data: Bytes,
+    opts: DecodeOptions,
+) -> Result<Entry, Error> {
     let in_record = |e: Error| Error::InRecord {
-        record: rec.index,
-        offset: rec.offset,
+        record: index,
+        offset,
         source: Box::new(e),
     };
-    let log = PredictionLog::decode(rec.data.clone(), rec.data_offset()).map_err(|e| {
+    let log = PredictionLog::decode(data.clone(), data_offset).map_err(|e| {
         in_record(Error::Decode {
             wire: WireFormat::TfServing,
             kind: Kind::Request,
@@ -250,12 +301,12 @@ pub fn record_entry(rec: tfrecord::RawRecord, opts: DecodeOptions) -> Result<Ent
             let (m, _) = decode_with(b.clone(), opts).map_err(in_record)?;
             (Content::Message(m), b.clone())
         }
-        _ => (Content::Log(log.clone()), rec.data.clone()),
+        _ => (Content::Log(log.clone()), data.clone()),
     };
     Ok(Entry {
-        index: rec.index,
-        offset: rec.offset,
-        size: rec.data.len(),
+        index,
+        offset,
+        size: data.len(),
         log_kind: Some(log.kind),
         log_model_spec: log.model_spec,
         bytes,
@@ -295,16 +346,61 @@ fn text_format_entries(
     out.into_iter()
 }
 
-/// Starts walking the entries of `bytes` (see [`Entries`]).
+/// Starts walking the entries of `bytes` (see [`Entries`]). A file detection refuses
+/// yields that error as its one entry; [`entries_from`] returns it instead.
 pub fn entries(bytes: Bytes, opts: DecodeOptions, hint: Hint) -> Entries {
-    let kind = detect(&bytes, opts, hint);
-    let inner = match kind {
+    entries_from(bytes, opts, &hint.into()).unwrap_or_else(|e| Entries {
+        kind: ContainerKind::Bare,
+        inner: EntriesInner::Failed(Some(e)),
+        opts,
+        findings: Vec::new(),
+    })
+}
+
+/// Starts walking the entries of `bytes` from `src` (its name, place and the format
+/// the user gave), after [`detect::detect`] has said what it is.
+pub fn entries_from(
+    bytes: Bytes,
+    opts: DecodeOptions,
+    src: &detect::Source,
+) -> Result<Entries, Error> {
+    let d = detect::detect(&bytes, opts, src)?;
+    let opts = DecodeOptions {
+        wire: opts.wire.or(src.format.wire()),
+        ..opts
+    };
+    let inner = match d.kind {
         ContainerKind::Bare => EntriesInner::Bare(Some(bytes)),
         ContainerKind::TfRecord => EntriesInner::TfRecord(Records::new(bytes)),
         ContainerKind::Text => EntriesInner::Text(text::Lines::new(bytes)),
-        ContainerKind::TextFormat => EntriesInner::TextFormat(text_format_entries(&bytes, opts)),
+        ContainerKind::TextFormat => EntriesInner::List(text_format_entries(&bytes, opts)),
+        ContainerKind::UnframedLogs => {
+            EntriesInner::Unframed(detect::unframed_records(&bytes)?.into_iter(), 0)
+        }
+        ContainerKind::RestJson => {
+            let d = detect::need_dtypes(src.rest.as_ref())?;
+            let wire = opts.wire.unwrap_or(WireFormat::TfServing);
+            let mut out = Vec::new();
+            rest_json::for_each_json_line(&bytes, d, &[], wire, |index, m| {
+                out.push(Ok(Entry {
+                    index,
+                    offset: 0,
+                    size: 0,
+                    log_kind: None,
+                    log_model_spec: None,
+                    bytes: Bytes::new(),
+                    content: Content::Message(m),
+                }))
+            })?;
+            EntriesInner::List(out.into_iter())
+        }
     };
-    Entries { kind, inner, opts }
+    Ok(Entries {
+        kind: d.kind,
+        inner,
+        opts,
+        findings: d.findings,
+    })
 }
 
 /// Reads a whole file: every entry, and the warm-up findings of a TFRecord file.
@@ -319,10 +415,20 @@ pub fn entries(bytes: Bytes, opts: DecodeOptions, hint: Hint) -> Entries {
 /// # Ok::<(), tfreq::Error>(())
 /// ```
 pub fn load_detailed(bytes: Bytes, opts: DecodeOptions, hint: Hint) -> Result<Container, Error> {
-    let it = entries(bytes, opts, hint);
+    load_detailed_from(bytes, opts, &hint.into())
+}
+
+/// [`load_detailed`] from a [`detect::Source`].
+pub fn load_detailed_from(
+    bytes: Bytes,
+    opts: DecodeOptions,
+    src: &detect::Source,
+) -> Result<Container, Error> {
+    let mut it = entries_from(bytes, opts, src)?;
     let kind = it.kind();
-    let entries: Vec<Entry> = it.collect::<Result<_, _>>()?;
-    let findings = if kind == ContainerKind::TfRecord {
+    let entries: Vec<Entry> = it.by_ref().collect::<Result<_, _>>()?;
+    let mut findings = it.findings().to_vec();
+    let limits = if matches!(kind, ContainerKind::TfRecord | ContainerKind::UnframedLogs) {
         let kinds: Vec<LogKind> = entries
             .iter()
             .map(|e| e.log_kind.unwrap_or(LogKind::None))
@@ -331,6 +437,7 @@ pub fn load_detailed(bytes: Bytes, opts: DecodeOptions, hint: Hint) -> Result<Co
     } else {
         Vec::new()
     };
+    findings.extend(limits);
     Ok(Container {
         kind,
         entries,
@@ -351,7 +458,16 @@ pub fn load_detailed(bytes: Bytes, opts: DecodeOptions, hint: Hint) -> Result<Co
 /// # Ok::<(), tfreq::Error>(())
 /// ```
 pub fn load(bytes: Bytes, opts: DecodeOptions) -> Result<Vec<Record>, Error> {
-    let it = entries(bytes, opts, Hint::Auto);
+    load_from(bytes, opts, &detect::Source::default())
+}
+
+/// [`load`] from a [`detect::Source`].
+pub fn load_from(
+    bytes: Bytes,
+    opts: DecodeOptions,
+    src: &detect::Source,
+) -> Result<Vec<Record>, Error> {
+    let it = entries_from(bytes, opts, src)?;
     let kind = it.kind();
     let mut out = Vec::new();
     for e in it {

@@ -45,6 +45,8 @@ fn parse_one(text: &str, wire: WireFormat) -> Result<Message, String> {
 /// Requests in text format, as `wire` (or whichever of EAS / TF Serving parses; both
 /// parsing is ambiguous and needs `wire`).
 pub fn from_text(text: &str, wire: Option<WireFormat>) -> Result<Vec<Message>, Error> {
+    // prost-reflect's parser recurses once per level: bound the depth before it runs.
+    crate::formats::detect::check_text_depth(text.as_bytes())?;
     let mut sections: Vec<(String, String)> = Vec::new();
     let mut cur = (String::new(), String::new());
     for line in text.lines() {

@@ -217,7 +217,7 @@ pub fn write_container_head(
     use crate::formats::ContainerKind;
     use style::*;
     match c.kind {
-        ContainerKind::TfRecord => {
+        ContainerKind::TfRecord | ContainerKind::UnframedLogs => {
             let mut counts: Vec<(&str, usize)> = Vec::new();
             for e in &c.entries {
                 let k = e.log_kind.map_or("none", |k| k.name());
@@ -227,12 +227,21 @@ pub fn write_container_head(
                 }
             }
             let by: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            let what = if c.kind == ContainerKind::TfRecord {
+                "TFRecord of PredictionLog"
+            } else {
+                "PredictionLog messages without TFRecord framing (TF Serving refuses this as a warm-up file)"
+            };
+            let by = if by.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", by.join(", "))
+            };
             writeln!(
                 out,
-                "{BOLD}{label}{RESET}: TFRecord of PredictionLog, {} record{} ({})",
+                "{BOLD}{label}{RESET}: {what}, {} record{}{by}",
                 c.entries.len(),
                 if c.entries.len() == 1 { "" } else { "s" },
-                by.join(", ")
             )?;
         }
         ContainerKind::Text => {
@@ -257,6 +266,12 @@ pub fn write_container_head(
         ContainerKind::TextFormat => writeln!(
             out,
             "{BOLD}{label}{RESET}: protobuf text format, {} request{}",
+            c.entries.len(),
+            if c.entries.len() == 1 { "" } else { "s" }
+        )?,
+        ContainerKind::RestJson => writeln!(
+            out,
+            "{BOLD}{label}{RESET}: TF Serving REST JSON predict body, {} request{} (dtypes from --model / --dtype)",
             c.entries.len(),
             if c.entries.len() == 1 { "" } else { "s" }
         )?,

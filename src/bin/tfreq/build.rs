@@ -7,15 +7,10 @@ use tfreq::formats::text_format::from_text;
 use tfreq::formats::{set_model_name, write, Target};
 use tfreq::{TFRequest, WireFormat};
 
-use crate::common::{in_file, write_output, OutWire, Outcome};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum From {
-    /// TF Serving REST predict JSON (one request, or JSON lines).
-    Json,
-    /// Protobuf text format, as `tfreq inspect --format text` prints it.
-    Text,
-}
+use crate::common::{in_file, json_signature, write_output, InputFrom, OutWire, Outcome};
+use tfreq::formats::detect::{detect, InputFormat, Source};
+use tfreq::formats::ContainerKind;
+use tfreq::DecodeOptions;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -27,9 +22,10 @@ pub struct Args {
     /// Output layout.
     #[arg(long, value_enum, default_value_t = OutWire::Eas)]
     wire: OutWire,
-    /// Input kind, instead of detecting it.
-    #[arg(long, value_enum)]
-    from: Option<From>,
+    /// What the input is, instead of detecting it: json or text (build reads those;
+    /// eas or tf-serving reads text format as that wire format).
+    #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
+    from: InputFrom,
     /// An input's dtype (JSON carries none): NAME=DT_FLOAT. Repeatable.
     #[arg(long = "dtype", value_name = "NAME=DTYPE")]
     dtypes: Vec<String>,
@@ -43,8 +39,8 @@ pub struct Args {
     /// TF Serving model_spec.name for requests that have none.
     #[arg(long)]
     model_name: Option<String>,
-    /// Wire format of text input, when both parse.
-    #[arg(long = "in-wire", value_enum)]
+    /// Wire format of text input, when both parse (also `--from eas|tf-serving`).
+    #[arg(long = "in-wire", value_enum, hide = true)]
     in_wire: Option<crate::inspect::Wire>,
 }
 
@@ -56,17 +52,41 @@ pub fn run(a: Args) -> Outcome {
         Target::Eas => WireFormat::Eas,
         _ => WireFormat::TfServing,
     };
-    let ext = a.input.extension().and_then(|e| e.to_str()).unwrap_or("");
-    let from = a.from.unwrap_or_else(|| {
-        let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-        if matches!(ext, "json" | "jsonl") || first == Some(&b'{') {
-            From::Json
-        } else {
-            From::Text
-        }
+    let in_wire: Option<WireFormat> = a.in_wire.map(Into::into).or(match a.from {
+        InputFrom::Eas => Some(WireFormat::Eas),
+        InputFrom::TfServing => Some(WireFormat::TfServing),
+        _ => None,
     });
+    let from = match a.from {
+        InputFrom::Json => Kind::Json,
+        InputFrom::Text => Kind::Text,
+        InputFrom::Auto | InputFrom::Eas | InputFrom::TfServing => {
+            let src = Source::for_path(&a.input, InputFormat::Auto);
+            let opts = DecodeOptions {
+                wire: in_wire,
+                ..DecodeOptions::default()
+            };
+            match detect(&bytes, opts, &src).map_err(|e| in_file(&label, e))?.kind {
+                ContainerKind::RestJson => Kind::Json,
+                ContainerKind::TextFormat => Kind::Text,
+                k => return Err(in_file(&label, format!(
+                    "is a {} file, not REST JSON or protobuf text: build reads those (tfreq convert reads request files)",
+                    k.as_str()
+                ))),
+            }
+        }
+        other => {
+            return Err(in_file(
+                &label,
+                format!(
+                    "build reads REST JSON (--from json) or protobuf text (--from text), not --from {}: tfreq convert reads that",
+                    other.format().as_str()
+                ),
+            ))
+        }
+    };
     let mut msgs = match from {
-        From::Json => {
+        Kind::Json => {
             let sig = json_signature(&bytes);
             let mut d = match &a.model {
                 Some(p) => {
@@ -81,11 +101,10 @@ pub fn run(a: Args) -> Outcome {
             }
             from_json_lines(&bytes, &d, &a.fetches, wire).map_err(|e| in_file(&label, e))?
         }
-        From::Text => {
+        Kind::Text => {
             let text = std::str::from_utf8(&bytes)
                 .map_err(|e| in_file(&label, format!("text format must be UTF-8: {e}")))?;
-            let parsed =
-                from_text(text, a.in_wire.map(Into::into)).map_err(|e| in_file(&label, e))?;
+            let parsed = from_text(text, in_wire).map_err(|e| in_file(&label, e))?;
             let mut out = Vec::new();
             for m in &parsed {
                 let mut r = TFRequest::from_message(m, wire)
@@ -107,17 +126,8 @@ pub fn run(a: Args) -> Outcome {
     Ok(0)
 }
 
-/// The `signature_name` of the (first) request, for picking the metadata signature.
-fn json_signature(bytes: &[u8]) -> String {
-    let first = serde_json::Deserializer::from_slice(bytes)
-        .into_iter::<serde_json::Value>()
-        .next();
-    match first {
-        Some(Ok(v)) => v
-            .get("signature_name")
-            .and_then(|s| s.as_str())
-            .unwrap_or("serving_default")
-            .to_string(),
-        _ => "serving_default".to_string(),
-    }
+/// What build reads.
+enum Kind {
+    Json,
+    Text,
 }

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use tfreq::analysis::check::{check_labeled, CheckOptions};
 use tfreq::signature::SERVE_TAG;
 
-use crate::common::{Failure, Outcome};
-use crate::diff::{labeled, load_all, load_model, render, Format};
+use crate::common::{Failure, InputFrom, Outcome};
+use crate::diff::{labeled, load_all, load_model, render, Format, Reading};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -26,6 +26,9 @@ pub struct Args {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
     format: Format,
+    /// What the request files are, instead of detecting it.
+    #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
+    from: InputFrom,
 }
 
 pub fn run(a: Args) -> Outcome {
@@ -38,7 +41,11 @@ pub fn run(a: Args) -> Outcome {
             model.tag_sets().join("; ")
         )));
     }
-    let reqs = load_all(&a.requests)?;
+    let how = Reading {
+        from: a.from,
+        model: Some(&a.model),
+    };
+    let reqs = load_all(&a.requests, &how)?;
     let opts = CheckOptions {
         tag: a.tag,
         signature: a.signature,

@@ -93,3 +93,83 @@ impl From<OutWire> for tfreq::formats::Target {
         }
     }
 }
+
+/// What an input file is (`--from`), for every command that reads requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum InputFrom {
+    /// Detect from the bytes, the file name and its place.
+    #[default]
+    Auto,
+    /// One bare EAS request or response.
+    Eas,
+    /// One bare TF Serving request or response.
+    TfServing,
+    /// TFRecord of PredictionLog (a TF Serving warm-up file or request log).
+    Tfrecord,
+    /// PredictionLog messages concatenated without TFRecord framing.
+    UnframedLogs,
+    /// Protobuf text format (what `inspect --format text` prints).
+    Text,
+    /// EAS text warm-up: one string request per line.
+    EasText,
+    /// TF Serving REST predict JSON (one body, or JSON lines).
+    Json,
+}
+
+impl InputFrom {
+    /// The library's input format.
+    pub fn format(self) -> tfreq::formats::detect::InputFormat {
+        use tfreq::formats::detect::InputFormat as F;
+        match self {
+            InputFrom::Auto => F::Auto,
+            InputFrom::Eas => F::Eas,
+            InputFrom::TfServing => F::TfServing,
+            InputFrom::Tfrecord => F::TfRecord,
+            InputFrom::UnframedLogs => F::UnframedLogs,
+            InputFrom::Text => F::Text,
+            InputFrom::EasText => F::EasText,
+            InputFrom::Json => F::Json,
+        }
+    }
+}
+
+/// Dtypes for REST JSON inputs: from a model's signature and `NAME=DTYPE` annotations;
+/// `None` when neither is given.
+pub fn rest_dtypes(
+    model: Option<&std::path::Path>,
+    signature: &str,
+    dtypes: &[String],
+) -> Result<Option<tfreq::formats::rest_json::Dtypes>, Failure> {
+    use tfreq::formats::rest_json::{dtypes_from_model, Dtypes};
+    if dtypes.is_empty() && model.is_none() {
+        return Ok(None);
+    }
+    let mut d = match model {
+        Some(p) => {
+            let (model, _) = tfreq::formats::savedmodel::read_model(p)?;
+            dtypes_from_model(&model, signature)
+                .map_err(|e| Failure(format!("{}: {e}", p.display())))?
+        }
+        None => Dtypes::default(),
+    };
+    for s in dtypes {
+        d.annotate(s)?;
+    }
+    Ok(Some(d))
+}
+
+/// The `signature_name` of the first REST JSON body in `bytes` (`serving_default`
+/// when it names none), for picking the model's signature.
+pub fn json_signature(bytes: &[u8]) -> String {
+    let first = serde_json::Deserializer::from_slice(bytes)
+        .into_iter::<serde_json::Value>()
+        .next();
+    match first {
+        Some(Ok(v)) => v
+            .get("signature_name")
+            .and_then(|s| s.as_str())
+            .unwrap_or("serving_default")
+            .to_string(),
+        _ => "serving_default".to_string(),
+    }
+}

@@ -2,10 +2,11 @@
 
 use std::path::PathBuf;
 
-use tfreq::formats::{load, set_model_name, write};
+use tfreq::formats::detect::{detect, unframed_records, Source};
+use tfreq::formats::{load_from, set_model_name, tfrecord, write, ContainerKind, Target};
 use tfreq::DecodeOptions;
 
-use crate::common::{in_file, write_output, OutWire, Outcome};
+use crate::common::{in_file, write_output, InputFrom, OutWire, Outcome};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -17,9 +18,11 @@ pub struct Args {
     /// Output layout.
     #[arg(long, value_enum)]
     wire: OutWire,
-    /// Input wire format, instead of detecting it (bare files only).
-    #[arg(long = "in-wire", value_enum)]
-    in_wire: Option<crate::inspect::Wire>,
+    /// What the input is, instead of detecting it (`--in-wire` is an old name for it).
+    /// PredictionLog messages concatenated without framing are read either way, and
+    /// written as a TFRecord with every record kept.
+    #[arg(long = "from", alias = "in-wire", value_enum, default_value_t = InputFrom::Auto)]
+    from: InputFrom,
     /// TF Serving model_spec.name for requests that have none (EAS requests carry no model name).
     #[arg(long)]
     model_name: Option<String>,
@@ -28,11 +31,24 @@ pub struct Args {
 pub fn run(a: Args) -> Outcome {
     let label = a.input.display().to_string();
     let bytes = tfreq::io::read_input(&a.input).map_err(|e| in_file(&label, e))?;
-    let opts = DecodeOptions {
-        wire: a.in_wire.map(Into::into),
-        ..DecodeOptions::default()
-    };
-    let mut msgs: Vec<_> = load(bytes, opts)
+    let opts = DecodeOptions::default();
+    let mut src = Source::for_path(&a.input, a.from.format());
+    src.accept_unframed = true;
+    let target: Target = a.wire.into();
+    if target == Target::TfRecord
+        && a.model_name.is_none()
+        && detect(&bytes, opts, &src)
+            .map_err(|e| in_file(&label, e))?
+            .kind
+            == ContainerKind::UnframedLogs
+    {
+        // Every record as it is (other log kinds and log_metadata included), framed.
+        let records = unframed_records(&bytes).map_err(|e| in_file(&label, e))?;
+        let data = tfrecord::frame(records.iter().map(|(_, b)| &b[..]));
+        write_output(a.output.as_deref(), &data)?;
+        return Ok(0);
+    }
+    let mut msgs: Vec<_> = load_from(bytes, opts, &src)
         .map_err(|e| in_file(&label, e))?
         .into_iter()
         .map(|r| r.message)
@@ -43,7 +59,7 @@ pub fn run(a: Args) -> Outcome {
     if let Some(name) = &a.model_name {
         msgs.iter_mut().for_each(|m| set_model_name(m, name));
     }
-    let data = write(&msgs, a.wire.into()).map_err(|e| in_file(&label, e))?;
+    let data = write(&msgs, target).map_err(|e| in_file(&label, e))?;
     write_output(a.output.as_deref(), &data)?;
     Ok(0)
 }

@@ -9,7 +9,8 @@ use tfreq::formats::savedmodel::read_model;
 use tfreq::signature::{ModelSignatures, SERVE_TAG};
 use tfreq::{DecodeOptions, Kind, Message};
 
-use crate::common::{in_file, stdout, Failure, Outcome};
+use crate::common::{in_file, json_signature, rest_dtypes, stdout, Failure, InputFrom, Outcome};
+use tfreq::formats::detect::Source;
 
 /// Output format of `diff` and `check`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -42,6 +43,9 @@ pub struct Args {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
     format: Format,
+    /// What the input files are, instead of detecting it.
+    #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
+    from: InputFrom,
 }
 
 /// A request read from a file, with its label.
@@ -51,14 +55,24 @@ pub struct Loaded {
     pub message: Message,
 }
 
+/// How to read request files: what they are, and dtypes for REST JSON.
+pub struct Reading<'a> {
+    /// `--from`.
+    pub from: InputFrom,
+    /// The model whose signature gives REST JSON inputs their dtypes.
+    pub model: Option<&'a Path>,
+}
+
 /// Reads every request in each file (a file may hold several, e.g. a TFRecord warm-up).
-pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Loaded>, Failure> {
+pub fn load_all(paths: &[PathBuf], how: &Reading) -> Result<Vec<Loaded>, Failure> {
     let mut out = Vec::new();
     for p in paths {
         let file = p.display().to_string();
         let bytes = tfreq::io::read_input(p).map_err(|e| in_file(&file, e))?;
-        let records =
-            tfreq::formats::load(bytes, DecodeOptions::default()).map_err(|e| in_file(&file, e))?;
+        let mut src = Source::for_path(p, how.from.format());
+        src.rest = rest_dtypes(how.model, &json_signature(&bytes), &[])?;
+        let records = tfreq::formats::load_from(bytes, DecodeOptions::default(), &src)
+            .map_err(|e| in_file(&file, e))?;
         if records.is_empty() {
             return Err(in_file(&file, "holds no request"));
         }
@@ -130,8 +144,12 @@ pub fn run(a: Args) -> Outcome {
         })?),
         None => None,
     };
-    let warm = load_all(std::slice::from_ref(&a.warmup))?;
-    let prod = load_all(&a.prod)?;
+    let how = Reading {
+        from: a.from,
+        model: a.model.as_deref(),
+    };
+    let warm = load_all(std::slice::from_ref(&a.warmup), &how)?;
+    let prod = load_all(&a.prod, &how)?;
     let opts = DiffOptions {
         strict_shapes: a.strict_shapes,
         model: mg,

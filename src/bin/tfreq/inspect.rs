@@ -4,12 +4,13 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use tfreq::analysis::lint::lint;
-use tfreq::formats::{load_detailed, ContainerKind, Content, Hint};
+use tfreq::formats::detect::Source;
+use tfreq::formats::{load_detailed_from, ContainerKind, Content};
 use tfreq::render::human;
 use tfreq::render::json::ValuesMode;
 use tfreq::{DecodeOptions, Kind, WireFormat};
 
-use crate::common::{in_file, stdout, Outcome};
+use crate::common::{in_file, json_signature, rest_dtypes, stdout, InputFrom, Outcome};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -60,21 +61,28 @@ pub struct Args {
     /// Values in JSON output.
     #[arg(long, value_enum, default_value_t = Values::Preview)]
     values: Values,
-    /// Wire format, instead of detecting it from the bytes.
-    #[arg(long, value_enum)]
-    wire: Option<Wire>,
+    /// What the input is, instead of detecting it (`--wire` is an old name for it).
+    #[arg(long = "from", alias = "wire", value_enum, default_value_t = InputFrom::Auto)]
+    from: InputFrom,
     /// Message kind, instead of detecting it.
     #[arg(long, value_enum)]
     kind: Option<KindArg>,
     /// Refuse inputs larger than this many bytes.
     #[arg(long, value_name = "BYTES")]
     max_size: Option<u64>,
+    /// The model giving REST JSON inputs their dtypes: a SavedModel directory,
+    /// saved_model.pb, GetModelMetadata JSON or `saved_model_cli show --all` output.
+    #[arg(long, value_name = "PATH")]
+    model: Option<PathBuf>,
+    /// A REST JSON input's dtype: NAME=DT_FLOAT. Repeatable.
+    #[arg(long = "dtype", value_name = "NAME=DTYPE")]
+    dtypes: Vec<String>,
 }
 
 pub fn run(a: Args) -> Outcome {
     let mut out = stdout();
     let opts = DecodeOptions {
-        wire: a.wire.map(Into::into),
+        wire: None,
         kind: a.kind.map(|k| match k {
             KindArg::Request => Kind::Request,
             KindArg::Response => Kind::Response,
@@ -93,8 +101,10 @@ pub fn run(a: Args) -> Outcome {
     for (i, path) in a.files.iter().enumerate() {
         let label = path.display().to_string();
         let bytes = tfreq::io::read_input(path).map_err(|e| in_file(&label, e))?;
-        let c = load_detailed(bytes, opts, Hint::for_path(path)).map_err(|e| in_file(&label, e))?;
-        let problems: Vec<Vec<_>> = c
+        let mut src = Source::for_path(path, a.from.format());
+        src.rest = rest_dtypes(a.model.as_deref(), &json_signature(&bytes), &a.dtypes)?;
+        let mut c = load_detailed_from(bytes, opts, &src).map_err(|e| in_file(&label, e))?;
+        let mut problems: Vec<Vec<_>> = c
             .entries
             .iter()
             .map(|e| match &e.content {
@@ -104,6 +114,12 @@ pub fn run(a: Args) -> Outcome {
             .collect();
         let bare = c.kind == ContainerKind::Bare
             || (c.kind == ContainerKind::TextFormat && c.entries.len() == 1);
+        if bare && c.entries.len() == 1 {
+            // No file head is printed for one message: its file findings go with it.
+            let mut p = std::mem::take(&mut c.findings);
+            p.append(&mut problems[0]);
+            problems[0] = p;
+        }
         match a.format {
             Format::Human => {
                 if i > 0 {

@@ -4,11 +4,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use tfreq::analysis::coverage::KeyCounts;
-use tfreq::formats::rest_json::{dtypes_from_model, Dtypes};
+use tfreq::formats::rest_json::Dtypes;
 use tfreq::formats::write;
 use tfreq::scrub::scrub;
 
-use crate::common::{stdout, write_output, Failure, OutWire, Outcome};
+use crate::common::{rest_dtypes, stdout, write_output, Failure, InputFrom, OutWire, Outcome};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -43,32 +43,21 @@ pub struct RestArgs {
     /// Signature of --model to take the dtypes from.
     #[arg(long, default_value = "serving_default")]
     signature: String,
+    /// What the input files are, instead of detecting it.
+    #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
+    from: InputFrom,
 }
 
 impl RestArgs {
     fn dtypes(&self) -> Result<Option<Dtypes>, Failure> {
-        if self.dtypes.is_empty() && self.model.is_none() {
-            return Ok(None);
-        }
-        let mut d = match &self.model {
-            Some(p) => {
-                let (model, _) = tfreq::formats::savedmodel::read_model(p)?;
-                dtypes_from_model(&model, &self.signature)
-                    .map_err(|e| Failure(format!("{}: {e}", p.display())))?
-            }
-            None => Dtypes::default(),
-        };
-        for s in &self.dtypes {
-            d.annotate(s)?;
-        }
-        Ok(Some(d))
+        rest_dtypes(self.model.as_deref(), &self.signature, &self.dtypes)
     }
 }
 
 pub fn run_keys(a: KeysArgs) -> Outcome {
     let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
     let rest = a.rest.dtypes()?;
-    let cov = KeyCounts::count_files_with(&paths, false, rest.as_ref())?;
+    let cov = KeyCounts::count_files_from(&paths, false, rest.as_ref(), a.rest.from.format())?;
     let mut out = stdout();
     match a.format {
         Format::Human => tfreq::render::human::write_coverage(&mut out, &cov)?,
@@ -122,7 +111,7 @@ pub struct WarmupArgs {
 pub fn run_warmup(a: WarmupArgs) -> Outcome {
     let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
     let rest = a.rest.dtypes()?;
-    let cov = KeyCounts::count_files_with(&paths, true, rest.as_ref())?;
+    let cov = KeyCounts::count_files_from(&paths, true, rest.as_ref(), a.rest.from.format())?;
     let reps: Vec<&tfreq::Message> = match a.by {
         By::Shape => cov
             .shape_keys()

@@ -2,11 +2,12 @@
 
 use std::path::PathBuf;
 
-use tfreq::formats::{entries, write, ContainerKind, Content, Hint, Target};
+use tfreq::formats::detect::Source;
+use tfreq::formats::{entries_from, write, ContainerKind, Content, Target};
 use tfreq::scrub::{scrub, FillMode};
 use tfreq::{DecodeOptions, WireFormat};
 
-use crate::common::{in_file, write_output, Failure, OutWire, Outcome};
+use crate::common::{in_file, write_output, Failure, InputFrom, OutWire, Outcome};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -24,6 +25,9 @@ pub struct Args {
     /// Output layout (default: the input's).
     #[arg(long, value_enum)]
     wire: Option<OutWire>,
+    /// What the input is, instead of detecting it.
+    #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
+    from: InputFrom,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -60,7 +64,8 @@ impl Fill {
 pub fn run(a: Args) -> Outcome {
     let label = a.input.display().to_string();
     let bytes = tfreq::io::read_input(&a.input).map_err(|e| in_file(&label, e))?;
-    let it = entries(bytes, DecodeOptions::default(), Hint::for_path(&a.input));
+    let src = Source::for_path(&a.input, a.from.format());
+    let it = entries_from(bytes, DecodeOptions::default(), &src).map_err(|e| in_file(&label, e))?;
     let kind = it.kind();
     let mut source_wire = WireFormat::Eas;
     let mut out = Vec::new();
@@ -83,7 +88,7 @@ pub fn run(a: Args) -> Outcome {
     }
     let target = match (a.wire, kind) {
         (Some(w), _) => w.into(),
-        (None, ContainerKind::TfRecord) => Target::TfRecord,
+        (None, ContainerKind::TfRecord | ContainerKind::UnframedLogs) => Target::TfRecord,
         (None, _) if source_wire == WireFormat::Eas => Target::Eas,
         (None, _) => Target::TfServing,
     };

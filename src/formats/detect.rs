@@ -1,0 +1,675 @@
+//! What a file is: the one place that decides, for every command.
+//!
+//! [`detect`] looks at the bytes (and at the file's name and place, see [`Source`]) and
+//! says which container it is — TFRecord of `PredictionLog`, one bare message, protobuf
+//! text format, TF Serving REST JSON, an EAS text warm-up, or `PredictionLog` messages
+//! concatenated without framing — or why it is none of them. It is honest about what
+//! the server would do:
+//!
+//! - **Unframed `PredictionLog`s** (what TF Serving's test helper
+//!   `WriteWarmupDataAsSerializedProtos` writes: each `SerializeAsString()` appended,
+//!   [saved_model_warmup_test_util.cc]) read as one TF Serving request whose `client_id`
+//!   occurs several times. TF Serving refuses the file (`corrupted record at 0 (Is this
+//!   even a TFRecord file?)`), so detection refuses it too, naming the fix
+//!   (`tfreq convert FILE --wire tfrecord`), unless the caller accepts it
+//!   ([`Source::accept_unframed`], or `--from unframed-logs`).
+//! - A file at `assets.extra/tf_serving_warmup_requests` must be a TFRecord: anything
+//!   else fails the model load. A 0-byte file there is 0 records (TF Serving loads the
+//!   model and warms nothing): a warning.
+//! - gzip and zlib data is named from its magic bytes (TF Serving's warm-up reader
+//!   opens the file uncompressed).
+//! - Text is a request file only in a known form: protobuf text format, REST JSON (an
+//!   object with `inputs` or `instances`), or an EAS text warm-up — the last only when
+//!   the file is named `*.txt` or the user says so. Anything else is refused, saying
+//!   what it looks like.
+//! - The empty file is the empty request every SDK writes for `TFRequest()` with
+//!   nothing added: one bare request, with a warning.
+//! - Protobuf text is checked for nesting depth before it reaches prost-reflect's
+//!   recursive parser (deep nesting overflowed the stack).
+//!
+//! [saved_model_warmup_test_util.cc]: https://github.com/tensorflow/serving/blob/master/tensorflow_serving/servables/tensorflow/saved_model_warmup_test_util.cc
+//!
+//! ```
+//! use tfreq::formats::detect::{detect, Source};
+//! use tfreq::formats::ContainerKind;
+//! let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
+//! let d = detect(&bytes, Default::default(), &Source::default())?;
+//! assert_eq!(d.kind, ContainerKind::TfRecord);
+//! // Concatenated PredictionLogs are refused, with the fix.
+//! let bytes = tfreq::io::read_input("tests/data/detect/unframed_logs.bin".as_ref())?;
+//! let err = detect(&bytes, Default::default(), &Source::default()).unwrap_err();
+//! assert!(err.to_string().contains("tfreq convert"), "{err}");
+//! # Ok::<(), tfreq::Error>(())
+//! ```
+
+use std::path::Path;
+
+use bytes::Bytes;
+
+use crate::analysis::{Finding, Severity};
+use crate::decode::{decode_with, DecodeOptions};
+use crate::error::Error;
+use crate::formats::prediction_log::LogKind;
+use crate::formats::{rest_json, text, text_format, tfrecord, ContainerKind};
+use crate::model::{Kind, WireFormat};
+use crate::wire::reader::{Reader, WireValue, RECURSION_LIMIT};
+
+/// What the user says a file is (`--from`), or [`InputFormat::Auto`] to detect it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InputFormat {
+    /// Detect from the bytes, the name and the place.
+    #[default]
+    Auto,
+    /// One bare EAS message.
+    Eas,
+    /// One bare TF Serving message.
+    TfServing,
+    /// TFRecord of `PredictionLog`.
+    TfRecord,
+    /// `PredictionLog` messages concatenated without TFRecord framing.
+    UnframedLogs,
+    /// Protobuf text format of requests.
+    Text,
+    /// EAS text warm-up: one string request per line.
+    EasText,
+    /// TF Serving REST predict JSON (one body, or JSON lines).
+    Json,
+}
+
+impl InputFormat {
+    /// The name `--from` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InputFormat::Auto => "auto",
+            InputFormat::Eas => "eas",
+            InputFormat::TfServing => "tf-serving",
+            InputFormat::TfRecord => "tfrecord",
+            InputFormat::UnframedLogs => "unframed-logs",
+            InputFormat::Text => "text",
+            InputFormat::EasText => "eas-text",
+            InputFormat::Json => "json",
+        }
+    }
+
+    /// The wire format a bare-message choice forces.
+    pub fn wire(self) -> Option<WireFormat> {
+        match self {
+            InputFormat::Eas => Some(WireFormat::Eas),
+            InputFormat::TfServing => Some(WireFormat::TfServing),
+            _ => None,
+        }
+    }
+}
+
+/// Where the bytes come from, as far as detection cares.
+#[derive(Debug, Clone, Default)]
+pub struct Source {
+    /// What the user says it is.
+    pub format: InputFormat,
+    /// The name ends in `.txt` (an EAS text warm-up may be meant).
+    pub txt_name: bool,
+    /// The name ends in `.json` or `.jsonl`.
+    pub json_name: bool,
+    /// The file is `assets.extra/tf_serving_warmup_requests`, which TF Serving reads
+    /// as its warm-up file.
+    pub warmup_file: bool,
+    /// Concatenated `PredictionLog`s are read (split into their records) instead of
+    /// refused: for `convert`, which writes them framed.
+    pub accept_unframed: bool,
+    /// Input dtypes for REST JSON (JSON carries none).
+    pub rest: Option<rest_json::Dtypes>,
+}
+
+impl Source {
+    /// The source of a file path, read as `format`.
+    ///
+    /// ```
+    /// use tfreq::formats::detect::{InputFormat, Source};
+    /// let s = Source::for_path("m/1/assets.extra/tf_serving_warmup_requests".as_ref(), InputFormat::Auto);
+    /// assert!(s.warmup_file && !s.txt_name);
+    /// ```
+    pub fn for_path(path: &Path, format: InputFormat) -> Source {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        let warmup_file = path.file_name().and_then(|n| n.to_str())
+            == Some("tf_serving_warmup_requests")
+            && path
+                .parent()
+                .and_then(|p| p.file_name())
+                .and_then(|n| n.to_str())
+                == Some("assets.extra");
+        Source {
+            format,
+            txt_name: ext.as_deref() == Some("txt"),
+            json_name: matches!(ext.as_deref(), Some("json" | "jsonl")),
+            warmup_file,
+            ..Source::default()
+        }
+    }
+}
+
+/// What [`detect`] found.
+#[derive(Debug, Clone)]
+pub struct Detected {
+    /// The container.
+    pub kind: ContainerKind,
+    /// Findings about the file as a whole that detection itself makes (the empty
+    /// request, an empty warm-up file).
+    pub findings: Vec<Finding>,
+}
+
+impl Detected {
+    fn of(kind: ContainerKind) -> Detected {
+        Detected {
+            kind,
+            findings: Vec::new(),
+        }
+    }
+}
+
+/// The hint an error gives for choosing the input format.
+const FROM_HINT: &str = "--from";
+
+/// Decides what `bytes` is (see the module docs). Errors say what the bytes look like
+/// and what to do.
+pub fn detect(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detected, Error> {
+    if let Some(limit) = opts.max_size {
+        if bytes.len() as u64 > limit {
+            return Err(Error::Format(format!(
+                "input is {} bytes, over the limit of {limit} (--max-size)",
+                bytes.len()
+            )));
+        }
+    }
+    let fmt = src.format;
+    let opts = DecodeOptions {
+        wire: opts.wire.or(fmt.wire()),
+        ..opts
+    };
+    if bytes.is_empty() {
+        return Ok(empty(fmt, src));
+    }
+    if src.warmup_file && !tfrecord::is_tfrecord(bytes) {
+        return Err(Error::Format(format!(
+            "this is TF Serving's warm-up file (assets.extra/tf_serving_warmup_requests) and it is not a TFRecord: TF Serving fails to load the model ('corrupted record at 0 ... Please verify your warmup data is in TFRecord format'); the file is {}",
+            looks_like(bytes)
+        )));
+    }
+    match fmt {
+        InputFormat::Auto => {}
+        InputFormat::Eas | InputFormat::TfServing => {
+            // That wire format: one bare message, or its protobuf text.
+            if text::looks_like_text(bytes) && !clean_message(bytes, opts) {
+                return text_kind(bytes, opts, src);
+            }
+            return Ok(Detected::of(ContainerKind::Bare));
+        }
+        InputFormat::TfRecord => {
+            if let Some(c) = compression(bytes) {
+                return Err(Error::Format(compressed_message(c)));
+            }
+            return Ok(Detected::of(ContainerKind::TfRecord));
+        }
+        InputFormat::UnframedLogs => {
+            return match split_unframed(bytes) {
+                Some(_) => Ok(Detected::of(ContainerKind::UnframedLogs)),
+                None => Err(Error::Format(
+                    "not PredictionLog messages concatenated: a top-level field is not a PredictionLog field (log_metadata or a log type)".into(),
+                )),
+            };
+        }
+        InputFormat::Text => {
+            check_text_depth(bytes)?;
+            return Ok(Detected::of(ContainerKind::TextFormat));
+        }
+        InputFormat::EasText => return Ok(Detected::of(ContainerKind::Text)),
+        InputFormat::Json => return Ok(Detected::of(ContainerKind::RestJson)),
+    }
+    if tfrecord::is_tfrecord(bytes) {
+        return Ok(Detected::of(ContainerKind::TfRecord));
+    }
+    if let Some(c) = compression(bytes) {
+        return Err(Error::Format(compressed_message(c)));
+    }
+    if let Some(logs) = unframed_logs(bytes) {
+        if src.accept_unframed {
+            return Ok(Detected::of(ContainerKind::UnframedLogs));
+        }
+        return Err(Error::Format(unframed_message(&logs)));
+    }
+    let texty = text::looks_like_text(bytes);
+    if src.txt_name && texty {
+        // Named *.txt: protobuf text format when it parses as such (Python's
+        // `print(request)` output), else an EAS text warm-up.
+        let s = std::str::from_utf8(bytes).unwrap_or("");
+        if text_depth(s) <= RECURSION_LIMIT && is_text_format(s, opts.wire) {
+            return Ok(Detected::of(ContainerKind::TextFormat));
+        }
+        return Ok(Detected::of(ContainerKind::Text));
+    }
+    if texty && !clean_message(bytes, opts) {
+        return text_kind(bytes, opts, src);
+    }
+    Ok(Detected::of(ContainerKind::Bare))
+}
+
+/// The empty file: 0 records of a warm-up file, 0 lines, or the empty request.
+fn empty(fmt: InputFormat, src: &Source) -> Detected {
+    let zero_records = || {
+        Finding::new(
+            "EMPTY_WARMUP",
+            Severity::Warning,
+            "the file is empty: 0 records. TF Serving loads the model and warms nothing",
+        )
+    };
+    match fmt {
+        InputFormat::TfRecord | InputFormat::UnframedLogs => Detected {
+            kind: ContainerKind::TfRecord,
+            findings: vec![zero_records()],
+        },
+        _ if src.warmup_file => Detected {
+            kind: ContainerKind::TfRecord,
+            findings: vec![zero_records()],
+        },
+        InputFormat::EasText => Detected::of(ContainerKind::Text),
+        InputFormat::Text | InputFormat::Json => Detected::of(ContainerKind::TextFormat),
+        _ => Detected {
+            kind: ContainerKind::Bare,
+            findings: vec![Finding::new(
+                "EMPTY_REQUEST",
+                Severity::Warning,
+                "the file is empty: the valid empty request (what every SDK writes for TFRequest() with nothing added), with no feeds and no fetches; a server runs nothing for it",
+            )],
+        },
+    }
+}
+
+/// A bare decode with no anomalies: a real message, not text that happens to parse.
+fn clean_message(bytes: &Bytes, opts: DecodeOptions) -> bool {
+    matches!(decode_with(bytes.clone(), opts), Ok((m, _)) if m.all_unknown().next().is_none())
+}
+
+/// Text: protobuf text format, REST JSON, or (by name or choice only) an EAS text
+/// warm-up; anything else is refused.
+fn text_kind(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detected, Error> {
+    let s = std::str::from_utf8(bytes).unwrap_or("");
+    let first = s.trim_start().chars().next();
+    if src.json_name || matches!(first, Some('{' | '[')) {
+        if rest_json_like(bytes) {
+            return Ok(Detected::of(ContainerKind::RestJson));
+        }
+        if src.json_name || first == Some('{') {
+            return Err(Error::Format(format!(
+                "not a request file (looks like {}); a TF Serving REST predict body is a JSON object with \"inputs\" or \"instances\"",
+                looks_like(bytes)
+            )));
+        }
+    }
+    if text_depth(s) > RECURSION_LIMIT {
+        return Err(too_deep_text(s));
+    }
+    if is_text_format(s, opts.wire) {
+        return Ok(Detected::of(ContainerKind::TextFormat));
+    }
+    Err(Error::Format(format!(
+        "not a request file (looks like {}); an EAS text warm-up (one string request per line) must be named *.txt or read with {FROM_HINT} eas-text",
+        looks_like(bytes)
+    )))
+}
+
+/// Protobuf text format of requests (in one wire format, or in both: that ambiguity
+/// is reported when the file is read, with the option that settles it).
+fn is_text_format(s: &str, wire: Option<WireFormat>) -> bool {
+    matches!(
+        text_format::from_text(s, wire),
+        Ok(_) | Err(Error::Ambiguous(_))
+    )
+}
+
+/// Whether the bytes are JSON objects (one, or JSON lines) of which the first has
+/// `inputs` or `instances`.
+fn rest_json_like(bytes: &[u8]) -> bool {
+    let first = serde_json::Deserializer::from_slice(bytes)
+        .into_iter::<serde_json::Value>()
+        .next();
+    matches!(first, Some(Ok(serde_json::Value::Object(o))) if o.contains_key("inputs") || o.contains_key("instances"))
+}
+
+/// Checks protobuf text for nesting deeper than [`RECURSION_LIMIT`] before a parser
+/// that recurses per level sees it.
+pub fn check_text_depth(bytes: &[u8]) -> Result<(), Error> {
+    let s = std::str::from_utf8(bytes)
+        .map_err(|e| Error::Format(format!("text format must be UTF-8: {e}")))?;
+    if text_depth(s) > RECURSION_LIMIT {
+        return Err(too_deep_text(s));
+    }
+    Ok(())
+}
+
+fn too_deep_text(s: &str) -> Error {
+    let (line, _) = deepest(s);
+    Error::Format(format!(
+        "protobuf text nests deeper than {RECURSION_LIMIT} levels (line {line}); refused before parsing, as protobuf's own parsers refuse it"
+    ))
+}
+
+/// The deepest nesting of `{`/`<`/`[` in protobuf text, outside strings and comments.
+pub fn text_depth(s: &str) -> usize {
+    deepest(s).1
+}
+
+/// (line of the first point that exceeds the limit, or of the deepest point; depth).
+fn deepest(s: &str) -> (usize, usize) {
+    let (mut depth, mut max, mut line, mut at) = (0usize, 0usize, 1usize, 1usize);
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => line += 1,
+            '#' => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        line += 1;
+                        break;
+                    }
+                }
+            }
+            '"' | '\'' => {
+                let q = c;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '\n' => {
+                            line += 1;
+                            break;
+                        }
+                        c if c == q => break,
+                        _ => {}
+                    }
+                }
+            }
+            '{' | '<' | '[' => {
+                depth += 1;
+                if depth > max {
+                    max = depth;
+                    if max <= RECURSION_LIMIT + 1 {
+                        at = line;
+                    }
+                }
+            }
+            '}' | '>' | ']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    (at, max)
+}
+
+/// Compression named by its magic bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// gzip (`1f 8b 08`).
+    Gzip,
+    /// zlib (`78 01`, `78 5e`, `78 9c`, `78 da`).
+    Zlib,
+}
+
+/// gzip or zlib data, by magic bytes. zlib's two bytes are also a protobuf tag
+/// (field 15, varint), so they count only when the header checksum holds and the
+/// bytes are not a clean protobuf message.
+pub fn compression(bytes: &Bytes) -> Option<Compression> {
+    match bytes.get(..3) {
+        Some([0x1f, 0x8b, 0x08]) => Some(Compression::Gzip),
+        Some([0x78, 0x01 | 0x5e | 0x9c | 0xda, _]) => {
+            let clean = matches!(decode_with(bytes.clone(), DecodeOptions::default()), Ok((m, _)) if m.all_unknown().next().is_none());
+            (!clean).then_some(Compression::Zlib)
+        }
+        _ => None,
+    }
+}
+
+fn compressed_message(c: Compression) -> String {
+    match c {
+        Compression::Gzip => "gzip-compressed data (as tf.io.TFRecordWriter writes with compression_type=\"GZIP\"): TF Serving's warm-up reads uncompressed TFRecord only. Decompress it first (gunzip -c FILE > tf_serving_warmup_requests)".into(),
+        Compression::Zlib => "zlib-compressed data (as tf.io.TFRecordWriter writes with compression_type=\"ZLIB\"): TF Serving's warm-up reads uncompressed TFRecord only. Rewrite it uncompressed (read it with tf.data.TFRecordDataset(FILE, compression_type=\"ZLIB\") and write the records with tf.io.TFRecordWriter)".into(),
+    }
+}
+
+/// One record of an unframed `PredictionLog` file: where it starts and its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogSpan {
+    /// Byte offset of the record's first field.
+    pub offset: usize,
+    /// Its length in bytes.
+    pub len: usize,
+    /// Its log type.
+    pub kind: LogKind,
+}
+
+/// Splits `PredictionLog` messages concatenated without framing into their records: a
+/// new record starts at a log-type field when the current one has one already, and at
+/// `log_metadata` after a log-type field (metadata belongs to the record it precedes,
+/// as protobuf serialises field 1 first). `None` when a top-level field is not a
+/// `PredictionLog` field (numbers 1-7, length-delimited) or the bytes do not parse.
+pub fn split_unframed(bytes: &Bytes) -> Option<Vec<LogSpan>> {
+    let mut r = Reader::new(bytes.clone());
+    let mut out: Vec<LogSpan> = Vec::new();
+    let mut start = 0usize;
+    let mut kind: Option<LogKind> = None;
+    loop {
+        let at = r.offset();
+        let Ok(f) = r.next_field() else { return None };
+        let Some(f) = f else { break };
+        if !matches!(f.value, WireValue::Len(_)) || !(1..=7).contains(&f.number) {
+            return None;
+        }
+        let this = LogKind::from_field(f.number);
+        if let Some(k) = kind {
+            // A log-type field or metadata after a log type starts a new record.
+            out.push(LogSpan {
+                offset: start,
+                len: at - start,
+                kind: k,
+            });
+            start = at;
+            kind = None;
+        }
+        if this.is_some() {
+            kind = this;
+        }
+    }
+    out.push(LogSpan {
+        offset: start,
+        len: bytes.len() - start,
+        kind: kind.unwrap_or(LogKind::None),
+    });
+    Some(out)
+}
+
+/// Unframed `PredictionLog`s: the bytes split into records, and the split is real —
+/// a `predict_log` holds a clean TF Serving `PredictRequest` (as a request's bytes
+/// field it would be an anomaly: a `client_id` does not hold a `PredictLog`), or a
+/// log type occurs more than once (a singular field repeated) where the bytes are no
+/// clean message.
+fn unframed_logs(bytes: &Bytes) -> Option<Vec<LogSpan>> {
+    let spans = split_unframed(bytes)?;
+    let typed = spans.iter().filter(|s| s.kind != LogKind::None).count();
+    let valid_predict = spans.iter().any(|s| {
+        s.kind == LogKind::Predict
+            && predict_body_is_request(&bytes.slice(s.offset..s.offset + s.len))
+    });
+    // A TF Serving request's `inputs` entries (field 2) read as classify_log bodies:
+    // repeated log types count only when another kind is among them.
+    let other_kinds = spans
+        .iter()
+        .any(|s| !matches!(s.kind, LogKind::None | LogKind::Classify));
+    let repeated = typed >= 2 && other_kinds;
+    if !valid_predict && !repeated {
+        return None;
+    }
+    let bodies_parse = spans
+        .iter()
+        .all(|s| log_bodies_parse(&bytes.slice(s.offset..s.offset + s.len)));
+    if bodies_parse && (valid_predict || !clean_message(bytes, DecodeOptions::default())) {
+        return Some(spans);
+    }
+    None
+}
+
+/// Every top-level field's payload of one record parses as a message.
+fn log_bodies_parse(rec: &Bytes) -> bool {
+    let mut r = Reader::new(rec.clone());
+    while let Ok(Some(f)) = r.next_field() {
+        let WireValue::Len(b) = f.value else {
+            return false;
+        };
+        let mut s = Reader::new(b);
+        loop {
+            match s.next_field() {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(_) => return false,
+            }
+        }
+    }
+    true
+}
+
+/// The record's `predict_log` holds only `request`/`response`, and the request decodes
+/// as a TF Serving `PredictRequest` with no anomaly.
+fn predict_body_is_request(rec: &Bytes) -> bool {
+    let mut r = Reader::new(rec.clone());
+    let mut ok = false;
+    while let Ok(Some(f)) = r.next_field() {
+        if f.number != 6 {
+            continue;
+        }
+        let WireValue::Len(body) = f.value else {
+            return false;
+        };
+        let mut s = Reader::new(body);
+        while let Ok(Some(g)) = s.next_field() {
+            match (g.number, g.value) {
+                (1, WireValue::Len(req)) => {
+                    let opts = DecodeOptions {
+                        wire: Some(WireFormat::TfServing),
+                        kind: Some(Kind::Request),
+                        max_size: None,
+                    };
+                    ok = !req.is_empty()
+                        && matches!(decode_with(req, opts), Ok((m, d)) if m.all_unknown().next().is_none() && d.candidates.iter().all(|c| matches!(c.2, Ok(0))));
+                }
+                (2, WireValue::Len(_)) => {}
+                _ => return false,
+            }
+        }
+    }
+    ok
+}
+
+fn unframed_message(spans: &[LogSpan]) -> String {
+    let mut counts: Vec<(LogKind, usize)> = Vec::new();
+    for s in spans {
+        match counts.iter_mut().find(|(k, _)| *k == s.kind) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((s.kind, 1)),
+        }
+    }
+    let by: Vec<String> = counts
+        .iter()
+        .map(|(k, n)| format!("{n} {}", k.name()))
+        .collect();
+    format!(
+        "{} PredictionLog message{} concatenated without TFRecord framing ({}), as TF Serving's WriteWarmupDataAsSerializedProtos test helper writes: TF Serving refuses it as a warm-up file ('corrupted record at 0 (Is this even a TFRecord file?)'). Fix: tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests (or read the records as they are with {FROM_HINT} unframed-logs)",
+        spans.len(),
+        if spans.len() == 1 { "" } else { "s" },
+        by.join(", ")
+    )
+}
+
+/// A short description of what bytes look like, for "not a request file" errors.
+pub fn looks_like(bytes: &Bytes) -> String {
+    if bytes.is_empty() {
+        return "empty".into();
+    }
+    if let Some(c) = compression(bytes) {
+        return match c {
+            Compression::Gzip => "gzip-compressed data".into(),
+            Compression::Zlib => "zlib-compressed data".into(),
+        };
+    }
+    if let Some(spans) = unframed_logs(bytes) {
+        return format!(
+            "{} PredictionLog message{} concatenated without TFRecord framing; fix: tfreq convert FILE --wire tfrecord",
+            spans.len(),
+            if spans.len() == 1 { "" } else { "s" }
+        );
+    }
+    if !text::looks_like_text(bytes) {
+        return match decode_with(bytes.clone(), DecodeOptions::default()) {
+            Ok((m, _)) => format!("one bare {} {}", m.wire, m.kind.as_str()),
+            Err(_) => format!("binary data, {} bytes, no known format", bytes.len()),
+        };
+    }
+    let s = std::str::from_utf8(bytes).unwrap_or("");
+    let t = s.trim_start();
+    let lines = s.lines().count();
+    let what = if t.starts_with('{') || t.starts_with('[') {
+        if serde_json::from_str::<serde_json::Value>(s).is_ok()
+            || serde_json::Deserializer::from_str(s)
+                .into_iter::<serde_json::Value>()
+                .next()
+                .is_some_and(|r| r.is_ok())
+        {
+            "JSON".to_string()
+        } else if t.starts_with('[') && s.lines().any(|l| l.contains(" = ")) {
+            "TOML".to_string()
+        } else {
+            "text".to_string()
+        }
+    } else if s
+        .lines()
+        .any(|l| l.starts_with("# ") || l.starts_with("## "))
+        && s.lines().any(|l| l.trim().is_empty())
+    {
+        "Markdown".to_string()
+    } else if s
+        .lines()
+        .any(|l| l.starts_with('[') && l.trim_end().ends_with(']'))
+        && s.lines().any(|l| l.contains(" = "))
+    {
+        "TOML".to_string()
+    } else {
+        "text".to_string()
+    };
+    let first = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let first: String = first.chars().take(40).collect();
+    format!(
+        "{what}: {lines} line{}, starting {first:?}",
+        if lines == 1 { "" } else { "s" }
+    )
+}
+
+/// Splits an unframed file into its records' bytes (views of `bytes`).
+pub fn unframed_records(bytes: &Bytes) -> Result<Vec<(LogSpan, Bytes)>, Error> {
+    let spans = split_unframed(bytes).ok_or_else(|| {
+        Error::Format("not PredictionLog messages concatenated without framing".into())
+    })?;
+    Ok(spans
+        .into_iter()
+        .map(|s| (s, bytes.slice(s.offset..s.offset + s.len)))
+        .collect())
+}
+
+/// Reads REST JSON with `dtypes` (JSON carries none): the error when they are missing
+/// names the options that give them.
+pub fn need_dtypes(d: Option<&rest_json::Dtypes>) -> Result<&rest_json::Dtypes, Error> {
+    d.ok_or_else(|| {
+        Error::Format(
+            "a TF Serving REST JSON predict body: JSON carries no dtypes; give --model PATH (the signature's dtypes) or --dtype NAME=DT_..."
+                .into(),
+        )
+    })
+}

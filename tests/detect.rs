@@ -1,0 +1,423 @@
+//! What a file is, decided in one place and the same in every command
+//! (`src/formats/detect.rs`), on files made by the real software
+//! (`tests/data/gen/make_detect_*.py`, README there).
+
+mod common;
+
+use std::process::Command;
+
+use assert_cmd::prelude::*;
+use bytes::Bytes;
+use serde_json::Value;
+use tfreq::formats::detect::{detect, text_depth, InputFormat, Source};
+use tfreq::formats::{load_detailed_from, tfrecord, ContainerKind, Content};
+
+fn tfreq() -> Command {
+    Command::cargo_bin("tfreq").expect("binary builds")
+}
+
+fn path(rel: &str) -> String {
+    common::data_dir().join(rel).display().to_string()
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = tfreq().args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tfreq-detect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Every command that reads requests, each reading `file` (with what it needs besides).
+fn every_command(file: &str) -> Vec<Vec<String>> {
+    let model = path("models/faq.metadata.json");
+    let out = tmp("out.bin").display().to_string();
+    let other = path("eas/faq_prod.bin");
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    vec![
+        s(&["inspect", file]),
+        s(&["diff", file, &other]),
+        s(&["diff", &other, file]),
+        s(&["check", file, "--model", &model]),
+        s(&["keys", file]),
+        s(&["warmup", file, "-o", &out]),
+        s(&["scrub", file, "-o", &out]),
+        s(&["convert", file, "--wire", "eas", "-o", &out]),
+    ]
+}
+
+fn each_command_fails(file: &str, says: &[&str]) {
+    for args in every_command(file) {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, _, err) = run(&a);
+        assert_eq!(code, 2, "{a:?}: {err}");
+        for s in says {
+            assert!(err.contains(s), "{a:?}: {err}");
+        }
+    }
+}
+
+#[test]
+fn unframed_prediction_logs_are_refused_with_the_fix_in_every_command() {
+    let file = path("detect/unframed_logs.bin");
+    // What TensorFlow itself said when it read the file as a TFRecord.
+    let m: Value = serde_json::from_slice(&common::read("detect", "unframed_logs.json")).unwrap();
+    let tf_err = m["tf_record_dataset"]["error"].as_str().unwrap();
+    assert!(tf_err.contains("Is this even a TFRecord file?"), "{tf_err}");
+    assert_eq!(m["tf_record_dataset"]["records_read"], 0);
+    for args in every_command(&file) {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = run(&a);
+        if a[0] == "convert" {
+            // convert reads them (it is the fix); a bare EAS file holds one request.
+            assert_eq!(code, 2, "{a:?}: {err}");
+            assert!(err.contains("exactly one request"), "{a:?}: {err}");
+            continue;
+        }
+        assert_eq!(code, 2, "{a:?}: {out}{err}");
+        assert!(
+            err.contains("4 PredictionLog messages concatenated without TFRecord framing"),
+            "{a:?}: {err}"
+        );
+        assert!(err.contains("Is this even a TFRecord file?"), "{err}");
+        assert!(err.contains("tfreq convert FILE --wire tfrecord"), "{err}");
+        assert!(err.contains("--from unframed-logs"), "{err}");
+        assert!(!err.contains("problems: none") && !out.contains("problems: none"));
+    }
+}
+
+#[test]
+fn convert_frames_unframed_logs_keeping_every_record() {
+    let file = path("detect/unframed_logs.bin");
+    let out = tmp("framed.tfrecord");
+    let (code, _, err) = run(&[
+        "convert",
+        &file,
+        "--wire",
+        "tfrecord",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // The records are the messages tensorflow-serving-api serialised, byte for byte,
+    // log_metadata with the record it preceded.
+    let m: Value = serde_json::from_slice(&common::read("detect", "unframed_logs.json")).unwrap();
+    let want: Vec<String> = m["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["hex"].as_str().unwrap().to_string())
+        .collect();
+    let framed = Bytes::from(std::fs::read(&out).unwrap());
+    let got: Vec<String> = tfrecord::Records::new(framed)
+        .map(|r| r.unwrap().data.iter().map(|b| format!("{b:02x}")).collect())
+        .collect();
+    assert_eq!(got, want);
+    // And the result reads as the warm-up it should have been.
+    let (code, stdout, err) = run(&["inspect", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        stdout.contains("TFRecord of PredictionLog, 4 records (3 predict_log, 1 classify_log)"),
+        "{stdout}"
+    );
+    // --from unframed-logs reads them as they are.
+    let (code, stdout, err) = run(&["inspect", "--from", "unframed-logs", &file]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("without TFRecord framing"), "{stdout}");
+    assert!(stdout.contains("record 3"), "{stdout}");
+}
+
+#[test]
+fn the_warmup_file_must_be_a_tfrecord_in_every_command() {
+    let file = path("detect/unframed_model/assets.extra/tf_serving_warmup_requests");
+    each_command_fails(&file, &["not a TFRecord", "fails to load the model"]);
+    // Even with convert, which reads unframed logs elsewhere.
+    let out = tmp("w.tfrecord");
+    let (code, _, err) = run(&[
+        "convert",
+        &file,
+        "--wire",
+        "tfrecord",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn an_empty_warmup_file_is_zero_records_with_a_warning() {
+    let m: Value = serde_json::from_slice(&common::read("detect", "unframed_logs.json")).unwrap();
+    // TensorFlow reads 0 records from it, with no error.
+    assert_eq!(m["empty_warmup_tf_record_dataset"]["records_read"], 0);
+    assert!(m["empty_warmup_tf_record_dataset"]["error"].is_null());
+    let file = path("detect/empty_model/assets.extra/tf_serving_warmup_requests");
+    let (code, out, err) = run(&["inspect", &file]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("0 records"), "{out}");
+    assert!(out.contains("warning EMPTY_WARMUP"), "{out}");
+    assert!(!err.contains("empty input"), "{err}");
+}
+
+#[test]
+fn compressed_input_is_named_in_every_command() {
+    let m: Value = serde_json::from_slice(&common::read("detect", "compressed.json")).unwrap();
+    for (file, name) in [
+        ("warmup_predict.tfrecord.gz", "gzip-compressed"),
+        ("warmup_predict.tfrecord.zz", "zlib-compressed"),
+    ] {
+        // TensorFlow reads it only with the compression named; uncompressed, as TF
+        // Serving's warm-up reads, it fails.
+        assert_eq!(m[file]["compressed_read"]["records_read"], 3);
+        assert!(m[file]["uncompressed_read"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("corrupted record at 0"));
+        let p = path(&format!("detect/{file}"));
+        each_command_fails(&p, &[name, "uncompressed TFRecord only"]);
+        let (_, _, err) = run(&["inspect", &p]);
+        assert!(!err.contains("wire type"), "{err}");
+    }
+}
+
+#[test]
+fn the_empty_file_is_the_empty_request() {
+    let file = path("detect/empty_request.bin");
+    let (code, out, err) = run(&["inspect", &file]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("warning EMPTY_REQUEST"), "{out}");
+    assert!(out.contains("no feeds and no fetches"), "{out}");
+    // --format text prints what Python prints for it: a lone newline.
+    let (code, out, _) = run(&["inspect", "-f", "text", &file]);
+    assert_eq!(code, 0);
+    let python = String::from_utf8(common::read("detect", "empty_request.txt")).unwrap();
+    assert_eq!(out, python);
+    assert_eq!(out, "\n");
+    let (code, out, err) = run(&["inspect", "-f", "json", &file]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v.to_string().contains("EMPTY_REQUEST"), "{v}");
+}
+
+#[test]
+fn a_request_that_reads_the_same_in_both_wires_decodes_with_a_note() {
+    let file = path("detect/output_filter_only.bin");
+    let (code, out, err) = run(&["inspect", &file]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("note READINGS_AGREE"), "{out}");
+    assert!(out.contains("fetches (1): y"), "{out}");
+    let (code, out, _) = run(&["inspect", "-f", "text", &file]);
+    assert_eq!(code, 0);
+    let python = String::from_utf8(common::read("detect", "output_filter_only.txt")).unwrap();
+    assert_eq!(out.trim_end(), python.trim_end());
+}
+
+#[test]
+fn rest_json_is_shown_as_rest_json() {
+    let file = path("rest/faq_prod.json");
+    let model = path("models/faq.metadata.json");
+    let (code, out, err) = run(&["inspect", &file, "--model", &model]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("TF Serving REST JSON predict body, 1 request"),
+        "{out}"
+    );
+    assert!(out.contains("input_holder  DT_STRING"), "{out}");
+    assert!(!out.contains("EAS text warm-up"), "{out}");
+    // With an explicit dtype instead of the model.
+    let (code, out, err) = run(&[
+        "inspect",
+        &file,
+        "--dtype",
+        "input_holder=DT_STRING",
+        "--dtype",
+        "threshold=DT_FLOAT",
+        "--dtype",
+        "model_id=DT_STRING",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("threshold     DT_FLOAT"), "{out}");
+    // Without dtypes: recognised, and the options that give them are named.
+    let (code, _, err) = run(&["inspect", &file]);
+    assert_eq!(code, 2);
+    assert!(err.contains("REST JSON"), "{err}");
+    assert!(err.contains("--model") && err.contains("--dtype"), "{err}");
+    // check takes the dtypes from its own --model.
+    let (code, out, err) = run(&["check", &file, "--model", &model]);
+    assert!(code == 0 || code == 1, "{out}{err}");
+}
+
+#[test]
+fn text_that_is_no_request_file_is_refused() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (file, looks) in [("Cargo.toml", "TOML"), ("README.md", "Markdown")] {
+        let p = root.join(file).display().to_string();
+        for args in every_command(&p) {
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (code, _, err) = run(&a);
+            assert_eq!(code, 2, "{a:?}: {err}");
+            assert!(err.contains("not a request file"), "{a:?}: {err}");
+            assert!(err.contains(looks), "{a:?}: {err}");
+        }
+    }
+    // Said to be an EAS text warm-up, it is read as one.
+    let p = root.join("Cargo.toml").display().to_string();
+    let (code, out, err) = run(&["inspect", "--from", "eas-text", &p]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("EAS text warm-up"), "{out}");
+}
+
+#[test]
+fn deeply_nested_text_is_refused_not_a_crash_in_every_command() {
+    // 1,600 nested `variant_val { tensors {`: prost-reflect's parser overflowed the
+    // stack on it (exit 134).
+    let file = path("detect/nested_variant.pbtxt");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text_depth(&text) > 3000);
+    each_command_fails(&file, &["nests deeper than 100 levels"]);
+    let (code, _, err) = run(&["inspect", "--from", "text", &file]);
+    assert_eq!(code, 2, "{err}");
+    let out = tmp("b.bin");
+    let (code, _, err) = run(&["build", &file, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("nests deeper"), "{err}");
+    // The library's text parser itself refuses it.
+    assert!(tfreq::formats::text_format::from_text(&text, None).is_err());
+}
+
+#[test]
+fn every_command_takes_from() {
+    let file = path("eas/faq_prod.bin");
+    let model = path("models/faq.metadata.json");
+    let out = tmp("f.bin").display().to_string();
+    for args in [
+        vec!["inspect", "--from", "eas", &file],
+        vec!["diff", "--from", "eas", &file, &file],
+        vec!["check", "--from", "eas", &file, "--model", &model],
+        vec!["keys", "--from", "eas", &file],
+        vec!["warmup", "--from", "eas", &file, "-o", &out],
+        vec!["scrub", "--from", "eas", &file, "-o", &out],
+        vec![
+            "convert", "--from", "eas", &file, "--wire", "eas", "-o", &out,
+        ],
+    ] {
+        let (code, o, err) = run(&args);
+        assert!(code == 0 || code == 1, "{args:?}: {o}{err}");
+    }
+    let (code, _, err) = run(&[
+        "build",
+        "--from",
+        "json",
+        &path("rest/faq_prod.json"),
+        "--model",
+        &model,
+        "-o",
+        &out,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // Forcing a format the bytes are not is an error, not a guess.
+    let (code, _, err) = run(&["inspect", "--from", "tfrecord", &file]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn detection_in_the_library() {
+    let src = Source::default();
+    let b = Bytes::from(common::read("detect", "unframed_logs.bin"));
+    assert!(detect(&b, Default::default(), &src).is_err());
+    let accept = Source {
+        accept_unframed: true,
+        ..Source::default()
+    };
+    let c = load_detailed_from(b.clone(), Default::default(), &accept).unwrap();
+    assert_eq!(c.kind, ContainerKind::UnframedLogs);
+    assert_eq!(c.entries.len(), 4);
+    // log_metadata belongs to the record it precedes.
+    assert_eq!(c.entries[0].log_model_spec.as_ref().unwrap().name, "m");
+    assert!(c.entries[1].log_model_spec.is_none());
+    assert!(matches!(c.entries[2].content, Content::Log(_)));
+    let forced = Source::for_path("x".as_ref(), InputFormat::UnframedLogs);
+    assert_eq!(
+        detect(&b, Default::default(), &forced).unwrap().kind,
+        ContainerKind::UnframedLogs
+    );
+    // Real requests are never taken for unframed logs.
+    for dir in ["eas", "tfs", "validator"] {
+        for e in std::fs::read_dir(common::data_dir().join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "bin") {
+                let b = Bytes::from(std::fs::read(&p).unwrap());
+                let d = detect(&b, Default::default(), &src);
+                assert!(
+                    !matches!(&d, Err(e) if e.to_string().contains("PredictionLog")),
+                    "{}: {d:?}",
+                    p.display()
+                );
+            }
+        }
+    }
+}
+
+mod text_depth_props {
+    use proptest::prelude::*;
+    use tfreq::formats::detect::{detect, text_depth, InputFormat, Source};
+
+    /// Openers protobuf text format nests with, around a field that may hold strings
+    /// and comments with brackets in them (which do not nest).
+    fn nested() -> impl Strategy<Value = (String, usize)> {
+        (
+            prop::collection::vec(
+                prop::sample::select(vec![
+                    ("variant_val { tensors { ", 2),
+                    ("x < ", 1),
+                    ("y: [ { ", 2),
+                    ("a { # } } }\n", 1),
+                    ("s: \"{{{\" b { ", 1),
+                ]),
+                0..400,
+            ),
+            prop::bool::ANY,
+        )
+            .prop_map(|(opens, close)| {
+                let mut s = String::from("inputs { key: \"x\" value { ");
+                let mut depth = 2;
+                for (o, d) in &opens {
+                    s.push_str(o);
+                    depth += d;
+                }
+                if close {
+                    for _ in 0..depth {
+                        s.push_str(" }");
+                    }
+                }
+                (s, depth)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn depth_is_bounded_before_parsing((text, depth) in nested()) {
+            prop_assert_eq!(text_depth(&text), depth);
+            let bytes = bytes::Bytes::from(text.clone());
+            for format in [InputFormat::Auto, InputFormat::Text] {
+                let src = Source::for_path("x.pbtxt".as_ref(), format);
+                let r = detect(&bytes, Default::default(), &src)
+                    .and_then(|_| tfreq::formats::load_detailed_from(bytes.clone(), Default::default(), &src));
+                if depth > 100 {
+                    let err = r.unwrap_err().to_string();
+                    prop_assert!(err.contains("nests deeper"), "{}", err);
+                }
+            }
+            if depth > 100 {
+                prop_assert!(tfreq::formats::text_format::from_text(&text, None).is_err());
+            }
+        }
+    }
+}
