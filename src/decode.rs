@@ -210,6 +210,46 @@ fn decode_inner(
     wire: WireFormat,
     kind: Kind,
 ) -> Result<(Message, usize), DecodeError> {
+    decode_top(bytes, wire, kind, true)
+}
+
+/// Whether bytes held in a TF Serving request's bytes field are themselves a request:
+/// a clean `PredictRequest`, or a `PredictLog` (`request` = field 1) around one. A
+/// `client_id` holding one is what concatenated `PredictionLog`s look like when read as
+/// one request.
+fn holds_request(b: &Bytes) -> bool {
+    let clean = |b: Bytes| {
+        !b.is_empty()
+            && matches!(decode_top(b, WireFormat::TfServing, Kind::Request, false), Ok((m, 0)) if !m.tensors.is_empty())
+    };
+    if clean(b.clone()) {
+        return true;
+    }
+    let mut r = Reader::new(b.clone());
+    let mut req = None;
+    loop {
+        match r.next_field() {
+            Ok(Some(f)) => match (f.number, f.value) {
+                (1, WireValue::Len(x)) => req = Some(x),
+                (2, WireValue::Len(_)) => {}
+                _ => return false,
+            },
+            Ok(None) => break,
+            Err(_) => return false,
+        }
+    }
+    req.is_some_and(clean)
+}
+
+/// Decodes one top-level message. With `check_bytes`, a TF Serving request's bytes
+/// field that holds a request ([`holds_request`]) is an anomaly (checked one level
+/// deep only, so the cost stays linear).
+fn decode_top(
+    bytes: Bytes,
+    wire: WireFormat,
+    kind: Kind,
+    check_bytes: bool,
+) -> Result<(Message, usize), DecodeError> {
     let size = bytes.len();
     let mut r = Reader::new(bytes);
     let mut msg = Message::new(wire, kind);
@@ -244,8 +284,23 @@ fn decode_inner(
     };
     let mut index = 0usize;
     let mut by_name: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    // Singular fields seen (signature_name / model_spec, and TF Serving's fields 5-7):
+    // one that occurs again is legal protobuf (the last wins, or messages merge) but
+    // no client writes it, so it counts against this reading.
+    let mut seen_singular = [false; 8];
     while let Some(f) = r.next_field_named(names)? {
         let n = f.number;
+        let singular = Some(n) == sig_or_spec
+            || Some(n) == spec_field
+            || (wire == WireFormat::TfServing && kind == Kind::Request && (5..=7).contains(&n));
+        if singular {
+            if let Some(s) = seen_singular.get_mut(n as usize) {
+                if *s {
+                    anomalies += 1;
+                }
+                *s = true;
+            }
+        }
         if Some(n) == sig_or_spec {
             let b = len_or_unknown(&f, "signature_name", &mut msg.unknown, "", &mut anomalies);
             if let Some(b) = b {
@@ -298,6 +353,9 @@ fn decode_inner(
                 _ => "request_options",
             };
             if let Some(b) = len_or_unknown(&f, name, &mut msg.unknown, "", &mut anomalies) {
+                if check_bytes && n == 6 && holds_request(&b) {
+                    anomalies += 1;
+                }
                 msg.extra.push((name, b));
             }
         } else {

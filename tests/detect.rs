@@ -127,6 +127,23 @@ fn convert_frames_unframed_logs_keeping_every_record() {
         stdout.contains("TFRecord of PredictionLog, 4 records (3 predict_log, 1 classify_log)"),
         "{stdout}"
     );
+    // Forcing a bare wire format does not make them one request.
+    let (code, _, err) = run(&["inspect", "--from", "tf-serving", &file]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("without TFRecord framing"), "{err}");
+    // --model-name would need the records decoded and re-encoded: refused, with the way.
+    let (code, _, err) = run(&[
+        "convert",
+        &file,
+        "--wire",
+        "tfrecord",
+        "--model-name",
+        "m",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--model-name"), "{err}");
     // --from unframed-logs reads them as they are.
     let (code, stdout, err) = run(&["inspect", "--from", "unframed-logs", &file]);
     assert_eq!(code, 0, "{err}");
@@ -248,6 +265,33 @@ fn rest_json_is_shown_as_rest_json() {
     assert_eq!(code, 2);
     assert!(err.contains("REST JSON"), "{err}");
     assert!(err.contains("--model") && err.contains("--dtype"), "{err}");
+    // Commands without --model/--dtype name the command that reads REST JSON.
+    let out = tmp("r.bin").display().to_string();
+    for args in [
+        vec!["convert", file.as_str(), "--wire", "eas", "-o", &out],
+        vec!["scrub", file.as_str(), "-o", &out],
+    ] {
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains("REST JSON") && err.contains("tfreq build"),
+            "{err}"
+        );
+        assert!(!err.contains("--dtype"), "{err}");
+    }
+    // diff and check take --dtype as well as --model.
+    let (code, _, err) = run(&[
+        "diff",
+        &file,
+        &file,
+        "--dtype",
+        "input_holder=DT_STRING",
+        "--dtype",
+        "threshold=DT_FLOAT",
+        "--dtype",
+        "model_id=DT_STRING",
+    ]);
+    assert_eq!(code, 0, "{err}");
     // check takes the dtypes from its own --model.
     let (code, out, err) = run(&["check", &file, "--model", &model]);
     assert!(code == 0 || code == 1, "{out}{err}");
@@ -346,6 +390,43 @@ fn detection_in_the_library() {
     assert_eq!(
         detect(&b, Default::default(), &forced).unwrap().kind,
         ContainerKind::UnframedLogs
+    );
+    // Read as one bare message, no reading of concatenated logs is clean: a singular
+    // field repeated (client_id, the number of predict_log) and a client_id that holds
+    // a PredictLog around a request are anomalies.
+    let tfs = tfreq::DecodeOptions {
+        wire: Some(tfreq::WireFormat::TfServing),
+        kind: Some(tfreq::Kind::Request),
+        ..Default::default()
+    };
+    for opts in [Default::default(), tfs] {
+        if let Ok((_, det)) = tfreq::decode_with(b.clone(), opts) {
+            assert!(
+                det.candidates.iter().all(|c| !matches!(c.2, Ok(0))),
+                "{}",
+                det.describe()
+            );
+        }
+    }
+    // Two predict_log records alone (no classify_log, which breaks the reading as a
+    // request) do read as one TF Serving request: client_id twice, each holding a
+    // PredictLog around a request, so three anomalies.
+    let m: Value = serde_json::from_slice(&common::read("detect", "unframed_logs.json")).unwrap();
+    let mut two = Vec::new();
+    for r in &m["records"].as_array().unwrap()[1..2] {
+        let h = r["hex"].as_str().unwrap();
+        two.extend(
+            (0..h.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap()),
+        );
+    }
+    let two = [two.clone(), two].concat();
+    let (_, det) = tfreq::decode_with(Bytes::from(two), tfs).unwrap();
+    assert!(
+        matches!(det.candidates[0].2, Ok(n) if n >= 2),
+        "{}",
+        det.describe()
     );
     // Real requests are never taken for unframed logs.
     for dir in ["eas", "tfs", "validator"] {

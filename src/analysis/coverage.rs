@@ -263,14 +263,18 @@ fn count_file(
         source: Box::new(e),
     };
     let bytes = crate::io::read_input(p)?;
-    let src = Source::for_path(p, format);
+    let src = Source {
+        rest: rest.cloned(),
+        dtype_options: true,
+        ..Source::for_path(p, format)
+    };
     let kind = detect::detect(&bytes, DecodeOptions::default(), &src)
         .map_err(in_file)?
         .kind;
     if kind != ContainerKind::RestJson {
         return count_source(bytes, i, &src, keep).map_err(in_file);
     }
-    let d = detect::need_dtypes(rest).map_err(in_file)?;
+    let d = detect::need_dtypes(&src).map_err(in_file)?;
     let mut c = KeyCounts::default();
     rest_json::for_each_json_line(&bytes, d, &[], WireFormat::TfServing, |n, m| {
         c.add(

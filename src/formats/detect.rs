@@ -118,6 +118,9 @@ pub struct Source {
     pub accept_unframed: bool,
     /// Input dtypes for REST JSON (JSON carries none).
     pub rest: Option<rest_json::Dtypes>,
+    /// The command reading the file takes `--model` and `--dtype` (so an error about
+    /// REST JSON without dtypes may name them); otherwise it names `tfreq build`.
+    pub dtype_options: bool,
 }
 
 impl Source {
@@ -200,6 +203,13 @@ pub fn detect(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detect
     match fmt {
         InputFormat::Auto => {}
         InputFormat::Eas | InputFormat::TfServing => {
+            // Unframed logs read as one request whose client_id repeats: never that.
+            if let Some(logs) = unframed_logs(bytes) {
+                if src.accept_unframed {
+                    return Ok(Detected::of(ContainerKind::UnframedLogs));
+                }
+                return Err(Error::Format(unframed_message(&logs)));
+            }
             // That wire format: one bare message, or its protobuf text.
             if text::looks_like_text(bytes) && !clean_message(bytes, opts) {
                 return text_kind(bytes, opts, src);
@@ -663,13 +673,15 @@ pub fn unframed_records(bytes: &Bytes) -> Result<Vec<(LogSpan, Bytes)>, Error> {
         .collect())
 }
 
-/// Reads REST JSON with `dtypes` (JSON carries none): the error when they are missing
-/// names the options that give them.
-pub fn need_dtypes(d: Option<&rest_json::Dtypes>) -> Result<&rest_json::Dtypes, Error> {
-    d.ok_or_else(|| {
-        Error::Format(
-            "a TF Serving REST JSON predict body: JSON carries no dtypes; give --model PATH (the signature's dtypes) or --dtype NAME=DT_..."
-                .into(),
-        )
+/// The dtypes REST JSON is read with (JSON carries none), or the error saying how to
+/// give them: with `--model`/`--dtype` where the command takes them
+/// ([`Source::dtype_options`]), else with `tfreq build`.
+pub fn need_dtypes(src: &Source) -> Result<&rest_json::Dtypes, Error> {
+    src.rest.as_ref().ok_or_else(|| {
+        Error::Format(if src.dtype_options {
+            "a TF Serving REST JSON predict body: JSON carries no dtypes; give --model PATH (the signature's dtypes) or --dtype NAME=DT_...".into()
+        } else {
+            "a TF Serving REST JSON predict body: JSON carries no dtypes; tfreq build FILE --model PATH -o OUT makes a request file of it".into()
+        })
     })
 }

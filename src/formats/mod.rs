@@ -378,7 +378,7 @@ pub fn entries_from(
             EntriesInner::Unframed(detect::unframed_records(&bytes)?.into_iter(), 0)
         }
         ContainerKind::RestJson => {
-            let d = detect::need_dtypes(src.rest.as_ref())?;
+            let d = detect::need_dtypes(src)?;
             let wire = opts.wire.unwrap_or(WireFormat::TfServing);
             let mut out = Vec::new();
             rest_json::for_each_json_line(&bytes, d, &[], wire, |index, m| {

@@ -29,6 +29,9 @@ pub struct Args {
     /// What the request files are, instead of detecting it.
     #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
     from: InputFrom,
+    /// A REST JSON input's dtype (JSON carries none; --model gives the rest): NAME=DT_FLOAT. Repeatable.
+    #[arg(long = "dtype", value_name = "NAME=DTYPE")]
+    dtypes: Vec<String>,
 }
 
 pub fn run(a: Args) -> Outcome {
@@ -44,6 +47,7 @@ pub fn run(a: Args) -> Outcome {
     let how = Reading {
         from: a.from,
         model: Some(&a.model),
+        dtypes: &a.dtypes,
     };
     let reqs = load_all(&a.requests, &how)?;
     let opts = CheckOptions {

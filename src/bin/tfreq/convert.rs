@@ -35,13 +35,17 @@ pub fn run(a: Args) -> Outcome {
     let mut src = Source::for_path(&a.input, a.from.format());
     src.accept_unframed = true;
     let target: Target = a.wire.into();
-    if target == Target::TfRecord
-        && a.model_name.is_none()
-        && detect(&bytes, opts, &src)
-            .map_err(|e| in_file(&label, e))?
-            .kind
-            == ContainerKind::UnframedLogs
-    {
+    let unframed = detect(&bytes, opts, &src)
+        .map_err(|e| in_file(&label, e))?
+        .kind
+        == ContainerKind::UnframedLogs;
+    if unframed && a.model_name.is_some() {
+        return Err(in_file(
+            &label,
+            "PredictionLog messages without framing are framed as they are (every record kept): convert FILE --wire tfrecord -o F first, then give --model-name when converting F",
+        ));
+    }
+    if unframed && target == Target::TfRecord {
         // Every record as it is (other log kinds and log_metadata included), framed.
         let records = unframed_records(&bytes).map_err(|e| in_file(&label, e))?;
         let data = tfrecord::frame(records.iter().map(|(_, b)| &b[..]));

@@ -46,6 +46,9 @@ pub struct Args {
     /// What the input files are, instead of detecting it.
     #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
     from: InputFrom,
+    /// A REST JSON input's dtype (JSON carries none): NAME=DT_FLOAT. Repeatable.
+    #[arg(long = "dtype", value_name = "NAME=DTYPE")]
+    dtypes: Vec<String>,
 }
 
 /// A request read from a file, with its label.
@@ -61,6 +64,8 @@ pub struct Reading<'a> {
     pub from: InputFrom,
     /// The model whose signature gives REST JSON inputs their dtypes.
     pub model: Option<&'a Path>,
+    /// `--dtype NAME=DTYPE` for REST JSON inputs.
+    pub dtypes: &'a [String],
 }
 
 /// Reads every request in each file (a file may hold several, e.g. a TFRecord warm-up).
@@ -70,7 +75,8 @@ pub fn load_all(paths: &[PathBuf], how: &Reading) -> Result<Vec<Loaded>, Failure
         let file = p.display().to_string();
         let bytes = tfreq::io::read_input(p).map_err(|e| in_file(&file, e))?;
         let mut src = Source::for_path(p, how.from.format());
-        src.rest = rest_dtypes(how.model, &json_signature(&bytes), &[])?;
+        src.rest = rest_dtypes(how.model, &json_signature(&bytes), how.dtypes)?;
+        src.dtype_options = true;
         let records = tfreq::formats::load_from(bytes, DecodeOptions::default(), &src)
             .map_err(|e| in_file(&file, e))?;
         if records.is_empty() {
@@ -147,6 +153,7 @@ pub fn run(a: Args) -> Outcome {
     let how = Reading {
         from: a.from,
         model: a.model.as_deref(),
+        dtypes: &a.dtypes,
     };
     let warm = load_all(std::slice::from_ref(&a.warmup), &how)?;
     let prod = load_all(&a.prod, &how)?;

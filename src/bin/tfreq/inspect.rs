@@ -103,6 +103,7 @@ pub fn run(a: Args) -> Outcome {
         let bytes = tfreq::io::read_input(path).map_err(|e| in_file(&label, e))?;
         let mut src = Source::for_path(path, a.from.format());
         src.rest = rest_dtypes(a.model.as_deref(), &json_signature(&bytes), &a.dtypes)?;
+        src.dtype_options = true;
         let mut c = load_detailed_from(bytes, opts, &src).map_err(|e| in_file(&label, e))?;
         let mut problems: Vec<Vec<_>> = c
             .entries
