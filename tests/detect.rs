@@ -247,6 +247,13 @@ fn rest_json_is_shown_as_rest_json() {
     );
     assert!(out.contains("input_holder  DT_STRING"), "{out}");
     assert!(!out.contains("EAS text warm-up"), "{out}");
+    // Its text format is the request's (the bytes are its encoding: JSON keeps none).
+    let (code, out, err) = run(&["inspect", "-f", "text", &file, "--model", &model]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("string_val: \"gostei muito do produto\""),
+        "{out}"
+    );
     // With an explicit dtype instead of the model.
     let (code, out, err) = run(&[
         "inspect",

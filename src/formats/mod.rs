@@ -314,6 +314,22 @@ fn log_entry(
     })
 }
 
+/// An entry for a request parsed from a form that keeps no byte layout (text format,
+/// JSON): its bytes are the canonical encoding of what it says.
+fn rebuilt_entry(index: usize, mut m: Message) -> Result<Entry, Error> {
+    let b = Bytes::from(encode(&m, m.wire, TfsEncoding::AsIs)?);
+    m.size = b.len();
+    Ok(Entry {
+        index,
+        offset: 0,
+        size: b.len(),
+        log_kind: None,
+        log_model_spec: None,
+        bytes: b,
+        content: Content::Message(m),
+    })
+}
+
 /// The requests of a text-format file, each with its bytes re-encoded (text format
 /// keeps no byte layout; this is the canonical encoding of what it says).
 fn text_format_entries(
@@ -328,19 +344,7 @@ fn text_format_entries(
         Ok(msgs) => msgs
             .into_iter()
             .enumerate()
-            .map(|(index, mut m)| {
-                let b = Bytes::from(encode(&m, m.wire, TfsEncoding::AsIs)?);
-                m.size = b.len();
-                Ok(Entry {
-                    index,
-                    offset: 0,
-                    size: b.len(),
-                    log_kind: None,
-                    log_model_spec: None,
-                    bytes: b,
-                    content: Content::Message(m),
-                })
-            })
+            .map(|(index, m)| rebuilt_entry(index, m))
             .collect(),
     };
     out.into_iter()
@@ -382,15 +386,8 @@ pub fn entries_from(
             let wire = opts.wire.unwrap_or(WireFormat::TfServing);
             let mut out = Vec::new();
             rest_json::for_each_json_line(&bytes, d, &[], wire, |index, m| {
-                out.push(Ok(Entry {
-                    index,
-                    offset: 0,
-                    size: 0,
-                    log_kind: None,
-                    log_model_spec: None,
-                    bytes: Bytes::new(),
-                    content: Content::Message(m),
-                }))
+                // JSON keeps no byte layout: the bytes are the request's encoding.
+                out.push(rebuilt_entry(index, m))
             })?;
             EntriesInner::List(out.into_iter())
         }
