@@ -152,6 +152,32 @@ pub(crate) fn encode_with_spec(
     Ok(out)
 }
 
+/// One tensor's own message bytes (`TensorProto`, or EAS `ArrayProto`), converted from
+/// `src` as [`encode`] converts the tensors of a request (e.g. a `SessionRunRequest`
+/// feed, which is a `TensorProto` outside any `PredictRequest`).
+///
+/// ```
+/// use tfreq::{decode_tensor, encode::encode_tensor, TfsEncoding, WireFormat};
+/// // A float scalar 2.0: dtype 1, an empty shape, float_val [2.0].
+/// let bytes = [0x08, 0x01, 0x12, 0x00, 0x2a, 0x04, 0, 0, 0, 0x40];
+/// let t = decode_tensor(bytes.to_vec().into(), WireFormat::TfServing)?;
+/// let out = encode_tensor(&t, WireFormat::TfServing, WireFormat::TfServing, TfsEncoding::AsIs)?;
+/// assert_eq!(out, bytes);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn encode_tensor(
+    t: &Tensor,
+    src: WireFormat,
+    wire: WireFormat,
+    style: TfsEncoding,
+) -> Result<Vec<u8>, BuildError> {
+    let p = Plan::new(t, src, wire, style)?;
+    let mut out = Vec::with_capacity(p.body_len);
+    write_tensor(&mut out, &p, wire);
+    debug_assert_eq!(out.len(), p.body_len);
+    Ok(out)
+}
+
 fn extra_number(name: &str) -> u32 {
     match name {
         "predict_streamed_options" => 5,

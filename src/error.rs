@@ -298,6 +298,15 @@ pub enum Error {
     /// A file-format problem outside protobuf (TFRecord framing, JSON, text).
     #[error("{0}")]
     Format(String),
+    /// A conversion would leave something out (a dtype or field the target cannot
+    /// carry, records a bare file has no room for). Each item says where and what.
+    #[error("writing {target} would leave out:{}", list(.left_out))]
+    WouldLose {
+        /// The output layout (`eas`, `tf-serving`, `tfrecord`).
+        target: &'static str,
+        /// What would be left out, each `where: what`.
+        left_out: Vec<String>,
+    },
     /// Reading or writing a file.
     #[error("{path}: {source}")]
     Io {
@@ -307,6 +316,11 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// One indented line per item.
+fn list(items: &[String]) -> String {
+    items.iter().map(|i| format!("\n  {i}")).collect()
 }
 
 /// Detection's per-candidate lines joined into one, so a CLI prints each error on one line.

@@ -250,7 +250,9 @@ fn tfreq_written_file_read_by_tensorflow() {
         let e = &c.entries[i];
         assert_eq!(e.log_kind.unwrap().name(), kind, "{line}");
         let Content::Message(m) = &e.content else {
-            panic!("{line}")
+            // Other kinds are copied whole; tests/convert_records.rs compares them.
+            assert_ne!(kind, "predict_log", "{line}");
+            continue;
         };
         let inputs = cols.find(|c| c.starts_with("inputs=")).unwrap();
         let mut names: Vec<&str> = m.tensors.iter().map(|t| t.name.as_str()).collect();

@@ -9,6 +9,7 @@
 //! record, for logs too big to collect. [`write`] writes messages as a bare message or
 //! a TFRecord warm-up.
 
+pub mod convert;
 pub mod detect;
 pub mod prediction_log;
 pub mod rest_json;
@@ -272,7 +273,7 @@ pub fn record_entry(rec: tfrecord::RawRecord, opts: DecodeOptions) -> Result<Ent
 
 /// Decodes one `PredictionLog` (record `index`, at byte `offset`, its data at
 /// `data_offset`), and its predict request.
-fn log_entry(
+pub(crate) fn log_entry(
     index: usize,
     offset: usize,
     data_offset: usize,
@@ -501,7 +502,10 @@ impl Target {
 
 /// Encodes requests for `target`, keeping names, dtypes, shapes, fetches and values
 /// (converting EAS ↔ TF Serving as needed). A bare format holds exactly one request;
-/// a dtype the target cannot carry is an error naming the feed and dtype.
+/// anything the target cannot carry (a dtype EAS lacks, a TF Serving `model_spec`
+/// name going to EAS, unknown fields, ...) is an [`Error::WouldLose`] naming each
+/// item ([`convert::fit`] lists them). [`convert::convert_file`] converts whole files,
+/// records of every kind included.
 ///
 /// ```
 /// use tfreq::formats::{load, write, Target};
@@ -537,9 +541,11 @@ pub fn write(msgs: &[Message], target: Target) -> Result<Vec<u8>, Error> {
             } else {
                 WireFormat::TfServing
             };
+            check_fit(std::slice::from_ref(m), wire, target)?;
             Ok(encode(m, wire, style_for(m))?)
         }
         Target::TfRecord => {
+            check_fit(msgs, WireFormat::TfServing, target)?;
             let mut out = Vec::new();
             for m in msgs {
                 let req = encode(m, WireFormat::TfServing, style_for(m))?;
@@ -550,8 +556,31 @@ pub fn write(msgs: &[Message], target: Target) -> Result<Vec<u8>, Error> {
     }
 }
 
+/// An [`Error::WouldLose`] when some message cannot be carried whole as `wire`.
+fn check_fit(msgs: &[Message], wire: WireFormat, target: Target) -> Result<(), Error> {
+    let several = msgs.len() > 1;
+    let mut left_out = Vec::new();
+    for (i, m) in msgs.iter().enumerate() {
+        for l in convert::fit(m, wire).1 {
+            left_out.push(if several {
+                format!("request {i}: {l}")
+            } else {
+                l
+            });
+        }
+    }
+    if left_out.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::WouldLose {
+            target: target.as_str(),
+            left_out,
+        })
+    }
+}
+
 /// A TF Serving message keeps its layout; others are laid out as TensorFlow's Python does.
-fn style_for(m: &Message) -> TfsEncoding {
+pub(crate) fn style_for(m: &Message) -> TfsEncoding {
     if m.wire == WireFormat::TfServing {
         TfsEncoding::AsIs
     } else {

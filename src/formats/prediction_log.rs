@@ -289,3 +289,92 @@ pub fn encode_predict_log(request: &[u8]) -> Vec<u8> {
     out.extend_from_slice(request);
     out
 }
+
+/// Each field of `msg` with its raw bytes (tag to end of value), in order.
+pub(crate) fn raw_fields(msg: &Bytes) -> Result<Vec<(WireValue, u32, Bytes)>, DecodeError> {
+    let mut r = Reader::new(msg.clone());
+    let mut out = Vec::new();
+    while let Some(f) = r.next_field()? {
+        let raw = msg.slice(f.offset..r.offset());
+        out.push((f.value, f.number, raw));
+    }
+    Ok(out)
+}
+
+/// What a `predict_log` record holds besides its request, in words: `log_metadata`,
+/// the `predict_log.response`, and fields the schema does not know. A bare request
+/// file has no room for these.
+///
+/// ```
+/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+/// let rec = tfreq::formats::tfrecord::Records::new(bytes).next().unwrap()?;
+/// let parts = tfreq::formats::prediction_log::beside_request(&rec.data)?;
+/// assert_eq!(parts, ["log_metadata"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn beside_request(data: &Bytes) -> Result<Vec<String>, DecodeError> {
+    let mut out = Vec::new();
+    for (v, n, _) in raw_fields(data)? {
+        match (n, v) {
+            (1, _) => out.push("log_metadata".to_string()),
+            (6, WireValue::Len(body)) => {
+                for (_, m, _) in raw_fields(&body)? {
+                    match m {
+                        1 => {}
+                        2 => out.push("predict_log.response".to_string()),
+                        m => out.push(format!("predict_log field {m} (unknown)")),
+                    }
+                }
+            }
+            (n, _) => match LogKind::from_field(n) {
+                Some(k) => out.push(format!("{k} (another log_type member)")),
+                None => out.push(format!("PredictionLog field {n} (unknown)")),
+            },
+        }
+    }
+    Ok(out)
+}
+
+/// The record `data` (a `PredictionLog` holding a `predict_log`) with its request
+/// replaced by `request`. Every other field is kept byte for byte (`log_metadata`,
+/// unknown fields, the response unless `drop_response`). The new request goes into
+/// the last `predict_log`, the one the record's request was read from.
+///
+/// ```
+/// use tfreq::formats::prediction_log::{encode_predict_log, replace_predict_request};
+/// let rec = encode_predict_log(b"\x1a\x01y");
+/// let out = replace_predict_request(&rec.into(), b"\x1a\x01z", false)?;
+/// assert_eq!(out, encode_predict_log(b"\x1a\x01z"));
+/// # Ok::<(), tfreq::DecodeError>(())
+/// ```
+pub fn replace_predict_request(
+    data: &Bytes,
+    request: &[u8],
+    drop_response: bool,
+) -> Result<Vec<u8>, DecodeError> {
+    let fields = raw_fields(data)?;
+    let last = fields.iter().rposition(|(_, n, _)| *n == 6);
+    let mut out = Vec::with_capacity(data.len() + request.len() + 8);
+    for (i, (v, n, raw)) in fields.into_iter().enumerate() {
+        let WireValue::Len(body) = v else {
+            out.extend_from_slice(&raw);
+            continue;
+        };
+        if n != 6 {
+            out.extend_from_slice(&raw);
+            continue;
+        }
+        let mut inner = Vec::with_capacity(body.len() + request.len());
+        if Some(i) == last {
+            crate::wire::writer::put_bytes_field(&mut inner, 1, request);
+        }
+        for (_, m, raw) in raw_fields(&body)? {
+            if m == 1 || (m == 2 && drop_response) {
+                continue;
+            }
+            inner.extend_from_slice(&raw);
+        }
+        crate::wire::writer::put_bytes_field(&mut out, 6, &inner);
+    }
+    Ok(out)
+}

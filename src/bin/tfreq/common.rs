@@ -173,3 +173,25 @@ pub fn json_signature(bytes: &[u8]) -> String {
         _ => "serving_default".to_string(),
     }
 }
+
+/// The library's error, with the option that allows a lossy conversion named.
+pub fn lossy_hint(e: tfreq::Error) -> String {
+    match e {
+        e @ tfreq::Error::WouldLose { .. } => {
+            format!("{e}\n(--lossy writes it without them, listing them on stderr)")
+        }
+        e => e.to_string(),
+    }
+}
+
+/// Lists on stderr what a conversion or scrub left out of `file`.
+pub fn report_left_out(file: &str, why: &str, items: &[String]) {
+    if items.is_empty() {
+        return;
+    }
+    let mut err = anstream::stderr();
+    let _ = writeln!(err, "tfreq: warning: {file}: {why}:");
+    for i in items {
+        let _ = writeln!(err, "  {i}");
+    }
+}

@@ -2,15 +2,19 @@
 
 use std::path::PathBuf;
 
-use tfreq::formats::detect::{detect, unframed_records, Source};
-use tfreq::formats::{load_from, set_model_name, tfrecord, write, ContainerKind, Target};
+use tfreq::formats::convert::{convert_file, ConvertOptions};
+use tfreq::formats::detect::{detect, Source};
+use tfreq::formats::ContainerKind;
 use tfreq::DecodeOptions;
 
-use crate::common::{in_file, write_output, InputFrom, OutWire, Outcome};
+use crate::common::{
+    in_file, lossy_hint, report_left_out, write_output, InputFrom, OutWire, Outcome,
+};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input: a bare request (EAS or TF Serving) or a TFRecord warm-up file.
+    /// Input: a bare request (EAS or TF Serving), a TFRecord warm-up file (every record
+    /// is kept) or protobuf text format.
     input: PathBuf,
     /// Output file (`-` for standard output).
     #[arg(long, short = 'o')]
@@ -26,16 +30,19 @@ pub struct Args {
     /// TF Serving model_spec.name for requests that have none (EAS requests carry no model name).
     #[arg(long)]
     model_name: Option<String>,
+    /// Write even when the output cannot carry everything (a dtype EAS lacks, a TF Serving
+    /// model_spec or client_id going to EAS, several records into a bare request), and
+    /// list what was left out on stderr. Without it, that is an error.
+    #[arg(long)]
+    lossy: bool,
 }
 
 pub fn run(a: Args) -> Outcome {
     let label = a.input.display().to_string();
     let bytes = tfreq::io::read_input(&a.input).map_err(|e| in_file(&label, e))?;
-    let opts = DecodeOptions::default();
     let mut src = Source::for_path(&a.input, a.from.format());
     src.accept_unframed = true;
-    let target: Target = a.wire.into();
-    let unframed = detect(&bytes, opts, &src)
+    let unframed = detect(&bytes, DecodeOptions::default(), &src)
         .map_err(|e| in_file(&label, e))?
         .kind
         == ContainerKind::UnframedLogs;
@@ -45,25 +52,20 @@ pub fn run(a: Args) -> Outcome {
             "PredictionLog messages without framing are framed as they are (every record kept): convert FILE --wire tfrecord -o F first, then give --model-name when converting F",
         ));
     }
-    if unframed && target == Target::TfRecord {
-        // Every record as it is (other log kinds and log_metadata included), framed.
-        let records = unframed_records(&bytes).map_err(|e| in_file(&label, e))?;
-        let data = tfrecord::frame(records.iter().map(|(_, b)| &b[..]));
-        write_output(a.output.as_deref(), &data)?;
-        return Ok(0);
-    }
-    let mut msgs: Vec<_> = load_from(bytes, opts, &src)
-        .map_err(|e| in_file(&label, e))?
-        .into_iter()
-        .map(|r| r.message)
-        .collect();
-    if msgs.is_empty() {
-        return Err(in_file(&label, "holds no PredictRequest to convert"));
-    }
-    if let Some(name) = &a.model_name {
-        msgs.iter_mut().for_each(|m| set_model_name(m, name));
-    }
-    let data = write(&msgs, target).map_err(|e| in_file(&label, e))?;
-    write_output(a.output.as_deref(), &data)?;
+    let opts = ConvertOptions {
+        model_name: a.model_name.clone(),
+        scrub: None,
+        lossy: a.lossy,
+    };
+    let out = convert_file(
+        bytes,
+        DecodeOptions::default(),
+        &src,
+        Some(a.wire.into()),
+        &opts,
+    )
+    .map_err(|e| in_file(&label, lossy_hint(e)))?;
+    write_output(a.output.as_deref(), &out.data)?;
+    report_left_out(&label, "left out (--lossy)", &out.left_out);
     Ok(0)
 }

@@ -2,16 +2,20 @@
 
 use std::path::PathBuf;
 
+use tfreq::formats::convert::{convert_file, ConvertOptions};
 use tfreq::formats::detect::Source;
-use tfreq::formats::{entries_from, write, ContainerKind, Content, Target};
-use tfreq::scrub::{scrub, FillMode};
-use tfreq::{DecodeOptions, WireFormat};
+use tfreq::scrub::FillMode;
+use tfreq::DecodeOptions;
 
-use crate::common::{in_file, write_output, Failure, InputFrom, OutWire, Outcome};
+use crate::common::{
+    in_file, lossy_hint, report_left_out, write_output, InputFrom, OutWire, Outcome,
+};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Production request: a bare request (EAS or TF Serving) or a TFRecord file.
+    /// Production request: a bare request (EAS or TF Serving), a TFRecord file (every
+    /// record is kept and scrubbed: predict requests, session-run feeds, the tf.Example
+    /// inputs of classify/regress/multi-inference) or protobuf text format.
     input: PathBuf,
     /// Output file (`-` for standard output).
     #[arg(long, short = 'o')]
@@ -28,6 +32,10 @@ pub struct Args {
     /// What the input is, instead of detecting it.
     #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
     from: InputFrom,
+    /// With --wire: write even when the output cannot carry everything (see `convert
+    /// --lossy`), listing what was left out on stderr.
+    #[arg(long)]
+    lossy: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -65,34 +73,25 @@ pub fn run(a: Args) -> Outcome {
     let label = a.input.display().to_string();
     let bytes = tfreq::io::read_input(&a.input).map_err(|e| in_file(&label, e))?;
     let src = Source::for_path(&a.input, a.from.format());
-    let it = entries_from(bytes, DecodeOptions::default(), &src).map_err(|e| in_file(&label, e))?;
-    let kind = it.kind();
-    let mut source_wire = WireFormat::Eas;
-    let mut out = Vec::new();
-    let mode = a.fill.mode(a.seed);
-    for e in it {
-        let e = e.map_err(|e| in_file(&label, e))?;
-        let where_ = e.label(kind);
-        if let Content::Message(m) = &e.content {
-            source_wire = m.wire;
-            let s = scrub(m, mode).map_err(|err| {
-                in_file(&label, format!("{where_} {err}").trim_start().to_string())
-            })?;
-            out.push(s);
-        }
-    }
-    if out.is_empty() {
-        return Err(Failure(format!(
-            "{label}: holds no PredictRequest to scrub"
-        )));
-    }
-    let target = match (a.wire, kind) {
-        (Some(w), _) => w.into(),
-        (None, ContainerKind::TfRecord | ContainerKind::UnframedLogs) => Target::TfRecord,
-        (None, _) if source_wire == WireFormat::Eas => Target::Eas,
-        (None, _) => Target::TfServing,
+    let opts = ConvertOptions {
+        model_name: None,
+        scrub: Some(a.fill.mode(a.seed)),
+        lossy: a.lossy,
     };
-    let data = write(&out, target).map_err(|e| in_file(&label, e))?;
-    write_output(a.output.as_deref(), &data)?;
+    let out = convert_file(
+        bytes,
+        DecodeOptions::default(),
+        &src,
+        a.wire.map(Into::into),
+        &opts,
+    )
+    .map_err(|e| in_file(&label, lossy_hint(e)))?;
+    write_output(a.output.as_deref(), &out.data)?;
+    report_left_out(
+        &label,
+        "scrub left out (it may carry private data)",
+        &out.scrubbed_out,
+    );
+    report_left_out(&label, "left out (--lossy)", &out.left_out);
     Ok(0)
 }

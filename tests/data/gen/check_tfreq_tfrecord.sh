@@ -10,6 +10,9 @@
 #   read_tfrecord.out      what tests/data/gen/read_tfrecord.py (tf.data.TFRecordDataset +
 #                          PredictionLog.FromString) printed for them; tests/tfrecord.rs
 #                          compares it with what tfreq reads from the same files
+#   every_kind.jsonl       what tests/data/gen/dump_records.py (TensorFlow) reads from the
+#                          convert and scrub outputs of the mixed warm-ups: every record,
+#                          every field, every tensor's values (tests/convert_records.rs)
 #   damaged/flipped.tfrecord    from_eas_faq_prod.tfrecord with bit 0 of byte 20 flipped,
 #   damaged/truncated.tfrecord  and without its last 5 bytes (committed for the CLI tests
 #                               in tests/golden/)
@@ -23,7 +26,11 @@ mkdir -p "$OUT"
 
 "$TFREQ" convert tests/data/eas/faq_prod.bin --wire tfrecord --model-name faq -o "$OUT/from_eas_faq_prod.tfrecord"
 "$TFREQ" convert tests/data/tfs/seed_content.bin --wire tfrecord -o "$OUT/from_tfs_seed_content.tfrecord"
-"$TFREQ" convert tests/data/tfrecord/warmup_mixed.tfrecord --wire tfrecord -o "$OUT/from_mixed_predict_only.tfrecord"
+rm -f "$OUT/from_mixed_predict_only.tfrecord"   # the name of what convert wrote when it dropped records
+"$TFREQ" convert tests/data/tfrecord/warmup_mixed.tfrecord --wire tfrecord -o "$OUT/from_mixed.tfrecord"
+"$TFREQ" scrub tests/data/tfrecord/warmup_mixed.tfrecord -o "$OUT/scrubbed_mixed.tfrecord"
+"$TFREQ" convert tests/data/tfrecord/warmup_every_kind.tfrecord --wire tfrecord -o "$OUT/from_every_kind.tfrecord"
+"$TFREQ" scrub tests/data/tfrecord/warmup_every_kind.tfrecord -o "$OUT/scrubbed_every_kind.tfrecord" 2>/dev/null
 if [ "${WITH_WARMUP:-1}" = 1 ]; then
   "$TFREQ" warmup tests/data/eas/faq_prod.bin tests/data/eas/faq_prod_batch4.bin tests/data/eas/strings_binary.bin \
     --wire tfrecord -o "$OUT/warmup_scrubbed.tfrecord"
@@ -31,6 +38,10 @@ fi
 
 "$PYTHON" tests/data/gen/read_tfrecord.py "$OUT"/*.tfrecord > "$OUT/read_tfrecord.out"
 cat "$OUT/read_tfrecord.out"
+"$PYTHON" tests/data/gen/dump_records.py tests/data/tfrecord/warmup_mixed.tfrecord \
+  tests/data/tfrecord/warmup_every_kind.tfrecord "$OUT"/from_mixed.tfrecord \
+  "$OUT"/scrubbed_mixed.tfrecord "$OUT"/from_every_kind.tfrecord \
+  "$OUT"/scrubbed_every_kind.tfrecord > "$OUT/every_kind.jsonl"
 
 # Damaged copies: TensorFlow's own reader must reject them too (tfreq's messages are
 # tested in tests/tfrecord.rs and tests/golden/).

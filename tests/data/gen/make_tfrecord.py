@@ -12,6 +12,12 @@ Files:
                                0 bytes), a record with only log_metadata (no log_type)
   warmup_unsupported.tfrecord  predict_streamed_log (one request) and session_run_log: types the
                                classic (SavedModelBundle) warm-up rejects with UNIMPLEMENTED
+  warmup_every_kind.tfrecord   7 records, one of every log_type and none, with what a scrub must
+                               replace or leave out: predict_log (log_metadata, client_id, a
+                               response), classify_log (example_list_with_context: bytes, int64
+                               and float features, a response), regress_log, multi_inference_log,
+                               session_run_log (a feed and a response), predict_streamed_log (2
+                               requests), no log_type
   manifest.json                per file, the records in order: kind, length, and for requests
                                the model, signature, input names (in insertion order), fetches
 
@@ -186,10 +192,8 @@ def warmup_mixed():
     ], "Every log type the classic warm-up runs, plus records with no log_type.")
 
 
-def warmup_unsupported():
-    streamed = PL.PredictionLog()
-    streamed.predict_streamed_log.request.add().CopyFrom(predict_request())
-
+def session_run_request():
+    """SessionRunRequest: feed x [1, 2] floats, fetch y, tensor_name_is_alias."""
     sreq = session_service_pb2.SessionRunRequest()
     sreq.model_spec.name = "m"
     sreq.model_spec.signature_name = "serving_default"
@@ -198,7 +202,15 @@ def warmup_unsupported():
     f.tensor.CopyFrom(float_tensor((1, 2), (1.0, 2.0)))
     sreq.fetch.append("y")
     sreq.tensor_name_is_alias = True
-    assert isinstance(f, named_tensor_pb2.NamedTensorProto)
+    return sreq
+
+
+def warmup_unsupported():
+    streamed = PL.PredictionLog()
+    streamed.predict_streamed_log.request.add().CopyFrom(predict_request())
+
+    sreq = session_run_request()
+    assert isinstance(sreq.feed[0], named_tensor_pb2.NamedTensorProto)
 
     return write("warmup_unsupported.tfrecord", [
         (streamed, "predict_streamed_log with one request (the §10.1 request): TFRT warm-up "
@@ -209,9 +221,74 @@ def warmup_unsupported():
     ], "Log types that TF Serving's warm-up does not run.")
 
 
+def warmup_every_kind():
+    pl = PL.PredictionLog()
+    r = predict_request()
+    r.inputs["q"].CopyFrom(tf.make_tensor_proto([b"secret query", b"more"], dtype=tf.string))
+    r.inputs["n"].CopyFrom(tf.make_tensor_proto([[7, 8, 9]], dtype=tf.int64))
+    r.client_id = b"client-42"
+    pl.predict_log.request.CopyFrom(r)
+    pl.predict_log.response.outputs["y"].CopyFrom(tf.make_tensor_proto([0.25], dtype=tf.float32))
+    pl.log_metadata.model_spec.name = "m"
+    pl.log_metadata.saved_model_tags.append("serve")
+
+    ex = tf.train.Example()
+    ex.features.feature["x"].float_list.value.extend([1.5, 2.5])
+    ex.features.feature["ids"].int64_list.value.extend([11, -12, 13])
+    ex.features.feature["text"].bytes_list.value.extend([b"private words", b"pii"])
+    ctx = tf.train.Example()
+    ctx.features.feature["user"].bytes_list.value.append(b"alice@example.com")
+    creq = classification_pb2.ClassificationRequest()
+    creq.model_spec.name = "m"
+    creq.model_spec.signature_name = "classify_x_to_y"
+    creq.input.example_list_with_context.examples.append(ex)
+    creq.input.example_list_with_context.context.CopyFrom(ctx)
+    cres = classification_pb2.ClassificationResponse()
+    c = cres.result.classifications.add().classes.add()
+    c.label, c.score = "spam", 0.75
+
+    rreq = regression_pb2.RegressionRequest()
+    rreq.model_spec.name = "m"
+    rreq.model_spec.signature_name = "regress_x_to_y"
+    rreq.input.example_list.examples.extend([example(x=[3.0]), example(x=[4.0, 5.0])])
+
+    mreq = inference_pb2.MultiInferenceRequest()
+    t = mreq.tasks.add()
+    t.model_spec.name = "m"
+    t.model_spec.signature_name = "classify_x_to_y"
+    t.method_name = "tensorflow/serving/classify"
+    mreq.input.example_list.examples.append(example(x=[6.0]))
+
+    sreq = session_run_request()
+    sres = session_service_pb2.SessionRunResponse()
+    o = sres.tensor.add()
+    o.name = "y"
+    o.tensor.CopyFrom(float_tensor((1,), (3.0,)))
+
+    streamed = PL.PredictionLog()
+    streamed.predict_streamed_log.request.add().CopyFrom(predict_request())
+    streamed.predict_streamed_log.request.add().CopyFrom(predict_request(values=(5.0, 6.0)))
+
+    return write("warmup_every_kind.tfrecord", [
+        (pl, "predict_log with log_metadata, client_id, inputs x (float), q (string), "
+             "n (int64) and a response"),
+        (PL.PredictionLog(classify_log=PL.ClassifyLog(request=creq, response=cres)),
+         "classify_log: example_list_with_context (float, int64, bytes features; a "
+         "context) and a response"),
+        (PL.PredictionLog(regress_log=PL.RegressLog(request=rreq)),
+         "regress_log: 2 tf.Examples"),
+        (PL.PredictionLog(multi_inference_log=PL.MultiInferenceLog(request=mreq)),
+         "multi_inference_log: one classify task on 1 tf.Example"),
+        (PL.PredictionLog(session_run_log=PL.SessionRunLog(request=sreq, response=sres)),
+         "session_run_log: feed x, fetch y, and a response"),
+        (streamed, "predict_streamed_log with 2 requests"),
+        (PL.PredictionLog(), "no log_type: an empty record"),
+    ], "One record of every log type, with values and fields a scrub replaces or leaves out.")
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
-    manifest = [warmup_predict(), warmup_mixed(), warmup_unsupported()]
+    manifest = [warmup_predict(), warmup_mixed(), warmup_unsupported(), warmup_every_kind()]
     js = "[\n" + ",\n".join(
         "  {\n    \"file\": %s,\n    \"note\": %s,\n    \"records\": [\n%s\n    ]\n  }" % (
             json.dumps(m["file"]), json.dumps(m["note"], ensure_ascii=False),

@@ -1,0 +1,419 @@
+//! Whole-file conversion and scrubbing with nothing left out silently.
+//!
+//! [`convert_file`] writes every entry of a file for a target layout: the one request
+//! of a bare file, each request of a text-format file, and **every** record of a
+//! TFRecord file. A `predict_log` record has its request converted (or scrubbed) in
+//! place, its `log_metadata` and other fields kept; classify, regress,
+//! multi-inference, session-run, streamed and log-type-less records are copied as they
+//! are, or scrubbed when scrubbing ([`crate::scrub::scrub_log_record`]).
+//!
+//! What the target cannot carry — a dtype EAS lacks, TF Serving's `model_spec` name and
+//! version, `client_id` / `request_options` / `predict_streamed_options`, tensor
+//! `version_number`, dim names, unknown fields, records a bare file has no room for —
+//! is an [`Error::WouldLose`] listing each item with where it is, unless the caller
+//! allows a lossy conversion: then the output leaves those out and
+//! [`Converted::left_out`] lists them.
+//!
+//! ```
+//! use tfreq::formats::convert::{convert_file, ConvertOptions};
+//! use tfreq::formats::Target;
+//! let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+//! let out = convert_file(bytes.clone(), Default::default(), &Default::default(), Some(Target::TfRecord),
+//!     &ConvertOptions::default())?;
+//! assert_eq!(out.records, 6); // every record, whatever its kind
+//! assert_eq!(out.data, bytes); // a TFRecord copied to a TFRecord is unchanged
+//!
+//! // A bare request has room for one PredictRequest only.
+//! let err = convert_file(bytes, Default::default(), &Default::default(), Some(Target::TfServing),
+//!     &ConvertOptions::default()).unwrap_err();
+//! assert!(err.to_string().contains("record 1: classify_log"), "{err}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::borrow::Cow;
+
+use bytes::Bytes;
+
+use crate::decode::DecodeOptions;
+use crate::dtype::DType;
+use crate::encode::encode;
+use crate::error::Error;
+use crate::formats::detect::{detect, unframed_records, Source};
+use crate::formats::prediction_log::{
+    beside_request, encode_predict_log, replace_predict_request, LogKind,
+};
+use crate::formats::tfrecord::{write_record, Records};
+use crate::formats::{
+    entries_from, log_entry, set_model_name, style_for, ContainerKind, Content, Target,
+};
+use crate::model::{Kind, Message, WireFormat};
+use crate::scrub::{scrub, scrub_log_record, FillMode};
+
+/// What to do besides converting.
+#[derive(Debug, Clone, Default)]
+pub struct ConvertOptions {
+    /// TF Serving `model_spec.name` for requests that have none.
+    pub model_name: Option<String>,
+    /// Scrub every request's values (see [`crate::scrub`]).
+    pub scrub: Option<FillMode>,
+    /// Write even when the target cannot carry everything, listing what was left out
+    /// in [`Converted::left_out`] (otherwise that is an [`Error::WouldLose`]).
+    pub lossy: bool,
+}
+
+/// A converted file.
+#[derive(Debug, Clone)]
+pub struct Converted {
+    /// The output bytes.
+    pub data: Vec<u8>,
+    /// The layout written.
+    pub target: Target,
+    /// Entries written (records of a TFRecord output; 1 for a bare request).
+    pub records: usize,
+    /// What the target could not carry (only with [`ConvertOptions::lossy`]), each
+    /// `where: what`.
+    pub left_out: Vec<String>,
+    /// What scrubbing removed by design (unknown fields, `client_id`,
+    /// `request_options`, responses), each `where: what`.
+    pub scrubbed_out: Vec<String>,
+}
+
+/// One entry to write.
+enum Item {
+    /// A request, and for a `predict_log` record the record's own bytes.
+    Request {
+        at: String,
+        msg: Box<Message>,
+        record: Option<Bytes>,
+    },
+    /// A record of another kind, as bytes.
+    Record {
+        at: String,
+        kind: LogKind,
+        data: Bytes,
+    },
+}
+
+fn at(label: &str, what: impl std::fmt::Display) -> String {
+    if label.is_empty() {
+        what.to_string()
+    } else {
+        format!("{label}: {what}")
+    }
+}
+
+/// Converts (or scrubs) every entry of `bytes` (read as `src` says, see
+/// [`detect`]) for `target` (`None`: the input's own layout). See the module docs.
+pub fn convert_file(
+    bytes: Bytes,
+    decode: DecodeOptions,
+    src: &Source,
+    target: Option<Target>,
+    opts: &ConvertOptions,
+) -> Result<Converted, Error> {
+    let kind = detect(&bytes, decode, src)?.kind;
+    let mut items = Vec::new();
+    match kind {
+        ContainerKind::Text => {
+            return Err(Error::Format(
+                "an EAS text warm-up (one string per line) holds no protobuf request to convert"
+                    .into(),
+            ))
+        }
+        ContainerKind::TfRecord | ContainerKind::UnframedLogs => {
+            // (index, offset of the record, offset of its data, its data)
+            let records: Vec<(usize, usize, usize, Bytes)> = if kind == ContainerKind::TfRecord {
+                Records::new(bytes)
+                    .map(|r| r.map(|r| (r.index, r.offset, r.data_offset(), r.data)))
+                    .collect::<Result<_, _>>()?
+            } else {
+                unframed_records(&bytes)?
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (span, data))| (i, span.offset, span.offset, data))
+                    .collect()
+            };
+            for (index, offset, data_offset, data) in records {
+                let label = format!("record {index}");
+                let e = log_entry(index, offset, data_offset, data.clone(), decode)?;
+                match e.content {
+                    Content::Message(msg) => items.push(Item::Request {
+                        at: label,
+                        msg: Box::new(msg),
+                        record: Some(data),
+                    }),
+                    _ => items.push(Item::Record {
+                        at: label,
+                        kind: e.log_kind.unwrap_or(LogKind::None),
+                        data,
+                    }),
+                }
+            }
+        }
+        ContainerKind::Bare | ContainerKind::TextFormat | ContainerKind::RestJson => {
+            for e in entries_from(bytes, decode, src)? {
+                let e = e?;
+                let label = e.label(kind);
+                if let Content::Message(msg) = e.content {
+                    items.push(Item::Request {
+                        at: label,
+                        msg: Box::new(msg),
+                        record: None,
+                    });
+                }
+            }
+        }
+    }
+    let first_wire = items.iter().find_map(|i| match i {
+        Item::Request { msg, .. } => Some(msg.wire),
+        Item::Record { .. } => None,
+    });
+    let target = target.unwrap_or(match (kind, first_wire) {
+        (ContainerKind::TfRecord | ContainerKind::UnframedLogs, _) => Target::TfRecord,
+        (_, Some(WireFormat::Eas)) => Target::Eas,
+        _ => Target::TfServing,
+    });
+
+    // Scrub and name, before anything is written.
+    let mut scrubbed_out = Vec::new();
+    if let Some(fill) = opts.scrub {
+        for item in &mut items {
+            match item {
+                Item::Request { at: label, msg, .. } => {
+                    scrubbed_out.extend(
+                        crate::scrub::left_out(msg)
+                            .into_iter()
+                            .map(|g| at(label, g)),
+                    );
+                    **msg = scrub(msg, fill).map_err(|e| Error::Format(at(label, e)))?;
+                }
+                Item::Record {
+                    at: label, data, ..
+                } => {
+                    let (b, gone) =
+                        scrub_log_record(data, fill).map_err(|e| Error::Format(at(label, e)))?;
+                    scrubbed_out.extend(gone.into_iter().map(|g| at(label, g)));
+                    *data = Bytes::from(b);
+                }
+            }
+        }
+    }
+    if let Some(name) = &opts.model_name {
+        for item in &mut items {
+            if let Item::Request { msg, .. } = item {
+                set_model_name(msg, name);
+            }
+        }
+    }
+    for item in &items {
+        if let Item::Request { at: label, msg, .. } = item {
+            if msg.kind != Kind::Request {
+                return Err(Error::Format(at(
+                    label,
+                    format!(
+                        "only requests can be written as {}; got a {}",
+                        target.as_str(),
+                        msg.kind
+                    ),
+                )));
+            }
+        }
+    }
+
+    let mut left_out = Vec::new();
+    let mut data = Vec::new();
+    let records;
+    match target {
+        Target::TfRecord => {
+            for item in &items {
+                match item {
+                    Item::Request {
+                        at: label,
+                        msg,
+                        record,
+                    } => {
+                        let (m, lost) = fit(msg, WireFormat::TfServing);
+                        left_out.extend(lost.into_iter().map(|l| at(label, l)));
+                        let req = encode(&m, WireFormat::TfServing, style_for(&m))?;
+                        let rec = match record {
+                            Some(r) => replace_predict_request(r, &req, opts.scrub.is_some())
+                                .map_err(|e| Error::Format(at(label, e)))?,
+                            None => encode_predict_log(&req),
+                        };
+                        if record.as_ref().is_some_and(has_response) && opts.scrub.is_some() {
+                            scrubbed_out.push(at(label, "predict_log.response"));
+                        }
+                        write_record(&mut data, &rec);
+                    }
+                    Item::Record { data: d, .. } => write_record(&mut data, d),
+                }
+            }
+            records = items.len();
+        }
+        Target::Eas | Target::TfServing => {
+            let wire = if target == Target::Eas {
+                WireFormat::Eas
+            } else {
+                WireFormat::TfServing
+            };
+            let mut chosen = None;
+            for item in &items {
+                match item {
+                    Item::Request {
+                        at: label,
+                        msg,
+                        record,
+                    } if chosen.is_none() => {
+                        if let Some(r) = record {
+                            let beside = beside_request(r).map_err(|e| Error::Format(at(label, e)))?;
+                            left_out.extend(beside.into_iter().map(|b| at(label, b)));
+                        }
+                        let (m, lost) = fit(msg, wire);
+                        left_out.extend(lost.into_iter().map(|l| at(label, l)));
+                        chosen = Some(m.into_owned());
+                    }
+                    Item::Request { at: label, .. } => left_out.push(at(
+                        label,
+                        "a further PredictRequest (a bare request file holds one; write a TFRecord for several)",
+                    )),
+                    Item::Record {
+                        at: label, kind, ..
+                    } => left_out.push(at(
+                        label,
+                        format!(
+                            "{} (a bare request file holds one PredictRequest)",
+                            if *kind == LogKind::None {
+                                "a record with no log_type".to_string()
+                            } else {
+                                format!("{kind} record")
+                            }
+                        ),
+                    )),
+                }
+            }
+            let Some(m) = chosen else {
+                return Err(Error::Format(format!(
+                    "holds no PredictRequest to write as a bare {} request",
+                    target.as_str()
+                )));
+            };
+            data = encode(&m, wire, style_for(&m))?;
+            records = 1;
+        }
+    }
+    if !left_out.is_empty() && !opts.lossy {
+        return Err(Error::WouldLose {
+            target: target.as_str(),
+            left_out,
+        });
+    }
+    Ok(Converted {
+        data,
+        target,
+        records,
+        left_out,
+        scrubbed_out,
+    })
+}
+
+fn has_response(record: &Bytes) -> bool {
+    beside_request(record).is_ok_and(|b| b.iter().any(|p| p == "predict_log.response"))
+}
+
+/// `msg` made encodable as `wire`, and what that leaves out, in words (see the module
+/// docs). Nothing is lost within one wire format.
+///
+/// ```
+/// let bytes = std::fs::read("tests/data/tfs/spec_vector.bin")?;
+/// let m = tfreq::decode(&bytes)?;
+/// let (_, lost) = tfreq::formats::convert::fit(&m, tfreq::WireFormat::Eas);
+/// assert_eq!(lost, ["model_spec.name \"m\" (EAS requests name no model)",
+///                   "model_spec.version 3"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn fit(msg: &Message, wire: WireFormat) -> (Cow<'_, Message>, Vec<String>) {
+    if msg.wire == wire {
+        return (Cow::Borrowed(msg), Vec::new());
+    }
+    let mut lost = Vec::new();
+    for u in msg.all_unknown() {
+        lost.push(if u.path.is_empty() {
+            format!("unknown field {}", u.number)
+        } else {
+            format!("unknown field {} in {}", u.number, u.path)
+        });
+    }
+    if wire == WireFormat::Eas {
+        if let Some(s) = &msg.model_spec {
+            if !s.name.is_empty() {
+                lost.push(format!(
+                    "model_spec.name {:?} (EAS requests name no model)",
+                    s.name
+                ));
+            }
+            if let Some(v) = s.version {
+                lost.push(format!("model_spec.version {v}"));
+            }
+            if let Some(l) = &s.version_label {
+                lost.push(format!("model_spec.version_label {l:?}"));
+            }
+        }
+        for (name, _) in &msg.extra {
+            lost.push(name.to_string());
+        }
+    }
+    let map = if msg.kind == Kind::Request {
+        "inputs"
+    } else {
+        "outputs"
+    };
+    let mut keep = Vec::with_capacity(msg.tensors.len());
+    for (i, t) in msg.tensors.iter().enumerate() {
+        let path = format!("{map}[{:?}]", t.name);
+        let d = t.dtype.dtype().filter(|d| *d != DType::Invalid);
+        match d {
+            None => {
+                lost.push(format!(
+                    "{path}: dtype {} (no values to convert), the whole tensor",
+                    t.dtype
+                ));
+                continue;
+            }
+            Some(d) if wire == WireFormat::Eas && !d.eas_can_carry() => {
+                lost.push(format!(
+                    "{path}: {d} (EAS has no such dtype), the whole tensor"
+                ));
+                continue;
+            }
+            _ => {}
+        }
+        if wire == WireFormat::Eas {
+            if t.version_number != 0 {
+                lost.push(format!("{path}.version_number {}", t.version_number));
+            }
+            for (j, dim) in t.shape.dims.iter().enumerate() {
+                if !dim.name.is_empty() {
+                    lost.push(format!("{path}.tensor_shape.dim[{j}].name {:?}", dim.name));
+                }
+            }
+            if t.shape.unknown_rank {
+                lost.push(format!("{path}.tensor_shape.unknown_rank"));
+            }
+        }
+        keep.push(i);
+    }
+    if lost.is_empty() {
+        return (Cow::Borrowed(msg), lost);
+    }
+    let mut m = msg.clone();
+    m.unknown.clear();
+    m.tensors = keep
+        .into_iter()
+        .filter_map(|i| msg.tensors.get(i).cloned())
+        .map(|mut t| {
+            t.unknown.clear();
+            t
+        })
+        .collect();
+    (Cow::Owned(m), lost)
+}
