@@ -1175,9 +1175,112 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(HTTP_OF_CODE.get(s.code, 500), s.message, "text/plain")
 
     def watch(self, queue, q, tags):
-        return self.reply(501, "watch is not served by this stand-in yet", "text/plain")
+        """`?_watch_=true`: a websocket (RFC 6455) on which every item from `_index_` on (0: the
+        head) carrying the tags is sent as one binary DataFrameProto frame, at most `_window_`
+        uncommitted at a time; `_auto_commit_=true` removes each item once it is sent. Ends when
+        the client closes, the connection drops or the server stops."""
+        key = self.headers.get("Sec-WebSocket-Key")
+        if (self.headers.get("Upgrade") or "").lower() != "websocket" or not key:
+            return self.reply(400, "watch needs a websocket upgrade", "text/plain")
+        start = int(q.get("_index_", "0") or 0)
+        window = max(1, min(int(q.get("_window_", "10") or 10), 1000))
+        auto_commit = q.get("_auto_commit_") == "true"
+        index_only = q.get("_index_only_") == "true"
+        accept = base64.b64encode(hashlib.sha1(
+            (key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
+        self.send_response(101, "Switching Protocols")
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", accept)
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        log({"protocol": "queue", "queue": queue.name, "op": "watch", "index": start,
+             "window": window, "auto_commit": auto_commit, "tags": tags})
+        sock = self.connection
+        sock.settimeout(0.2)
+        sent = []  # indexes sent and not yet committed (without auto-commit)
+        after = start - 1
+        while not self.stop.is_set():
+            try:
+                frame = ws_read_frame(sock)
+            except TimeoutError:
+                frame = None
+            except (OSError, ValueError):
+                return
+            if frame is not None:
+                opcode, payload = frame
+                if opcode == 0x8:
+                    ws_send(sock, 0x8, payload[:2])
+                    return
+                if opcode == 0x9:
+                    ws_send(sock, 0xA, payload)
+            with queue.cond:
+                sent = [i for i in sent if i in queue.items]
+                batch = []
+                for f in queue.items.values():
+                    if len(sent) + len(batch) >= window:
+                        break
+                    if f.index > after and all(f.tags.get(k) == v for k, v in tags.items()):
+                        batch.append(f)
+            for f in batch:
+                df = QPB.DataFrameProto(index=f.index)
+                df.tags.update(f.tags)
+                if not index_only:
+                    df.data = f.data
+                try:
+                    ws_send(sock, 0x2, df.SerializeToString())
+                except OSError:
+                    return
+                after = f.index
+                if auto_commit:
+                    queue.remove([f.index])
+                else:
+                    sent.append(f.index)
 
     do_GET = do_POST = do_PUT = do_DELETE = route
+
+
+def ws_recv_exact(sock, n):
+    buf = b""
+    while len(buf) < n:
+        try:
+            chunk = sock.recv(n - len(buf))
+        except TimeoutError:
+            if not buf:
+                raise
+            continue  # a frame has begun: finish it
+        if not chunk:
+            raise OSError("connection closed")
+        buf += chunk
+    return buf
+
+
+def ws_read_frame(sock):
+    """One client frame (masked, as RFC 6455 requires): (opcode, payload)."""
+    b0, b1 = ws_recv_exact(sock, 2)
+    n = b1 & 0x7F
+    if n == 126:
+        n = struct.unpack(">H", ws_recv_exact(sock, 2))[0]
+    elif n == 127:
+        n = struct.unpack(">Q", ws_recv_exact(sock, 8))[0]
+    if n > MAX_BODY:
+        raise ValueError("websocket frame of %d bytes" % n)
+    mask = ws_recv_exact(sock, 4) if b1 & 0x80 else b"\0\0\0\0"
+    data = ws_recv_exact(sock, n) if n else b""
+    return b0 & 0x0F, bytes(c ^ mask[i % 4] for i, c in enumerate(data))
+
+
+def ws_send(sock, opcode, payload):
+    """One unmasked, final server frame."""
+    n = len(payload)
+    if n < 126:
+        head = struct.pack(">BB", 0x80 | opcode, n)
+    elif n < 1 << 16:
+        head = struct.pack(">BBH", 0x80 | opcode, 126, n)
+    else:
+        head = struct.pack(">BBQ", 0x80 | opcode, 127, n)
+    sock.sendall(head + payload)
 
 
 def parse_indexes(q):

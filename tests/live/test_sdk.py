@@ -76,6 +76,15 @@ class Sync(unittest.TestCase):
         self.assertEqual(sorted(out.outputs), ["model_version_id", "sorted_labels", "sorted_probs"])
         self.assertEqual(out.outputs["model_version_id"].string_val, [b"faq-model_a-v1"])
 
+    def test_the_pages_warm_up_file(self):
+        # the seed: the EAS warm-up page's TFRequest, sent as its curl check does
+        body = (EAS_DATA / "seed_warm_up.bin").read_bytes()
+        r = raw_post("/api/predict/seed", body, {"Authorization": TOKEN})
+        self.assertEqual(r.status, 200, r.data)
+        out = PredictResponse.FromString(r.data)
+        self.assertEqual(sorted(out.outputs), ["sorted_labels", "sorted_probs"])
+        self.assertEqual(list(out.outputs["sorted_probs"].array_shape.dim), [200, 3])
+
     def test_wrong_token_is_401(self):
         with self.assertRaises(PredictException) as cm:
             client("faq", token="wrong").predict(faq_warmup())
@@ -142,6 +151,24 @@ class Queue(unittest.TestCase):
         index, _ = self.sink.put("gone")
         self.assertEqual(self.sink.delete(int(index)), "OK")
         self.assertEqual(self.sink.get(index=index, timeout="0s"), [])
+
+    def test_watch(self):
+        # the SDK's test_watch_with_auto_commit / _manual_commit, on items of this test's own tag
+        for auto in (True, False):
+            tag = {"watch": "auto" if auto else "manual"}
+            for i in range(6):
+                self.sink.put(str(i), tags=tag)
+            watcher = self.sink.watch(0, 3, auto_commit=auto, tags=tag)
+            seen = []
+            for df in watcher.run():
+                seen.append(df.data.decode())
+                if not auto:
+                    self.sink.commit(df.index)
+                if len(seen) == 6:
+                    break
+            watcher.close()
+            self.assertEqual(seen, [str(i) for i in range(6)])
+            self.assertEqual(self.sink.get(timeout="0s", tags=tag), [])
 
     def test_wrong_token(self):
         q = client(READY["async"]["faq"]["input"], token="wrong", cls=QueueClient)
