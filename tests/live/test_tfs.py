@@ -3,7 +3,7 @@
 
     TFREQ_LIVE_READY=/path/to/ready.json "$(bash .ci/venv live)" -m unittest tests/live/test_tfs.py
 
-The server (tests/live/server.py) must serve faq and half_plus_two from tests/data/models/.
+The server (tests/live/server.py) must serve faq, half_plus_two and seed from tests/data/models/.
 Expected values come from TensorFlow itself (the models' own arithmetic, y = 0.5 * x + 2) and from
 the committed files that make_models.py wrote with TensorFlow (models/NAME.metadata.json).
 """
@@ -136,6 +136,14 @@ class Grpc(unittest.TestCase):
         self.assertRegex(cm.exception.details(),
                          r"^Expects arg\[\d\] to be float but double is provided$")
 
+    def test_the_pages_warm_up_request(self):
+        # the seed's request as TF Serving bytes (make_tfs.py), addressed to the seed model
+        req = predict_pb2.PredictRequest.FromString((DATA / "tfs" / "seed_typed.bin").read_bytes())
+        req.model_spec.name = "seed"
+        resp = stub().Predict(req, timeout=TIMEOUT)
+        self.assertEqual(sorted(resp.outputs), ["sorted_labels", "sorted_probs"])
+        self.assertEqual(tf.make_ndarray(resp.outputs["sorted_probs"]).shape, (200, 3))
+
     def test_metadata(self):
         req = get_model_metadata_pb2.GetModelMetadataRequest(metadata_field=["signature_def"])
         req.model_spec.name = "faq"
@@ -182,7 +190,7 @@ class Rest(unittest.TestCase):
         np.testing.assert_allclose(pred[0]["sorted_probs"], probs[0], rtol=1e-6)
 
     def test_metadata_is_tf_servings_json(self):
-        for name in ("faq", "half_plus_two"):
+        for name in ("faq", "half_plus_two", "seed"):
             st, body, hdr = rest("GET", "/v1/models/%s/metadata" % name)
             self.assertEqual(st, 200, body)
             self.assertEqual(hdr["Content-Type"], "application/json")
