@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""The Python clients' loop, for comparison with `tfreq replay`: N small requests to the live
+server (tests/live/server.py) over TF Serving gRPC (the tensorflow-serving-api stub) and over EAS
+HTTP (eas_prediction's PredictClient), as requests per second and client CPU per request.
+
+    python3 benches/live/python_clients.py [--count 1000] [--ready READY.json]
+
+Without --ready it starts the server itself (environment from `.ci/venv live`) for half_plus_two
+and stops it afterwards. Each client runs in its own interpreter (`.ci/venv live` for gRPC,
+`.ci/venv eas` for EAS), one request at a time on one connection, after 20 unmeasured warm-up
+calls. CPU is the client process's user+system time (time.process_time, all its threads) over the
+measured loop. The request: half_plus_two's serving_default with x = [[1.0]] (a few dozen bytes).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+WARMUP = 20
+
+
+def venv(name):
+    return subprocess.run(["bash", str(REPO / ".ci" / "venv"), name], check=True,
+                          capture_output=True, text=True, timeout=1800).stdout.strip()
+
+
+def measure(call, count):
+    for _ in range(WARMUP):
+        call()
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    for _ in range(count):
+        call()
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    return {"count": count, "wall_s": round(wall, 3), "req_per_s": round(count / wall, 1),
+            "cpu_us_per_req": round(cpu / count * 1e6, 1),
+            "latency_us_mean": round(wall / count * 1e6, 1)}
+
+
+def grpc_client(ready, count):
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import grpc
+    from tensorflow.core.framework import tensor_pb2, types_pb2
+    from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
+    stub = prediction_service_pb2_grpc.PredictionServiceStub(
+        grpc.insecure_channel("127.0.0.1:%d" % ready["grpc"]))
+    req = predict_pb2.PredictRequest()
+    req.model_spec.name = "half_plus_two"
+    req.model_spec.signature_name = "serving_default"
+    t = tensor_pb2.TensorProto(dtype=types_pb2.DT_FLOAT, float_val=[1.0])
+    t.tensor_shape.dim.add().size = 1
+    t.tensor_shape.dim.add().size = 1
+    req.inputs["x"].CopyFrom(t)
+
+    def call():
+        resp = stub.Predict(req, timeout=30)
+        assert resp.outputs["y"].float_val[0] == 2.5, resp
+    return measure(call, count)
+
+
+def eas_client(ready, count):
+    from eas_prediction import PredictClient, TFRequest
+    client = PredictClient("127.0.0.1:%d" % ready["http"], "half_plus_two")
+    client.set_token(ready["token"])
+    client.set_timeout(30000)
+    client.init()
+    req = TFRequest("serving_default")
+    req.add_feed("x", [1, 1], TFRequest.DT_FLOAT, [1.0])
+
+    def call():
+        resp = client.predict(req)
+        assert resp.get_values("y") == [2.5], resp
+    return measure(call, count)
+
+
+def run_client(kind, ready_path, count):
+    ready = json.loads(Path(ready_path).read_text())
+    result = (grpc_client if kind == "grpc" else eas_client)(ready, count)
+    print(json.dumps(result))
+
+
+def start_server(work):
+    ready = work / "ready.json"
+    log = open(work / "server.log", "w")
+    proc = subprocess.Popen([venv("live"), str(REPO / "tests" / "live" / "server.py"),
+                             "--model", "half_plus_two=%s" % (REPO / "tests/data/models/half_plus_two"),
+                             "--ready", str(ready), "--max-lifetime", "900"],
+                            stdout=subprocess.DEVNULL, stderr=log)
+    deadline = time.monotonic() + 120
+    while not ready.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            sys.exit("python_clients.py: the server did not start (log: %s)" % log.name)
+        time.sleep(0.25)
+    return proc, ready
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--count", type=int, default=1000)
+    p.add_argument("--ready", help="ready file of a running server (else one is started)")
+    p.add_argument("--client", choices=["grpc", "eas"], help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.client:
+        return run_client(args.client, args.ready, args.count)
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = None
+        ready = args.ready
+        if not ready:
+            proc, ready = start_server(Path(tmp))
+        try:
+            rows = []
+            for kind, env in (("grpc", "live"), ("eas", "eas")):
+                out = subprocess.run([venv(env), __file__, "--client", kind, "--ready", str(ready),
+                                      "--count", str(args.count)], check=True, capture_output=True,
+                                     text=True, timeout=900).stdout
+                rows.append((kind, json.loads(out.strip().splitlines()[-1])))
+        finally:
+            if proc is not None:
+                proc.terminate()
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+    print("%-28s %8s %10s %14s %16s" % ("client", "requests", "req/s", "CPU us/req", "mean latency us"))
+    names = {"grpc": "tensorflow-serving-api gRPC", "eas": "eas_prediction PredictClient"}
+    for kind, r in rows:
+        print("%-28s %8d %10.1f %14.1f %16.1f" % (names[kind], r["count"], r["req_per_s"],
+                                                 r["cpu_us_per_req"], r["latency_us_mean"]))
+
+
+if __name__ == "__main__":
+    main()
