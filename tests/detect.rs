@@ -159,8 +159,21 @@ fn convert_frames_unframed_logs_keeping_every_record() {
 #[test]
 fn the_warmup_file_must_be_a_tfrecord_in_every_command() {
     let file = path("detect/unframed_model/assets.extra/tf_serving_warmup_requests");
-    each_command_fails(&file, &["not a TFRecord", "fails to load the model"]);
-    // Even with convert, which reads unframed logs elsewhere.
+    for args in every_command(&file) {
+        if args[0] == "convert" {
+            continue; // converting is the fix: below
+        }
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, _, err) = run(&a);
+        assert_eq!(code, 2, "{a:?}: {err}");
+        assert!(err.contains("not a TFRecord"), "{a:?}: {err}");
+        assert!(err.contains("fails to load the model"), "{a:?}: {err}");
+        assert!(
+            err.contains("tfreq convert FILE --wire tfrecord"),
+            "{a:?}: {err}"
+        );
+    }
+    // The fix the error names works on the file where it is.
     let out = tmp("w.tfrecord");
     let (code, _, err) = run(&[
         "convert",
@@ -170,7 +183,28 @@ fn the_warmup_file_must_be_a_tfrecord_in_every_command() {
         "-o",
         out.to_str().unwrap(),
     ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, stdout, err) = run(&["inspect", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("4 records"), "{stdout}");
+    // A bare TF Serving request (TensorFlow's bytes) put where the warm-up file goes:
+    // refused, and converted in place.
+    let dir = tmp("model/assets.extra");
+    std::fs::create_dir_all(&dir).unwrap();
+    let w = dir.join("tf_serving_warmup_requests");
+    std::fs::write(&w, common::read("tfs", "faq_prod.bin")).unwrap();
+    let w = w.to_str().unwrap();
+    let (code, _, err) = run(&["inspect", w]);
     assert_eq!(code, 2, "{err}");
+    assert!(err.contains("one bare TF Serving request"), "{err}");
+    let (code, _, err) = run(&["convert", w, "--wire", "tfrecord", "-o", w]);
+    assert_eq!(code, 0, "{err}");
+    let (code, stdout, err) = run(&["inspect", w]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        stdout.contains("TFRecord of PredictionLog, 1 record"),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -114,7 +114,8 @@ pub struct Source {
     /// as its warm-up file.
     pub warmup_file: bool,
     /// Concatenated `PredictionLog`s are read (split into their records) instead of
-    /// refused: for `convert`, which writes them framed.
+    /// refused, and a warm-up file that is no TFRecord is read as what it is: for
+    /// `convert`, which writes them framed (the fix).
     pub accept_unframed: bool,
     /// Input dtypes for REST JSON (JSON carries none).
     pub rest: Option<rest_json::Dtypes>,
@@ -194,7 +195,9 @@ pub fn detect(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detect
     if bytes.is_empty() {
         return Ok(empty(fmt, src));
     }
-    if src.warmup_file && !tfrecord::is_tfrecord(bytes) {
+    // Converting is the fix, so convert (which accepts unframed logs) reads the file
+    // wherever it is.
+    if src.warmup_file && !src.accept_unframed && !tfrecord::is_tfrecord(bytes) {
         return Err(Error::Format(format!(
             "this is TF Serving's warm-up file (assets.extra/tf_serving_warmup_requests) and it is not a TFRecord: TF Serving fails to load the model ('corrupted record at 0 ... Please verify your warmup data is in TFRecord format'); the file is {}",
             looks_like(bytes)
@@ -619,6 +622,10 @@ pub fn looks_like(bytes: &Bytes) -> String {
     }
     if !text::looks_like_text(bytes) {
         return match decode_with(bytes.clone(), DecodeOptions::default()) {
+            Ok((m, _)) if m.kind == Kind::Request => format!(
+                "one bare {} request; fix: tfreq convert FILE --wire tfrecord",
+                m.wire
+            ),
             Ok((m, _)) => format!("one bare {} {}", m.wire, m.kind.as_str()),
             Err(_) => format!("binary data, {} bytes, no known format", bytes.len()),
         };
