@@ -392,11 +392,20 @@ pub(crate) fn make_tensor(
             index,
         });
     }
-    let Some(expected) = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d as u64)) else {
-        return Err(BuildError::ShapeOverflow {
-            name,
-            shape: shape.to_vec(),
-        });
+    let expected = match Shape::from_sizes(shape).num_elements() {
+        Some(n) => n,
+        None if shape.len() > Shape::MAX_RANK => {
+            return Err(BuildError::TooManyDims {
+                name,
+                rank: shape.len(),
+            })
+        }
+        None => {
+            return Err(BuildError::ShapeOverflow {
+                name,
+                shape: shape.to_vec(),
+            })
+        }
     };
     if values.len() as u64 != expected {
         return Err(BuildError::CountMismatch {

@@ -184,13 +184,22 @@ pub enum BuildError {
         /// Which dim.
         index: usize,
     },
-    /// The shape's product does not fit 64 bits.
-    #[error("feed {name:?}: the product of shape {shape:?} overflows")]
+    /// The shape's running product leaves int64 (TensorFlow refuses it, even when a
+    /// later dim is 0).
+    #[error("feed {name:?}: the element count of shape {shape:?} overflows int64, which TensorFlow refuses")]
     ShapeOverflow {
         /// Feed name.
         name: String,
         /// The shape given.
         shape: Vec<i64>,
+    },
+    /// More dims than TensorFlow's `TensorShape` takes (254).
+    #[error("feed {name:?}: {rank} dims; TensorFlow takes at most 254")]
+    TooManyDims {
+        /// Feed name.
+        name: String,
+        /// The rank given.
+        rank: usize,
     },
     /// Values of a Rust type the dtype cannot hold without loss.
     #[error("feed {name:?}: {dtype} cannot hold {got} values (it takes {takes})")]

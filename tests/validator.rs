@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -18,50 +18,12 @@ use tfreq::Message;
 
 const MODELS: [&str; 3] = ["faq", "two_sigs", "half_plus_two"];
 
-fn data(p: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(p)
-}
-
-fn s(p: &str) -> String {
-    data(p).display().to_string()
-}
-
 fn msg(p: &str) -> Message {
     let b = tfreq::io::read_input(&data(p)).unwrap();
     tfreq::decode(&b).unwrap()
 }
 
-fn tfreq() -> Command {
-    let mut c = Command::cargo_bin("tfreq").unwrap();
-    c.env("NO_COLOR", "1");
-    c
-}
-
-struct Run {
-    code: i32,
-    out: String,
-    err: String,
-}
-
-fn run(args: &[&str]) -> Run {
-    let o = tfreq().args(args).output().unwrap();
-    Run {
-        code: o.status.code().unwrap_or(-1),
-        out: String::from_utf8_lossy(&o.stdout).into_owned(),
-        err: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
-
-fn json(args: &[&str]) -> (i32, Value) {
-    let mut a = args.to_vec();
-    a.extend(["--format", "json"]);
-    let r = run(&a);
-    let v: Value = serde_json::from_str(&r.out)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", r.out, r.err));
-    (r.code, v)
-}
+use common::{data, json, run, s};
 
 /// Every (code, name) of a JSON report.
 fn codes(v: &Value) -> Vec<(String, String)> {

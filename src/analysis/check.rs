@@ -131,6 +131,10 @@ pub fn check_labeled(reqs: &[Labeled], model: &ModelSignatures, opts: &CheckOpti
                     rep
                 }
             };
+            crate::analysis::lint::merge(&mut rep.findings, crate::analysis::lint::lint(r.message));
+            if rep.failed() {
+                rep.verdict = Verdict::Incompatible;
+            }
             rep.label = r.label.to_string();
             rep.file = r.file.to_string();
             rep
@@ -336,18 +340,7 @@ pub fn check_signature(msg: &Message, sig: &Signature) -> (Vec<Binding>, Vec<Fin
     let mut seen = HashSet::new();
     for f in &msg.fetches {
         if !seen.insert(f.as_str()) {
-            out.push(
-                Finding::new(
-                    "DUPLICATE_FETCH",
-                    if tfs { Severity::Error } else { Severity::Warning },
-                    if tfs {
-                        format!("{f:?} is fetched twice: TF Serving refuses it ('duplicate output tensor alias: {f}')")
-                    } else {
-                        format!("{f:?} is fetched twice: TensorFlow computes it once and returns it twice")
-                    },
-                )
-                .name(f.clone()),
-            );
+            out.push(crate::analysis::lint::duplicate_fetch(msg.wire, f));
             continue;
         }
         match sig.find_output(f) {

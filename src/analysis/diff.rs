@@ -37,7 +37,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::analysis::key::ExecutorKey;
 use crate::analysis::report::{Command, Coverage, Labeled, Report, RequestReport, Verdict};
 use crate::analysis::{Finding, Severity};
-use crate::model::{Message, Tensor, WireFormat};
+use crate::model::{Fill, Message, Scalar, Tensor, WireFormat};
 use crate::signature::{MetaGraph, Signature};
 
 /// Finding codes `diff` emits, with their default severity.
@@ -157,6 +157,7 @@ pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) ->
             ));
             verdict = Verdict::NewExecutor;
         }
+        crate::analysis::lint::merge(&mut findings, crate::analysis::lint::lint(p.message));
         requests.push(RequestReport {
             label: p.label.to_string(),
             file: p.file.to_string(),
@@ -174,6 +175,12 @@ pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) ->
         });
     }
     let mut r = Report::new(Command::Diff, requests);
+    for w in warmup {
+        let found = crate::analysis::lint::lint(w.message);
+        if !found.is_empty() {
+            r.add_problems(w.file, w.label, found);
+        }
+    }
     r.strict_shapes = Some(opts.strict_shapes);
     r.warmup = Some(warmup.iter().map(|w| w.label.to_string()).collect());
     r.coverage = Some(coverage.into_values().collect());
@@ -577,20 +584,56 @@ fn same_set(a: &[&str], b: &[&str]) -> bool {
     a.iter().collect::<BTreeSet<_>>() == b.iter().collect::<BTreeSet<_>>()
 }
 
-/// Whether two tensors store the same logical elements (dtype and shape already equal).
+/// Whether two tensors (dtype and shape already equal) hold the same elements after
+/// TensorFlow's reading rules: `tensor_content` or the typed field, a short list's last
+/// value repeated, no values read as zeros. So a one-value warm-up tensor and a full
+/// production tensor of that value are equal (checked against TensorFlow's
+/// `ParseTensor` in `tests/data/values/`). Floats compare by bit pattern: `-0.0` is not
+/// `0.0`, a NaN equals the same NaN.
 fn values_equal(a: &Tensor, wa: WireFormat, b: &Tensor, wb: WireFormat) -> bool {
     let (ea, eb) = (a.elements(wa), b.elements(wb));
-    if ea.fill != eb.fill || ea.stored != eb.stored {
-        return false;
-    }
     // Equal runs of wire bytes (one dtype) are equal values: a memcmp, not a
     // gigabyte of element-by-element reads.
-    if let (Some((kx, x)), Some((ky, y))) = (ea.stored_run(), eb.stored_run()) {
-        if kx == ky && crate::par::bytes_eq(x, y) {
-            return true;
+    if ea.fill == eb.fill && ea.stored == eb.stored {
+        if let (Some((kx, x)), Some((ky, y))) = (ea.stored_run(), eb.stored_run()) {
+            if kx == ky && crate::par::bytes_eq(x, y) {
+                return true;
+            }
         }
     }
-    (0..ea.stored).all(|i| ea.stored_get(i) == eb.stored_get(i))
+    let readable =
+        |e: &crate::model::Elements| !matches!(e.fill, Fill::BadShape | Fill::BadContent);
+    match (ea.expected, eb.expected) {
+        (Some(n), Some(m)) if n == m && readable(&ea) && readable(&eb) => {
+            // Element i is stored[min(i, stored - 1)]: past the longer list both sides
+            // repeat their last value, so comparing that far settles it.
+            let span = (ea.stored.max(eb.stored).max(1) as u64).min(n);
+            (0..span as usize).all(|i| same_scalar(ea.get(i), eb.get(i)))
+        }
+        // Tensors TensorFlow refuses: compare what is stored.
+        _ => {
+            ea.fill == eb.fill
+                && ea.stored == eb.stored
+                && (0..ea.stored).all(|i| same_scalar(ea.stored_get(i), eb.stored_get(i)))
+        }
+    }
+}
+
+/// Equal values, floats by bit pattern.
+fn same_scalar(a: Option<Scalar>, b: Option<Scalar>) -> bool {
+    match (a, b) {
+        (Some(Scalar::F32(x)), Some(Scalar::F32(y))) => x.to_bits() == y.to_bits(),
+        (Some(Scalar::F64(x)), Some(Scalar::F64(y))) => x.to_bits() == y.to_bits(),
+        (Some(Scalar::C64(x, i)), Some(Scalar::C64(y, j))) => {
+            (x.to_bits(), i.to_bits()) == (y.to_bits(), j.to_bits())
+        }
+        (Some(Scalar::C128(x, i)), Some(Scalar::C128(y, j))) => {
+            (x.to_bits(), i.to_bits()) == (y.to_bits(), j.to_bits())
+        }
+        (Some(Scalar::F16(x)), Some(Scalar::F16(y))) => x.to_bits() == y.to_bits(),
+        (Some(Scalar::BF16(x)), Some(Scalar::BF16(y))) => x.to_bits() == y.to_bits(),
+        (a, b) => a == b,
+    }
 }
 
 #[cfg(test)]

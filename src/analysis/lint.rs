@@ -3,7 +3,26 @@
 //! unknown fields, dtypes the format cannot carry, and the EAS processor's demands.
 
 use crate::analysis::{Finding, Severity};
-use crate::model::{Fill, Kind, Message, Source, WireFormat};
+use crate::dtype::{DType, ValueField};
+use crate::model::{Fill, Kind, Message, Shape, Source, Tensor, Values, WireFormat};
+
+/// Finding codes `lint` (what `inspect` lists, and `check` and `diff` add for each
+/// request) emits, with their severity on TF Serving; the description says where EAS
+/// differs.
+pub const CODES: &[(&str, Severity, &str)] = &[
+    ("DUPLICATE_KEY", Severity::Warning, "an input name twice in the map: the last entry wins, as in protobuf"),
+    ("UNKNOWN_FIELD", Severity::Warning, "a field the schema does not have: kept, not interpreted"),
+    ("DUPLICATE_FETCH", Severity::Error, "an output listed twice: TF Serving refuses it (a warning on EAS, where Session::Run returns it twice)"),
+    ("NO_FETCHES", Severity::Warning, "EAS request without output_filter: the EAS processor refuses such a warm-up"),
+    ("BAD_DTYPE", Severity::Error, "a dtype no TensorProto can carry, DT_INVALID, or one EAS has no field for"),
+    ("VALUES_MISSING", Severity::Note, "no values: TensorFlow fills zeros (an error on EAS, whose processor aborts)"),
+    ("VALUES_REPEAT_LAST", Severity::Note, "fewer values than the shape: TensorFlow repeats the last (an error on EAS)"),
+    ("VALUES_TRUNCATED", Severity::Error, "more values than the shape: TensorFlow silently drops the rest"),
+    ("VALUE_OUT_OF_RANGE", Severity::Error, "int_val / half_val outside the dtype: TensorFlow keeps the low bits (300 in an int8 is 44)"),
+    ("BAD_SHAPE", Severity::Error, "a shape Tensor::FromProto refuses: negative dim, unknown rank, over 254 dims, element count past int64"),
+    ("BAD_CONTENT", Severity::Error, "tensor_content of the wrong size or layout: TensorFlow refuses it"),
+    ("VALUES_IGNORED", Severity::Warning, "values in a field the dtype does not read (or beside tensor_content)"),
+];
 
 /// Every problem found in `msg`.
 ///
@@ -46,10 +65,7 @@ pub fn lint(msg: &Message) -> Vec<Finding> {
     let mut seen = std::collections::HashSet::new();
     for f in &msg.fetches {
         if !seen.insert(f.as_str()) {
-            out.push(
-                Finding::new("DUPLICATE_FETCH", Severity::Warning, format!("output {f:?} is fetched twice; TF Serving refuses duplicate output aliases"))
-                    .name(f.clone()),
-            );
+            out.push(duplicate_fetch(msg.wire, f));
         }
     }
     if msg.kind == Kind::Request && msg.wire == WireFormat::Eas && msg.fetches.is_empty() {
@@ -124,16 +140,20 @@ pub fn lint(msg: &Message) -> Vec<Finding> {
             Fill::BadShape => out.push(Finding::new(
                 "BAD_SHAPE",
                 Severity::Error,
-                format!("{name:?}: shape {} is not a valid tensor shape (negative dim, unknown rank or overflow)", t.shape),
+                format!(
+                    "{name:?}: shape {} is not a tensor shape TensorFlow takes: {}; Tensor::FromProto refuses it",
+                    short_shape(&t.shape),
+                    t.shape.invalid().unwrap_or_default()
+                ),
             ).name(name.clone())),
             Fill::BadContent => out.push(Finding::new(
                 "BAD_CONTENT",
                 Severity::Error,
-                format!(
-                    "{name:?}: tensor_content is {} bytes, which is not {expected} elements of {d}; TensorFlow refuses it",
-                    t.content.as_ref().map_or(0, |c| c.len())
-                ),
+                format!("{name:?}: {}; TensorFlow refuses it", content_size_text(t, d, e.expected)),
             ).name(name.clone())),
+        }
+        if let Some(f) = out_of_range(t, d, msg.wire, e.source) {
+            out.push(f.name(name.clone()));
         }
         let own = t.value_field(msg.wire);
         for (f, v) in &t.fields {
@@ -158,10 +178,168 @@ pub fn lint(msg: &Message) -> Vec<Finding> {
     out
 }
 
+/// Adds the findings of [`lint`] to a command's own findings about the same request,
+/// leaving out what the command already says: a finding with the same code and name,
+/// and `NO_FETCHES` where `check`'s `EMPTY_OUTPUT_FILTER` says it with the model's
+/// outputs. So `check` and `diff` report what `inspect` reports, at the same severity.
+pub fn merge(into: &mut Vec<Finding>, lint: Vec<Finding>) {
+    for f in lint {
+        let said = into.iter().any(|g| {
+            (g.code == f.code && g.name == f.name)
+                || (f.code == "NO_FETCHES" && g.code == "EMPTY_OUTPUT_FILTER")
+        });
+        if !said {
+            into.push(f);
+        }
+    }
+}
+
+/// `DUPLICATE_FETCH` as every command reports it: TF Serving refuses the request
+/// ("duplicate output tensor alias"); `Session::Run` on EAS computes it once and returns
+/// it twice, so a warning there.
+pub fn duplicate_fetch(wire: WireFormat, f: &str) -> Finding {
+    let tfs = wire == WireFormat::TfServing;
+    Finding::new(
+        "DUPLICATE_FETCH",
+        if tfs { Severity::Error } else { Severity::Warning },
+        if tfs {
+            format!("{f:?} is fetched twice: TF Serving refuses it ('duplicate output tensor alias: {f}')")
+        } else {
+            format!("{f:?} is fetched twice: TensorFlow computes it once and returns it twice")
+        },
+    )
+    .name(f.to_string())
+}
+
+/// A shape for a message: the dims, or the rank and the first dims when there are many.
+fn short_shape(s: &Shape) -> String {
+    if s.dims.len() <= 16 {
+        return s.to_string();
+    }
+    let head: Vec<String> = s.dims.iter().take(8).map(|d| d.size.to_string()).collect();
+    format!("[{}, … ({} dims)]", head.join(", "), s.dims.len())
+}
+
+/// What `tensor_content` holds and what the shape needs:
+/// `tensor_content is 20 bytes; 6 elements of DT_FLOAT need 24`.
+pub fn content_size_text(t: &Tensor, d: DType, expected: Option<u64>) -> String {
+    let have = t.content.as_ref().map_or(0, |c| c.len());
+    let n = expected.map_or("?".to_string(), |n| n.to_string());
+    match (d.info().size, expected) {
+        (Some(sz), Some(e)) => format!(
+            "tensor_content is {have} bytes; {e} element{} of {d} need {}",
+            if e == 1 { "" } else { "s" },
+            (e as u128) * sz as u128
+        ),
+        (None, _) if d == DType::String => format!(
+            "tensor_content is {have} bytes, which is not {n} strings in TensorFlow's string list layout ({n} varint lengths, then the bytes, nothing after)"
+        ),
+        _ => format!("tensor_content is {have} bytes; {d} cannot be read from tensor_content"),
+    }
+}
+
+/// Bits of the integer TensorFlow stores, for the dtypes whose typed field is wider
+/// than they are: (bits, signed).
+fn narrow_int(d: DType) -> Option<(u32, bool)> {
+    use DType::*;
+    Some(match d {
+        Int8 | QInt8 => (8, true),
+        UInt8 | QUInt8 => (8, false),
+        Int16 | QInt16 => (16, true),
+        UInt16 | QUInt16 => (16, false),
+        Int4 => (4, true),
+        UInt4 => (4, false),
+        Int2 => (2, true),
+        UInt2 => (2, false),
+        _ => return None,
+    })
+}
+
+/// The value TensorFlow's C++ reader keeps from `v` for an integer of `bits`
+/// (`static_cast` to the narrow type: the low bits, sign-extended when signed).
+pub fn wrap_int(v: i64, bits: u32, signed: bool) -> i64 {
+    let shift = 64 - bits;
+    if signed {
+        (v << shift) >> shift
+    } else {
+        ((v as u64) << shift >> shift) as i64
+    }
+}
+
+/// `VALUE_OUT_OF_RANGE`: values of a typed field wider than the dtype (`int_val` of an
+/// int8, `half_val` bits above 16) that the builder refuses. TensorFlow's C++ reader
+/// (`Tensor::FromProto`, used by TF Serving and the EAS processors) keeps the low bits
+/// without a word (300 in an int8 becomes 44; checked with TensorFlow 2.21's
+/// `ParseTensor`, recorded in `tests/data/values/manifest.json`), so the model computes
+/// on another value than the file says: an error, as for `VALUES_TRUNCATED`.
+/// `tf.make_ndarray` raises `OverflowError` on the same tensor.
+fn out_of_range(t: &Tensor, d: DType, wire: WireFormat, source: Source) -> Option<Finding> {
+    let Source::Field(field) = source else {
+        return None;
+    };
+    let (bits, signed, what) = match (field, narrow_int(d)) {
+        (ValueField::Int, Some((bits, signed))) => (bits, signed, d.name().to_string()),
+        (ValueField::Half, _) if wire == WireFormat::TfServing => {
+            (16, false, format!("the 16-bit patterns of {d}"))
+        }
+        _ => return None,
+    };
+    let Some(Values::I32(v)) = t.field(field) else {
+        return None;
+    };
+    let (lo, hi) = if signed {
+        (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+    } else {
+        (0, (1i64 << bits) - 1)
+    };
+    let mut first = None;
+    let mut count = 0usize;
+    for (i, x) in v.iter().enumerate() {
+        let x = x as i64;
+        if x < lo || x > hi {
+            count += 1;
+            first.get_or_insert((i, x));
+        }
+    }
+    let (i, x) = first?;
+    Some(Finding::new(
+        "VALUE_OUT_OF_RANGE",
+        Severity::Error,
+        format!(
+            "{:?}: {}[{i}] is {x}, outside {what} ({lo}..={hi}){}; TensorFlow keeps the low {bits} bits without a word ({x} becomes {}), so the model sees another value than the file holds",
+            t.name,
+            field.name(),
+            if count > 1 { format!(" ({count} values out of range in all)") } else { String::new() },
+            wrap_int(x, bits, signed)
+        ),
+    ))
+}
+
 fn eas_fatal(msg: &Message) -> &'static str {
     if msg.wire == WireFormat::Eas {
         " (the open-source EAS processor aborts on any count other than the exact one)"
     } else {
         ""
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_table_lists_every_code_emitted() {
+        // `merge` names check's EMPTY_OUTPUT_FILTER.
+        let known: std::collections::HashSet<&str> = CODES
+            .iter()
+            .chain(crate::analysis::check::CODES)
+            .map(|c| c.0)
+            .collect();
+        let src = include_str!("lint.rs");
+        for code in src.split('"').filter(|s| {
+            s.len() > 3 && s.chars().all(|c| c.is_ascii_uppercase() || c == '_') && s.contains('_')
+        }) {
+            assert!(known.contains(code), "{code} is not in CODES");
+        }
     }
 }

@@ -138,6 +138,20 @@ pub struct Coverage {
     pub warmed_by: Vec<String>,
 }
 
+/// A finding about an input rather than a judged request: a warm-up file's loader
+/// limits (`TOO_MANY_RECORDS`, ...), or what a warm-up request carries on its own in
+/// `diff` (the findings `inspect` lists).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// The file it is about.
+    pub file: String,
+    /// The file, or the file and the record in it.
+    pub label: String,
+    /// The finding.
+    #[serde(flatten)]
+    pub finding: Finding,
+}
+
 /// Finding counts by severity.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
@@ -169,6 +183,10 @@ pub struct Report {
     /// The model the requests were compared with, if any (path as given).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Findings about the input files and the warm-up requests themselves (see
+    /// [`Problem`]); omitted when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<Problem>,
     /// One entry per request (production requests for `diff`).
     pub requests: Vec<RequestReport>,
     /// `diff`: each distinct production executor key and the warm-ups that warm it.
@@ -187,6 +205,7 @@ impl Report {
             strict_shapes: None,
             warmup: None,
             model: None,
+            problems: Vec::new(),
             requests,
             coverage: None,
         };
@@ -218,9 +237,24 @@ impl Report {
         self.counts = c;
     }
 
-    /// Every finding, request by request.
+    /// Every finding: the input problems, then request by request.
     pub fn findings(&self) -> impl Iterator<Item = &Finding> {
-        self.requests.iter().flat_map(|r| r.findings.iter())
+        self.problems
+            .iter()
+            .map(|p| &p.finding)
+            .chain(self.requests.iter().flat_map(|r| r.findings.iter()))
+    }
+
+    /// Adds findings about an input file (or a record in it) and recomputes the
+    /// verdict, `failed` and counts.
+    pub fn add_problems(&mut self, file: &str, label: &str, findings: Vec<Finding>) {
+        self.problems
+            .extend(findings.into_iter().map(|finding| Problem {
+                file: file.to_string(),
+                label: label.to_string(),
+                finding,
+            }));
+        self.summarise();
     }
 
     /// The process exit code: 1 when a finding fails the run, else 0.

@@ -4,6 +4,26 @@
 use crate::analysis::{Finding, Severity};
 use crate::formats::prediction_log::LogKind;
 
+/// Finding codes of TF Serving's warm-up loader limits, with their severity (the same in
+/// `inspect`, `check` and `diff`).
+pub const CODES: &[(&str, Severity, &str)] = &[
+    (
+        "TOO_MANY_RECORDS",
+        Severity::Error,
+        "more than 1000 records: the model fails to load",
+    ),
+    (
+        "UNSUPPORTED_LOG_TYPE",
+        Severity::Error,
+        "session_run_log or predict_stream_log: the classic warm-up fails the model load",
+    ),
+    (
+        "NO_LOG_TYPE",
+        Severity::Warning,
+        "a record with no log type: skipped (warms nothing)",
+    ),
+];
+
 /// `WarmupConsts::kMaxNumRecords`: the 1001st record fails the model load.
 pub const MAX_RECORDS: usize = 1000;
 

@@ -64,6 +64,22 @@ pub fn write_human(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     if let Some(m) = &r.model {
         writeln!(out, "model: {m}")?;
     }
+    if !r.problems.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "{BOLD}inputs{RESET}:")?;
+        for p in &r.problems {
+            let f = &p.finding;
+            writeln!(
+                out,
+                "  {}{:<7}{RESET} {BOLD}{}{RESET}  {}",
+                severity_color(f.severity),
+                f.severity.to_string(),
+                f.code,
+                p.label
+            )?;
+            writeln!(out, "          {}", f.message)?;
+        }
+    }
     for req in &r.requests {
         writeln!(out)?;
         writeln!(
@@ -194,26 +210,29 @@ fn gh_prop(s: &str) -> String {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn write_github(out: &mut dyn Write, r: &Report) -> io::Result<()> {
-    for req in &r.requests {
-        for f in &req.findings {
-            let level = match f.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-                Severity::Note => "notice",
-            };
-            let msg = if req.label == req.file {
-                f.message.clone()
-            } else {
-                format!("{}: {}", req.label, f.message)
-            };
-            writeln!(
-                out,
-                "::{level} file={},title={}::{}",
-                gh_prop(&req.file),
-                gh_prop(f.code),
-                gh_data(&msg)
-            )?;
-        }
+    let problems = r.problems.iter().map(|p| (&p.file, &p.label, &p.finding));
+    let requests = r
+        .requests
+        .iter()
+        .flat_map(|req| req.findings.iter().map(move |f| (&req.file, &req.label, f)));
+    for (file, label, f) in problems.chain(requests) {
+        let level = match f.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "notice",
+        };
+        let msg = if label == file {
+            f.message.clone()
+        } else {
+            format!("{label}: {}", f.message)
+        };
+        writeln!(
+            out,
+            "::{level} file={},title={}::{}",
+            gh_prop(file),
+            gh_prop(f.code),
+            gh_data(&msg)
+        )?;
     }
     let c = r.counts;
     writeln!(

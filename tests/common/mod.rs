@@ -11,6 +11,16 @@ pub fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
+/// A path under `tests/data/`.
+pub fn data(p: &str) -> PathBuf {
+    data_dir().join(p)
+}
+
+/// A path under `tests/data/`, as an argument.
+pub fn s(p: &str) -> String {
+    data(p).display().to_string()
+}
+
 pub fn manifest(dir: &str) -> Vec<Value> {
     let p = data_dir().join(dir).join("manifest.json");
     let s = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
@@ -119,4 +129,38 @@ pub fn request_from_manifest(
         req.add_fetch(name.as_str().expect("fetch"));
     }
     req
+}
+
+/// The `tfreq` binary, colour off.
+pub fn tfreq() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("tfreq").unwrap();
+    c.env("NO_COLOR", "1");
+    c
+}
+
+/// What a `tfreq` run gave.
+pub struct Run {
+    pub code: i32,
+    pub out: String,
+    pub err: String,
+}
+
+/// Runs `tfreq` with these arguments.
+pub fn run(args: &[&str]) -> Run {
+    let o = tfreq().args(args).output().unwrap();
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        out: String::from_utf8_lossy(&o.stdout).into_owned(),
+        err: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// Runs `tfreq ... --format json`: the exit code and the document.
+pub fn json(args: &[&str]) -> (i32, Value) {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json"]);
+    let r = run(&a);
+    let v: Value = serde_json::from_str(&r.out)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", r.out, r.err));
+    (r.code, v)
 }

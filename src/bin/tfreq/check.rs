@@ -54,7 +54,8 @@ pub fn run(a: Args) -> Outcome {
         tag: a.tag,
         signature: a.signature,
     };
-    let mut report = check_labeled(&labeled(&reqs), &model, &opts);
+    let mut report = check_labeled(&labeled(&reqs.requests), &model, &opts);
+    reqs.report_problems(&mut report);
     report.model = Some(a.model.display().to_string());
     render(&report, a.format)
 }

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use tfreq::analysis::diff::{diff_labeled, DiffOptions};
 use tfreq::analysis::report::{Labeled, Report};
+use tfreq::analysis::Finding;
 use tfreq::formats::savedmodel::read_model;
+use tfreq::formats::{Content, Record};
 use tfreq::signature::{ModelSignatures, SERVE_TAG};
 use tfreq::{DecodeOptions, Kind, Message};
 
@@ -68,17 +70,48 @@ pub struct Reading<'a> {
     pub dtypes: &'a [String],
 }
 
+/// The requests read from files, and the findings about the files themselves (TF
+/// Serving's warm-up loader limits, what detection found), by file.
+pub struct Inputs {
+    pub requests: Vec<Loaded>,
+    pub problems: Vec<(String, Vec<Finding>)>,
+}
+
+impl Inputs {
+    /// Adds the file findings to a report.
+    pub fn report_problems(&self, report: &mut Report) {
+        for (file, found) in &self.problems {
+            report.add_problems(file, file, found.clone());
+        }
+    }
+}
+
 /// Reads every request in each file (a file may hold several, e.g. a TFRecord warm-up).
-pub fn load_all(paths: &[PathBuf], how: &Reading) -> Result<Vec<Loaded>, Failure> {
+pub fn load_all(paths: &[PathBuf], how: &Reading) -> Result<Inputs, Failure> {
     let mut out = Vec::new();
+    let mut problems = Vec::new();
     for p in paths {
         let file = p.display().to_string();
         let bytes = tfreq::io::read_input(p).map_err(|e| in_file(&file, e))?;
         let mut src = Source::for_path(p, how.from.format());
         src.rest = rest_dtypes(how.model, &json_signature(&bytes), how.dtypes)?;
         src.dtype_options = true;
-        let records = tfreq::formats::load_from(bytes, DecodeOptions::default(), &src)
+        let c = tfreq::formats::load_detailed_from(bytes, DecodeOptions::default(), &src)
             .map_err(|e| in_file(&file, e))?;
+        if !c.findings.is_empty() {
+            problems.push((file.clone(), c.findings));
+        }
+        let records: Vec<Record> = c
+            .entries
+            .into_iter()
+            .filter_map(|e| {
+                let label = e.label(c.kind);
+                match e.content {
+                    Content::Message(message) => Some(Record { label, message }),
+                    _ => None,
+                }
+            })
+            .collect();
         if records.is_empty() {
             return Err(in_file(&file, "holds no request"));
         }
@@ -107,7 +140,10 @@ pub fn load_all(paths: &[PathBuf], how: &Reading) -> Result<Vec<Loaded>, Failure
             });
         }
     }
-    Ok(out)
+    Ok(Inputs {
+        requests: out,
+        problems,
+    })
 }
 
 /// Labeled views of loaded requests.
@@ -161,7 +197,9 @@ pub fn run(a: Args) -> Outcome {
         strict_shapes: a.strict_shapes,
         model: mg,
     };
-    let mut report = diff_labeled(&labeled(&warm), &labeled(&prod), &opts);
+    let mut report = diff_labeled(&labeled(&warm.requests), &labeled(&prod.requests), &opts);
+    warm.report_problems(&mut report);
+    prod.report_problems(&mut report);
     report.model = a.model.as_ref().map(|p| p.display().to_string());
     render(&report, a.format)
 }

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use tfreq::analysis::lint::lint;
+use tfreq::analysis::Severity;
 use tfreq::formats::detect::Source;
 use tfreq::formats::{load_detailed_from, ContainerKind, Content};
 use tfreq::render::human;
@@ -98,6 +99,7 @@ pub fn run(a: Args) -> Outcome {
         Values::Preview => ValuesMode::Preview,
         Values::All => ValuesMode::All,
     };
+    let mut failed = false;
     for (i, path) in a.files.iter().enumerate() {
         let label = path.display().to_string();
         let bytes = tfreq::io::read_input(path).map_err(|e| in_file(&label, e))?;
@@ -113,6 +115,11 @@ pub fn run(a: Args) -> Outcome {
                 _ => Vec::new(),
             })
             .collect();
+        failed |= problems
+            .iter()
+            .flatten()
+            .chain(&c.findings)
+            .any(|f| f.severity == Severity::Error);
         let bare = c.kind == ContainerKind::Bare
             || (c.kind == ContainerKind::TextFormat && c.entries.len() == 1);
         if bare && c.entries.len() == 1 {
@@ -200,5 +207,6 @@ pub fn run(a: Args) -> Outcome {
         out.write_all(b"]\n")?;
     }
     out.flush()?;
-    Ok(0)
+    // Exit 1 when an error finding is listed, so a CI step can fail on it.
+    Ok(u8::from(failed))
 }

@@ -1,0 +1,328 @@
+//! Values and shapes as TensorFlow reads them, and one severity per finding in every
+//! command, on files made by TensorFlow 2.21 and eas-prediction
+//! (`tests/data/gen/make_values.py` writes `tests/data/values/` and records what
+//! TensorFlow's `ParseTensor` — C++ `Tensor::FromProto`, as TF Serving reads a request —
+//! answered for each file).
+
+mod common;
+
+use common::{json, run, s};
+use serde_json::Value;
+
+fn entry(file: &str) -> Value {
+    common::manifest("values")
+        .into_iter()
+        .find(|e| e["file"] == file)
+        .unwrap_or_else(|| panic!("{file} not in the manifest"))
+}
+
+/// (code, severity, name) of every finding of a `diff` / `check` JSON report,
+/// input problems included.
+fn report_findings(v: &Value) -> Vec<(String, String, String)> {
+    let problems = v["problems"].as_array().cloned().unwrap_or_default();
+    let requests = v["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["findings"].as_array().unwrap().clone());
+    problems
+        .into_iter()
+        .chain(requests)
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+                f["name"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// (code, severity, name) of the findings `inspect --format json` lists for a bare
+/// message.
+fn inspect_findings(v: &Value) -> Vec<(String, String, String)> {
+    v["problems"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no problems list: {v}"))
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+                f["name"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Values the builder refuses are flagged when read
+// ---------------------------------------------------------------------------------------
+
+/// TensorFlow keeps the low bits of an out-of-range int_val (ParseTensor: 300 in an int8
+/// is 44): the finding is an error, names the value TensorFlow makes of it, and matches
+/// TensorFlow input by input.
+#[test]
+fn out_of_range_int_val_is_flagged_with_what_tensorflow_makes_of_it() {
+    let e = entry("int_out_of_range_tfs.bin");
+    let (code, v) = json(&["inspect", &s("values/int_out_of_range_tfs.bin")]);
+    assert_eq!(code, 1, "{v}");
+    let found = inspect_findings(&v);
+    let tf_parse = e["tf_parse"].as_object().unwrap();
+    for (name, parsed) in tf_parse {
+        let f: Vec<_> = v["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "VALUE_OUT_OF_RANGE" && f["name"] == name.as_str())
+            .collect();
+        if name == "ok_i8" {
+            assert!(f.is_empty(), "{name}: {found:?}");
+            continue;
+        }
+        assert_eq!(f.len(), 1, "{name}: {found:?}");
+        assert_eq!(f[0]["severity"], "error");
+        // The first value TensorFlow changed, as the message says it becomes.
+        let first = parsed[0].as_f64().unwrap();
+        let msg = f[0]["message"].as_str().unwrap();
+        assert!(
+            msg.contains(&format!("becomes {}", first as i64)),
+            "{name}: TensorFlow gave {parsed}; {msg}"
+        );
+    }
+    // Python refuses the same tensors outright.
+    assert!(e["tf_make_ndarray"]["i8"]
+        .as_str()
+        .unwrap()
+        .contains("OverflowError"));
+}
+
+/// The file eas-prediction writes without a check (`TFRequest.add_feed` of 300 for
+/// DT_INT8): every command that reads it says so, at one severity.
+#[test]
+fn sdk_written_out_of_range_is_an_error_in_inspect_check_and_diff() {
+    let f = s("eas/int_out_of_range.bin");
+    let (code, v) = json(&["inspect", &f]);
+    assert_eq!(code, 1);
+    let seen: Vec<String> = inspect_findings(&v)
+        .into_iter()
+        .filter(|(c, sev, _)| c == "VALUE_OUT_OF_RANGE" && sev == "error")
+        .map(|(.., n)| n)
+        .collect();
+    // The manifest's out-of-range feeds (i8: 300, u8: -1, u16: 70000).
+    assert_eq!(seen, ["i8", "u8", "u16"]);
+    let (code, v) = json(&["diff", &f, &f]);
+    assert_eq!(code, 1, "{v}");
+    let all = report_findings(&v);
+    // Once as a warm-up problem, once on the production request.
+    assert_eq!(
+        all.iter()
+            .filter(|(c, sev, _)| c == "VALUE_OUT_OF_RANGE" && sev == "error")
+            .count(),
+        2 * seen.len(),
+        "{all:?}"
+    );
+    assert!(!all.iter().any(|(c, ..)| c == "VALUES_DIFFER"));
+}
+
+/// Shapes at TensorFlow's limits: BAD_SHAPE exactly where ParseTensor refuses.
+#[test]
+fn bad_shape_exactly_where_tensorflow_refuses() {
+    let shapes: Vec<Value> = common::manifest("values")
+        .into_iter()
+        .filter(|e| e["file"].as_str().unwrap().starts_with("shape_"))
+        .collect();
+    assert_eq!(shapes.len(), 7);
+    for e in shapes {
+        let file = e["file"].as_str().unwrap();
+        let tf_refuses = e["tf_parse"]["x"].as_str().unwrap().starts_with("error");
+        let (code, v) = json(&["inspect", &s(&format!("values/{file}"))]);
+        let bad = inspect_findings(&v)
+            .iter()
+            .any(|(c, sev, _)| c == "BAD_SHAPE" && sev == "error");
+        assert_eq!(bad, tf_refuses, "{file}: {v}");
+        assert_eq!(code, i32::from(tf_refuses), "{file}");
+    }
+    let (_, v) = json(&["inspect", &s("values/shape_overflow_before_zero.bin")]);
+    let msg = v["problems"][0]["message"].as_str().unwrap();
+    assert!(msg.contains("overflows int64 at dim 62"), "{msg}");
+    let (_, v) = json(&["inspect", &s("values/shape_rank_255.bin")]);
+    let msg = v["problems"][0]["message"].as_str().unwrap();
+    assert!(msg.contains("255 dims"), "{msg}");
+}
+
+/// The builder refuses what TensorFlow refuses, and takes what it takes.
+#[test]
+fn builder_shape_limits_follow_tensorflow() {
+    use tfreq::{BuildError, DType, TFRequest};
+    let mut r = TFRequest::for_wire("s", tfreq::WireFormat::TfServing);
+    let mut dims = vec![2i64; 63];
+    dims.push(0);
+    assert!(matches!(
+        r.add_feed("a", &dims, DType::Float, Vec::<f32>::new()),
+        Err(BuildError::ShapeOverflow { .. })
+    ));
+    assert!(matches!(
+        r.add_feed("b", &[1; 255], DType::Float, vec![1.0f32]),
+        Err(BuildError::TooManyDims { rank: 255, .. })
+    ));
+    assert!(matches!(
+        r.add_feed("c", &[i64::MAX, 2], DType::Float, Vec::<f32>::new()),
+        Err(BuildError::ShapeOverflow { .. })
+    ));
+    r.add_feed("d", &[1; 254], DType::Float, vec![1.0f32])
+        .unwrap();
+    r.add_feed("e", &[0, 1 << 62, 4], DType::Float, Vec::<f32>::new())
+        .unwrap();
+}
+
+/// Size errors say what was found and what was needed.
+#[test]
+fn content_size_error_says_found_and_needed() {
+    let mut req = tfreq::TFRequest::for_wire("s", tfreq::WireFormat::TfServing);
+    req.add_feed("x", &[2, 3], tfreq::DType::Float, vec![0.0f32; 6])
+        .unwrap();
+    let mut m = req.into_message();
+    m.tensors[0].fields.clear();
+    m.tensors[0].content = Some(bytes::Bytes::from(vec![0u8; 20]));
+    let f = tfreq::analysis::lint::lint(&m);
+    let bad = f.iter().find(|f| f.code == "BAD_CONTENT").unwrap();
+    assert!(
+        bad.message
+            .contains("tensor_content is 20 bytes; 6 elements of DT_FLOAT need 24"),
+        "{}",
+        bad.message
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// diff compares what TensorFlow reads
+// ---------------------------------------------------------------------------------------
+
+/// A one-value warm-up tensor and the full production tensor TensorFlow makes the same
+/// (ParseTensor equal) are equal for `diff`; one other element is VALUES_DIFFER.
+#[test]
+fn splat_warmup_and_full_production_tensor_are_equal() {
+    let eq = entry("splat_equal")["tf_equal"].clone();
+    for (pair, tf_equal) in eq.as_object().unwrap() {
+        let (w, p) = pair.split_once('=').unwrap();
+        let (code, v) = json(&[
+            "diff",
+            &s(&format!("values/{w}")),
+            &s(&format!("values/{p}")),
+        ]);
+        let all = report_findings(&v);
+        let differ = all.iter().any(|(c, ..)| c == "VALUES_DIFFER");
+        assert_eq!(differ, !tf_equal.as_bool().unwrap(), "{pair}: {all:?}");
+        // The splat is a note on TF Serving (TensorFlow fills it): nothing fails.
+        assert_eq!(code, 0, "{pair}: {all:?}");
+        assert_eq!(v["verdict"], "same-executor");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// One finding, one severity, in every command
+// ---------------------------------------------------------------------------------------
+
+/// TF Serving refuses a request that lists an output twice: an error in inspect as in
+/// check (and diff), with exit 1.
+#[test]
+fn duplicate_fetch_is_an_error_everywhere_on_tf_serving() {
+    let f = s("validator/tfs_faq_duplicate_fetch.bin");
+    let (code, v) = json(&["inspect", &f]);
+    assert_eq!(code, 1);
+    assert!(inspect_findings(&v)
+        .iter()
+        .any(|(c, sev, n)| c == "DUPLICATE_FETCH" && sev == "error" && n == "sorted_labels"));
+    let (code, v) = json(&["check", &f, "--model", &s("models/faq")]);
+    assert_eq!(code, 1);
+    let all = report_findings(&v);
+    assert_eq!(
+        all.iter().filter(|(c, ..)| c == "DUPLICATE_FETCH").count(),
+        1,
+        "reported once: {all:?}"
+    );
+    assert!(all
+        .iter()
+        .any(|(c, sev, _)| c == "DUPLICATE_FETCH" && sev == "error"));
+    let (code, v) = json(&["diff", &f, &f]);
+    assert_eq!(code, 1);
+    assert!(report_findings(&v)
+        .iter()
+        .any(|(c, sev, _)| c == "DUPLICATE_FETCH" && sev == "error"));
+}
+
+/// TF Serving's warm-up loader stops at 1000 records: the 1001-record file fails
+/// inspect, check and diff; the 1000-record file passes all three.
+#[test]
+fn warmup_record_limit_is_reported_by_inspect_check_and_diff() {
+    assert_eq!(entry("warmup_1001.tfrecord")["records"], 1001);
+    assert_eq!(entry("warmup_1000.tfrecord")["records"], 1000);
+    let model = s("models/half_plus_two");
+    let prod = s("models/half_plus_two/assets.extra/tf_serving_warmup_requests");
+    for (file, fails) in [
+        ("warmup_1001.tfrecord", true),
+        ("warmup_1000.tfrecord", false),
+    ] {
+        let f = s(&format!("values/{file}"));
+        let r = run(&["inspect", &f]);
+        assert_eq!(r.code, i32::from(fails), "inspect {file}: {}", r.err);
+        assert_eq!(r.out.contains("TOO_MANY_RECORDS"), fails);
+        let (code, v) = json(&["check", &f, "--model", &model]);
+        let too_many = report_findings(&v)
+            .iter()
+            .any(|(c, sev, _)| c == "TOO_MANY_RECORDS" && sev == "error");
+        assert_eq!(too_many, fails, "check {file}");
+        assert_eq!(code, i32::from(fails), "check {file}: {}", v["counts"]);
+        let (code, v) = json(&["diff", &f, &prod, "--model", &model]);
+        let too_many = report_findings(&v)
+            .iter()
+            .any(|(c, sev, _)| c == "TOO_MANY_RECORDS" && sev == "error");
+        assert_eq!(too_many, fails, "diff {file}");
+        assert_eq!(code, i32::from(fails), "diff {file}");
+    }
+    // Human and GitHub output name it too.
+    let r = run(&[
+        "check",
+        &s("values/warmup_1001.tfrecord"),
+        "--model",
+        &model,
+        "--format",
+        "github",
+    ]);
+    assert!(
+        r.out.lines().next().unwrap().starts_with("::error file=")
+            && r.out.contains("title=TOO_MANY_RECORDS"),
+        "{}",
+        r.out
+    );
+}
+
+/// inspect: 0 when nothing is an error, 1 when a finding is, 2 when unreadable.
+#[test]
+fn inspect_exit_codes() {
+    assert_eq!(run(&["inspect", &s("tfs/faq_prod.bin")]).code, 0);
+    // A note (TF Serving fills short lists) does not fail.
+    assert_eq!(run(&["inspect", &s("values/splat_warmup.bin")]).code, 0);
+    assert_eq!(run(&["inspect", &s("values/shape_rank_255.bin")]).code, 1);
+    assert_eq!(run(&["inspect", &s("values/no_such_file.bin")]).code, 2);
+}
+
+/// Each code has one severity per wire format in every command that reports it: the
+/// codes tables of inspect, check and diff do not disagree, and a code both inspect and
+/// check list is reported once by check.
+#[test]
+fn codes_tables_agree() {
+    use tfreq::analysis::{check, diff, lint, warmup};
+    let mut seen: std::collections::BTreeMap<&str, tfreq::analysis::Severity> = Default::default();
+    for (code, sev, _) in lint::CODES
+        .iter()
+        .chain(check::CODES)
+        .chain(diff::CODES)
+        .chain(warmup::CODES)
+    {
+        if let Some(old) = seen.insert(code, *sev) {
+            assert_eq!(old, *sev, "{code} has two default severities");
+        }
+    }
+}
