@@ -1,5 +1,5 @@
-//! Codec benchmarks (issue 5): builder + encode, decode (slice and `Bytes`), packed
-//! varints, and the printers, each next to the baseline it is judged against (a plain
+//! Codec benchmarks: builder + encode, decode (slice and `Bytes`), packed varints,
+//! reading values out, and the printers, each next to the baseline it is judged against (a plain
 //! `memcpy` of the same bytes), so the ratios come from one run on one machine.
 //!
 //! `cargo bench --bench codec` (about a minute); one group: `cargo bench --bench codec -- encode`.
@@ -206,6 +206,66 @@ fn decode_group(c: &mut Criterion) {
     g.finish();
 }
 
+/// Reading values out of a decoded request: 1M floats viewed in the input (the
+/// `float_val` of an EAS request decoded from `Bytes`), next to the same work on a
+/// `Vec<f32>` and a `memcpy` of the same 4 MB.
+fn values(c: &mut Criterion) {
+    let eas = Bytes::from(float_request().to_bytes());
+    let (msg, _) = decode_with(eas.clone(), DecodeOptions::default()).expect("decode");
+    let tfreq::Values::F32(view) = msg.tensors[0].fields[0].1.clone() else {
+        panic!("float_val")
+    };
+    assert!(matches!(view, tfreq::Elems::Le(_)), "a view of the input");
+    let owned = floats();
+    let payload = as_bytes(&owned);
+    let mut g = c.benchmark_group("values");
+    g.throughput(Throughput::Bytes(payload.len() as u64));
+    g.bench_function("memcpy_extend_from_slice", |b| {
+        b.iter(|| {
+            let mut v = Vec::with_capacity(payload.len());
+            v.extend_from_slice(black_box(&payload));
+            v
+        })
+    });
+    g.bench_function("view_to_vec", |b| b.iter(|| black_box(&view).to_vec()));
+    g.bench_function("vec_f32_iter_sum", |b| {
+        b.iter(|| black_box(&owned).iter().fold(0.0f32, |a, &x| a + x))
+    });
+    g.bench_function("view_iter_sum", |b| {
+        b.iter(|| black_box(&view).iter().fold(0.0f32, |a, x| a + x))
+    });
+    g.bench_function("vec_f32_for_loop_max", |b| {
+        b.iter(|| {
+            let mut m = f32::MIN;
+            for &x in black_box(&owned).iter() {
+                m = m.max(x);
+            }
+            m
+        })
+    });
+    g.bench_function("view_for_loop_max", |b| {
+        b.iter(|| {
+            let mut m = f32::MIN;
+            for x in black_box(&view).iter() {
+                m = m.max(x);
+            }
+            m
+        })
+    });
+    // Decode from a slice (one copy of the input) and read every value: the work a
+    // caller of protobuf's ParseFromString does before touching a value.
+    g.bench_function("decode_slice_and_to_vec", |b| {
+        b.iter(|| {
+            let m = decode(black_box(&eas)).expect("decode");
+            match &m.tensors[0].fields[0].1 {
+                tfreq::Values::F32(v) => v.to_vec(),
+                _ => Vec::new(),
+            }
+        })
+    });
+    g.finish();
+}
+
 fn render(c: &mut Criterion) {
     for (name, path) in [
         ("eas_seed", "tests/data/eas/seed_warm_up.bin"),
@@ -266,6 +326,6 @@ fn quick() -> Criterion {
 criterion_group! {
     name = benches;
     config = quick();
-    targets = encode, decode_group, render
+    targets = encode, decode_group, values, render
 }
 criterion_main!(benches);

@@ -25,7 +25,7 @@ pub use encode::{encode, TfsEncoding};
 pub use error::{BuildError, DecodeError, DecodeErrorKind, Error};
 pub use half::{bf16, f16};
 pub use model::{
-    Dim, Elements, Elems, Fill, Ints, Kind, Message, ModelSpec, Scalar, Scope, Shape, Source,
-    Tensor, UnknownField, Values, WireFormat,
+    Dim, Elements, Elems, ElemsIter, Fill, Ints, IntsIter, Kind, Message, ModelSpec, Scalar, Scope,
+    Shape, Source, Tensor, UnknownField, Values, WireFormat,
 };
 pub use num_complex::Complex;

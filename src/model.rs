@@ -232,19 +232,64 @@ pub trait LeElem: Copy + Default + PartialEq {
         let _ = v;
         None
     }
+    /// The first element of `b` and the bytes after it, or `None` when fewer than
+    /// `SIZE` bytes are left: a read of a constant size, so a loop over it needs no
+    /// per-element length arithmetic.
+    fn split_le(b: &[u8]) -> Option<(Self, &[u8])>;
+    /// Appends the whole elements of `b` to `out`: one `memcpy` when the in-memory
+    /// layout is already little-endian (as [`LeElem::le_view`]), else element by
+    /// element. A partial element at the end is ignored.
+    fn extend_from_le(out: &mut Vec<Self>, b: &[u8]);
 }
 
 macro_rules! le_elem {
     ($($t:ty),*) => {$(
         impl LeElem for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
+            #[inline]
             fn from_le(b: &[u8]) -> Self {
+                if let Ok(a) = b.try_into() {
+                    return <$t>::from_le_bytes(a);
+                }
                 // Callers pass exactly SIZE bytes; a shorter slice reads as zero-padded
                 // rather than panicking.
                 let mut a = [0u8; std::mem::size_of::<$t>()];
                 let n = b.len().min(Self::SIZE);
                 a[..n].copy_from_slice(&b[..n]);
                 <$t>::from_le_bytes(a)
+            }
+            #[inline(always)]
+            fn split_le(b: &[u8]) -> Option<(Self, &[u8])> {
+                b.split_first_chunk::<{ std::mem::size_of::<$t>() }>()
+                    .map(|(a, rest)| (<$t>::from_le_bytes(*a), rest))
+            }
+            fn extend_from_le(out: &mut Vec<Self>, b: &[u8]) {
+                let n = b.len() / Self::SIZE;
+                out.reserve(n);
+                if cfg!(target_endian = "little") {
+                    // SAFETY: `reserve` made room for `n` more elements after `len`;
+                    // exactly `n * SIZE` bytes are copied there from `b`, which holds at
+                    // least that many, into memory `b` cannot overlap (it is spare
+                    // capacity of a vector we borrow mutably). Every bit pattern of a
+                    // primitive number is a valid value and the layout is little-endian,
+                    // so the copied bytes are `n` initialised elements, which `set_len`
+                    // then covers.
+                    unsafe {
+                        let len = out.len();
+                        std::ptr::copy_nonoverlapping(
+                            b.as_ptr(),
+                            out.as_mut_ptr().add(len).cast::<u8>(),
+                            n * Self::SIZE,
+                        );
+                        out.set_len(len + n);
+                    }
+                } else {
+                    let mut rest = b;
+                    while let Some((x, r)) = Self::split_le(rest) {
+                        out.push(x);
+                        rest = r;
+                    }
+                }
             }
             fn put_le(self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_le_bytes());
@@ -293,16 +338,27 @@ impl<T: LeElem> Elems<T> {
         }
     }
 
-    /// All elements, in order.
-    pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
-        (0..self.len()).map_while(|i| self.get(i))
+    /// All elements, in order. Over a view this reads fixed-size chunks (no index
+    /// arithmetic or bounds check per element), so a loop over it compiles to what a
+    /// loop over a `&[T]` does plus the byte-order conversion, a no-op on
+    /// little-endian machines.
+    pub fn iter(&self) -> ElemsIter<'_, T> {
+        match self {
+            Elems::Le(b) => ElemsIter::Le(&b[..b.len() / T::SIZE * T::SIZE]),
+            Elems::Vec(v) => ElemsIter::Slice(v.iter()),
+        }
     }
 
-    /// Copies the elements out.
+    /// Copies the elements out: from a view, one bulk copy of the bytes into the new
+    /// vector (a `memcpy` on little-endian machines) instead of element by element.
     pub fn to_vec(&self) -> Vec<T> {
         match self {
             Elems::Vec(v) => v.clone(),
-            Elems::Le(_) => self.iter().collect(),
+            Elems::Le(b) => {
+                let mut out = Vec::new();
+                T::extend_from_le(&mut out, b);
+                out
+            }
         }
     }
 
@@ -311,6 +367,79 @@ impl<T: LeElem> Elems<T> {
         match self {
             Elems::Le(b) => b.clone(),
             Elems::Vec(v) => le_bytes(v),
+        }
+    }
+}
+
+/// Iterator over [`Elems`], from [`Elems::iter`].
+#[derive(Clone, Debug)]
+pub enum ElemsIter<'a, T> {
+    /// Over a little-endian view (whole elements), `T::SIZE` bytes at a time.
+    Le(&'a [u8]),
+    /// Over owned elements.
+    Slice(std::slice::Iter<'a, T>),
+}
+
+impl<T: LeElem> Iterator for ElemsIter<'_, T> {
+    type Item = T;
+
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        match self {
+            ElemsIter::Le(b) => {
+                let (x, rest) = T::split_le(b)?;
+                *b = rest;
+                Some(x)
+            }
+            ElemsIter::Slice(it) => it.next().copied(),
+        }
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.len();
+        (n, Some(n))
+    }
+
+    #[inline]
+    fn fold<B, F: FnMut(B, T) -> B>(self, init: B, mut f: F) -> B {
+        // One loop per representation instead of a match per element: `sum`,
+        // `for_each`, `collect` and `extend` go through here.
+        match self {
+            ElemsIter::Le(mut b) => {
+                let mut acc = init;
+                while let Some((x, rest)) = T::split_le(b) {
+                    acc = f(acc, x);
+                    b = rest;
+                }
+                acc
+            }
+            ElemsIter::Slice(it) => it.fold(init, |acc, &x| f(acc, x)),
+        }
+    }
+}
+
+impl<T: LeElem> ExactSizeIterator for ElemsIter<'_, T> {
+    #[inline]
+    fn len(&self) -> usize {
+        match self {
+            ElemsIter::Le(b) => b.len() / T::SIZE,
+            ElemsIter::Slice(it) => it.len(),
+        }
+    }
+}
+
+impl<T: LeElem> DoubleEndedIterator for ElemsIter<'_, T> {
+    #[inline]
+    fn next_back(&mut self) -> Option<T> {
+        match self {
+            ElemsIter::Le(b) => {
+                let cut = b.len().checked_sub(T::SIZE)?;
+                let x = T::from_le(&b[cut..]);
+                *b = &b[..cut];
+                Some(x)
+            }
+            ElemsIter::Slice(it) => it.next_back().copied(),
         }
     }
 }
@@ -1118,5 +1247,56 @@ impl Message {
         self.unknown
             .iter()
             .chain(self.tensors.iter().flat_map(|t| t.unknown.iter()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view<T: LeElem>(v: &[T]) -> Elems<T> {
+        Elems::Le(le_bytes(v))
+    }
+
+    #[test]
+    fn a_view_reads_back_what_was_written() {
+        let f: Vec<f32> = (0..1000).map(|i| i as f32 * -0.37 + 1e-40).collect();
+        let d: Vec<f64> = (0..1000).map(|i| (i as f64).sqrt() - 3.0).collect();
+        let b: Vec<i8> = (0..=255u8).map(|x| x as i8).collect();
+        let u: Vec<u64> = (0..1000).map(|i| u64::MAX - i * 0x0101_0101).collect();
+        assert_eq!(view(&f).to_vec(), f);
+        assert_eq!(view(&d).to_vec(), d);
+        assert_eq!(view(&b).to_vec(), b);
+        assert_eq!(view(&u).to_vec(), u);
+        assert_eq!(view(&f).iter().collect::<Vec<_>>(), f);
+        assert_eq!(view(&u).iter().rev().collect::<Vec<_>>(), {
+            let mut r = u.clone();
+            r.reverse();
+            r
+        });
+        let e = view(&d);
+        assert_eq!(e.iter().len(), 1000);
+        assert_eq!(e.iter().sum::<f64>(), d.iter().sum::<f64>());
+        for (i, x) in e.iter().enumerate() {
+            assert_eq!(e.get(i), Some(x));
+        }
+        // NaN payloads and signed zeros come out bit for bit.
+        let odd = [f32::from_bits(0x7fc0_0001), -0.0, f32::from_bits(1)];
+        let back = view(&odd).to_vec();
+        assert!(back
+            .iter()
+            .zip(&odd)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+
+    #[test]
+    fn a_view_of_a_partial_element_ignores_the_tail() {
+        // The decoder only makes whole-element views; len() and the readers agree anyway.
+        let e: Elems<f32> = Elems::Le(Bytes::from_static(&[0, 0, 128, 63, 0, 0]));
+        assert_eq!(e.len(), 1);
+        assert_eq!(e.to_vec(), [1.0]);
+        assert_eq!(e.iter().collect::<Vec<_>>(), [1.0]);
+        let empty: Elems<f64> = Elems::Le(Bytes::new());
+        assert!(empty.to_vec().is_empty() && empty.iter().next().is_none());
     }
 }
