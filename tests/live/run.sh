@@ -51,7 +51,7 @@ started=$(date +%s)
   --model faq=tests/data/models/faq \
   --model half_plus_two=tests/data/models/half_plus_two \
   --model seed=tests/data/models/seed \
-  --ready "$ready" --max-lifetime "${TFREQ_LIVE_LIFETIME:-900}" 2>"$log" &
+  --tls --ready "$ready" --max-lifetime "${TFREQ_LIVE_LIFETIME:-900}" 2>"$log" &
 pid=$!
 for _ in $(seq 480); do  # 120 s at most
   [ -f "$ready" ] && break

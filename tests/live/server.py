@@ -29,8 +29,10 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -1315,6 +1317,33 @@ def stats_json():
 # main
 # ---------------------------------------------------------------------------------------------
 
+def make_tls():
+    """A test CA and a certificate it signs for 127.0.0.1 (and localhost), made with the openssl
+    command in a temporary directory (removed when the server stops). The CA is separate from the
+    server's certificate because rustls refuses a CA certificate used as an end entity."""
+    d = tempfile.mkdtemp(prefix="tfreq-live-tls-")
+    ca, ca_key = os.path.join(d, "ca.pem"), os.path.join(d, "ca.key")
+    cert, key, csr = (os.path.join(d, n) for n in ("server.pem", "server.key", "server.csr"))
+    ext = os.path.join(d, "server.ext")
+    with open(ext, "w", encoding="utf-8") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=critical,CA:FALSE\n"
+                "keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n")
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    for cmd in (["openssl", "req", "-x509", *ec, "-keyout", ca_key, "-out", ca, "-days", "2",
+                 "-subj", "/CN=tfreq live test CA", "-addext",
+                 "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"],
+                ["openssl", "req", *ec, "-keyout", key, "-out", csr, "-subj", "/CN=127.0.0.1"],
+                ["openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key,
+                 "-CAcreateserial", "-out", cert, "-days", "2", "-extfile", ext]):
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        except FileNotFoundError:
+            sys.exit("server.py: --tls needs the openssl command")
+        if p.returncode != 0:
+            sys.exit("server.py: %s failed: %s" % (" ".join(cmd[:2]), p.stderr.strip()))
+    return {"dir": d, "ca": ca, "cert": cert, "key": key}
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", action="append", required=True, metavar="NAME=DIR",
@@ -1326,6 +1355,9 @@ def parse_args(argv):
     p.add_argument("--max-lifetime", type=float, default=600.0,
                    help="seconds after which the server stops by itself (default 600)")
     p.add_argument("--threads", type=int, default=8, help="gRPC worker threads")
+    p.add_argument("--tls", action="store_true",
+                   help="also serve gRPC and HTTP over TLS (a test CA and a certificate for "
+                        "127.0.0.1 made with the openssl command; ports grpcs and https)")
     return p.parse_args(argv)
 
 
@@ -1351,6 +1383,11 @@ def main(argv=None):
     gport = gsrv.add_insecure_port("%s:0" % HOST)
     if not gport:
         sys.exit("server.py: could not bind a gRPC port on %s" % HOST)
+    tls = make_tls() if args.tls else None
+    if tls:
+        creds = grpc.ssl_server_credentials([(Path(tls["key"]).read_bytes(),
+                                              Path(tls["cert"]).read_bytes())])
+        tls["grpcs"] = gsrv.add_secure_port("%s:0" % HOST, creds)
     gsrv.start()
 
     services = {m.name: AsyncService(m, stop) for m in REG.models.values()}
@@ -1365,6 +1402,19 @@ def main(argv=None):
     hport = hsrv.server_address[1]
     threading.Thread(target=hsrv.serve_forever, kwargs={"poll_interval": 0.2},
                      name="http", daemon=True).start()
+    servers = [hsrv]
+    if tls:
+        ssrv = ThreadingHTTPServer((HOST, 0), Handler)
+        ssrv.daemon_threads = True
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(tls["cert"], tls["key"])
+        # the handshake happens in the connection's own thread, not in the accept loop
+        ssrv.socket = ctx.wrap_socket(ssrv.socket, server_side=True,
+                                      do_handshake_on_connect=False)
+        tls["https"] = ssrv.server_address[1]
+        threading.Thread(target=ssrv.serve_forever, kwargs={"poll_interval": 0.2},
+                         name="https", daemon=True).start()
+        servers.append(ssrv)
 
     ready = {"grpc": gport, "http": hport, "host": HOST, "pid": os.getpid(), "token": args.token,
              "models": {n: {"version": m.version, "signatures": sorted(m.signatures)}
@@ -1372,6 +1422,7 @@ def main(argv=None):
              "async": {n: {"input": s.input.name, "sink": s.sink.name}
                        for n, s in services.items()},
              "max_lifetime_s": args.max_lifetime,
+             **({"grpcs": tls["grpcs"], "https": tls["https"], "ca_cert": tls["ca"]} if tls else {}),
              "startup_ms": round((time.perf_counter() - t0) * 1e3, 1)}
     tmp = args.ready + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -1390,7 +1441,8 @@ def main(argv=None):
     reason = "signal" if stop.is_set() else "max lifetime reached"
     stop.set()
     log({"event": "stopping", "reason": reason})
-    hsrv.shutdown()
+    for srv in servers:
+        srv.shutdown()
     gsrv.stop(grace=1.0).wait(5)
     try:
         os.remove(args.ready)
@@ -1398,6 +1450,8 @@ def main(argv=None):
         pass
     for m in REG.models.values():
         m.session.close()
+    if tls:
+        shutil.rmtree(tls["dir"], ignore_errors=True)
     return 0
 
 

@@ -10,6 +10,7 @@ the committed files that make_models.py wrote with TensorFlow (models/NAME.metad
 
 import json
 import os
+import ssl
 import unittest
 import urllib.error
 import urllib.request
@@ -162,6 +163,26 @@ class Grpc(unittest.TestCase):
             stub().GetModelMetadata(bad, timeout=TIMEOUT)
         self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
         self.assertEqual(cm.exception.details(), "Metadata field nope is not supported")
+
+
+class Tls(unittest.TestCase):
+    """run.sh starts the server with --tls: gRPC and HTTP also over TLS, with a test CA."""
+
+    def test_grpcs_and_https(self):
+        self.assertIn("grpcs", READY, "the server was started without --tls")
+        creds = grpc.ssl_channel_credentials(Path(READY["ca_cert"]).read_bytes())
+        ch = grpc.secure_channel("127.0.0.1:%d" % READY["grpcs"], creds)
+        resp = prediction_service_pb2_grpc.PredictionServiceStub(ch).Predict(
+            hpt_request([[4.0]]), timeout=TIMEOUT)
+        self.assertEqual(list(resp.outputs["y"].float_val), [4.0])
+        ctx = ssl.create_default_context(cafile=READY["ca_cert"])
+        req = urllib.request.Request("https://127.0.0.1:%d/v1/models/half_plus_two:predict"
+                                     % READY["https"], data=b'{"instances": [[6.0]]}')
+        with urllib.request.urlopen(req, timeout=TIMEOUT, context=ctx) as r:
+            self.assertEqual(json.loads(r.read()), {"predictions": [[5.0]]})
+        # without the test CA the certificate is refused
+        with self.assertRaises(urllib.error.URLError):
+            urllib.request.urlopen(req, timeout=TIMEOUT, context=ssl.create_default_context())
 
 
 class Rest(unittest.TestCase):
