@@ -62,16 +62,17 @@ done
 echo "== live: ready after $(( $(date +%s) - started )) s: $(tr -d ' \n' <"$ready" | head -c 200)"
 export TFREQ_LIVE_READY="$ready"
 
-echo "== live: TF Serving's Python client (gRPC stub, REST) against the server"
-timeout 300 "$LIVE_PY" -m unittest tests/live/test_tfs.py
-echo "== live: the EAS Python SDK (PredictClient, QueueClient) against the server"
-timeout 300 "$EAS_PY" -m unittest tests/live/test_sdk.py
-
+# The Rust tests first, on models no other test has called yet (cold-start measurements).
 if [ "$rust" = yes ]; then
   echo "== live: Rust live tests (cargo test --features net --test live -- --include-ignored)"
   timeout 900 cargo test --quiet --features net --test live -- --include-ignored
 else
   echo "== live: tests/live.rs is not in this tree yet: no Rust live tests to run"
 fi
+
+echo "== live: TF Serving's Python client (gRPC stub, REST) against the server"
+timeout 300 "$LIVE_PY" -m unittest tests/live/test_tfs.py
+echo "== live: the EAS Python SDK (PredictClient, QueueClient) against the server"
+timeout 300 "$EAS_PY" -m unittest tests/live/test_sdk.py
 stop_server
 echo "== live: done in $(( $(date +%s) - started )) s"

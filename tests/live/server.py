@@ -249,13 +249,11 @@ def numpy_to_array(arr, enum):
 # Models: one tf.compat.v1.Session per SavedModel
 # ---------------------------------------------------------------------------------------------
 
-class Model:
-    """A SavedModel loaded for serving: graph, session, signatures, and the executor keys seen."""
+class Loaded:
+    """One load of a SavedModel: its graph, its session (so its own executor cache) and the
+    executor keys run on it so far."""
 
-    def __init__(self, name, path, version):
-        self.name = name
-        self.path = path
-        self.version = version
+    def __init__(self, path):
         self.graph = tf.Graph()
         self.session = tf.compat.v1.Session(graph=self.graph)
         t0 = time.perf_counter()
@@ -263,41 +261,69 @@ class Model:
             self.meta_graph = tf.compat.v1.saved_model.loader.load(
                 self.session, [tf.compat.v1.saved_model.tag_constants.SERVING], str(path))
         self.load_ms = (time.perf_counter() - t0) * 1e3
-        self.signatures = dict(self.meta_graph.signature_def)
+        self.executors = []  # {feeds, fetches, first_run_ms} in the order TensorFlow built them
+        self.seen = set()
+
+
+class Model:
+    """A SavedModel served under a name: its current load, signatures and version."""
+
+    def __init__(self, name, path, version):
+        self.name = name
+        self.path = path
+        self.version = version
         self.lock = threading.Lock()
-        self.executors = []  # (feeds, fetches) in the order TensorFlow built them
-        self._seen = set()
+        self.loads = 0
+        self.current = None
+        self.reload()
+
+    def reload(self):
+        """Loads the SavedModel again into a new session (as a redeployment does: no executor
+        built yet). Calls already running finish on the old session, closed 30 s later."""
+        fresh = Loaded(self.path)
+        with self.lock:
+            old, self.current = self.current, fresh
+            self.loads += 1
+        self.signatures = dict(fresh.meta_graph.signature_def)
+        self.load_ms = fresh.load_ms
+        if old is not None:
+            t = threading.Timer(30.0, old.session.close)
+            t.daemon = True
+            t.start()
+        return fresh
 
     def run(self, feeds, fetches):
         """session.run through TF_SessionRun, with no Python-side casting or shape checks
         (a C++ server has none): feeds is [(tensor name, numpy array)], fetches tensor names.
         Returns (outputs, info) where info says whether this call built a new executor."""
+        with self.lock:
+            cur = self.current
         try:
-            feed_dict = {self.graph.get_tensor_by_name(n)._as_tf_output(): v for n, v in feeds}
-            fetch_list = [self.graph.get_tensor_by_name(n)._as_tf_output() for n in fetches]
+            feed_dict = {cur.graph.get_tensor_by_name(n)._as_tf_output(): v for n, v in feeds}
+            fetch_list = [cur.graph.get_tensor_by_name(n)._as_tf_output() for n in fetches]
         except (KeyError, ValueError) as e:
             raise invalid(str(e)) from e
         # DirectSession::GetOrCreateExecutors keys its cache by the sorted feed and fetch names
         # (and targets, none here): the first call with a new key builds a new executor.
         key = (tuple(sorted(n for n, _ in feeds)), tuple(sorted(fetches)))
         with self.lock:
-            new = key not in self._seen
+            new = key not in cur.seen
         t0 = time.perf_counter()
         try:
-            out = self.session._call_tf_sessionrun(None, feed_dict, fetch_list, [], None)
+            out = cur.session._call_tf_sessionrun(None, feed_dict, fetch_list, [], None)
         except tf.errors.OpError as e:
             raise Status(e.error_code, e.message) from e
         run_ms = (time.perf_counter() - t0) * 1e3
         with self.lock:
-            if key not in self._seen:
-                self._seen.add(key)
-                self.executors.append({"feeds": list(key[0]), "fetches": list(key[1]),
-                                       "first_run_ms": round(run_ms, 3)})
+            if key not in cur.seen:
+                cur.seen.add(key)
+                cur.executors.append({"feeds": list(key[0]), "fetches": list(key[1]),
+                                      "first_run_ms": round(run_ms, 3)})
         return out, {"new_executor": new, "run_ms": round(run_ms, 3),
                      "feeds": list(key[0]), "fetches": list(key[1])}
 
     def output_dtype(self, tensor_name):
-        return self.graph.get_tensor_by_name(tensor_name).dtype.as_datatype_enum
+        return self.current.graph.get_tensor_by_name(tensor_name).dtype.as_datatype_enum
 
 
 class Registry:
@@ -1105,6 +1131,16 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(status, text, "application/json", info_headers(info))
         if path == "/_live/stats" and self.command == "GET":
             return self.reply(200, stats_json(), "application/json")
+        if path.startswith("/_live/reload/") and self.command == "POST":
+            model = REG.models.get(path[len("/_live/reload/"):])
+            if model is None:
+                return self.reply(404, "no model %s" % path[len("/_live/reload/"):], "text/plain")
+            model.reload()
+            log({"event": "reloaded", "model": model.name, "load_ms": round(model.load_ms, 1),
+                 "loads": model.loads})
+            return self.reply(200, json.dumps({"model": model.name, "loads": model.loads,
+                                               "load_ms": round(model.load_ms, 1)}),
+                              "application/json")
         if path.startswith("/api/predict/"):
             name = path[len("/api/predict/"):]
             msg = eas_auth(self.token, self.headers, path, body)
@@ -1308,8 +1344,8 @@ def stats_json():
     with REG.lock:
         recent = list(REG.recent)
     return json.dumps({
-        "models": {n: {"version": m.version, "load_ms": round(m.load_ms, 1),
-                       "executors": list(m.executors)} for n, m in REG.models.items()},
+        "models": {n: {"version": m.version, "load_ms": round(m.load_ms, 1), "loads": m.loads,
+                       "executors": list(m.current.executors)} for n, m in REG.models.items()},
         "requests": recent}, indent=1)
 
 
@@ -1449,7 +1485,7 @@ def main(argv=None):
     except OSError:
         pass
     for m in REG.models.values():
-        m.session.close()
+        m.current.session.close()
     if tls:
         shutil.rmtree(tls["dir"], ignore_errors=True)
     return 0

@@ -98,6 +98,17 @@ class Grpc(unittest.TestCase):
         self.assertEqual(new, ["false" if was_built else "true", "false"])
         self.assertIn(key, built())
 
+    def test_reload_forgets_the_executors(self):
+        def new_executor():
+            _, call = stub().Predict.with_call(hpt_request([[1.0]]), timeout=TIMEOUT)
+            return dict(call.trailing_metadata())["x-live-new-executor"]
+        new_executor()
+        self.assertEqual(new_executor(), "false")
+        st, body, _ = rest("POST", "/_live/reload/half_plus_two")
+        self.assertEqual(st, 200, body)
+        self.assertEqual(new_executor(), "true")  # a new session: TensorFlow builds it again
+        self.assertEqual(new_executor(), "false")
+
     def assert_status(self, req, code, message):
         with self.assertRaises(grpc.RpcError) as cm:
             stub().Predict(req, timeout=TIMEOUT)
