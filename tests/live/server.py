@@ -1052,7 +1052,10 @@ class AsyncService:
             if f is None:
                 return
             last = f.index
-            status, body, _ = eas_predict(self.model, f.data, "queue")
+            try:
+                status, body, _ = eas_predict(self.model, f.data, "queue")
+            except Exception as e:  # noqa: BLE001 - the worker must outlive any one item
+                status, body = 500, ("%s: %s" % (type(e).__name__, e)).encode()
             tags = {"requestId": f.tags.get("requestId", ""), "source.index": str(f.index),
                     "lastCode": str(status)}
             if status != 200:
