@@ -62,6 +62,9 @@ pub enum FeedValues {
     C128(Vec<Complex<f64>>),
     /// Strings, as bytes (any bytes, not only UTF-8).
     Str(Vec<Bytes>),
+    /// Bit patterns of an 8- or 4-bit float dtype, taken as they are (made by
+    /// [`FeedValues::bits`]). Numbers (`f32`, `f64`) are rounded instead.
+    Bits(Vec<u8>),
 }
 
 impl FeedValues {
@@ -85,7 +88,26 @@ impl FeedValues {
             C64(v) => v.len(),
             C128(v) => v.len(),
             Str(v) => v.len(),
+            Bits(v) => v.len(),
         }
+    }
+
+    /// Raw bit patterns for an 8- or 4-bit float dtype (`DT_FLOAT8_E4M3FN`, ...): the
+    /// explicit way to give bits; `f32` / `f64` values are numbers, rounded as
+    /// ml_dtypes does.
+    ///
+    /// ```
+    /// use tfreq::{DType, FeedValues, TFRequest, WireFormat};
+    /// let mut r = TFRequest::for_wire("s", WireFormat::TfServing);
+    /// r.add_feed("x", &[2], DType::Float8E4m3fn, vec![1.5f32, 1.6])?;          // numbers
+    /// r.add_feed("y", &[2], DType::Float8E4m3fn, FeedValues::bits(vec![0x3c, 0x3d]))?; // bits
+    /// let x = r.message().tensors[0].elements(WireFormat::TfServing);
+    /// let y = r.message().tensors[1].elements(WireFormat::TfServing);
+    /// assert_eq!((x.get(0), x.get(1)), (y.get(0), y.get(1))); // 1.6 rounds to 1.625 (0x3d)
+    /// # Ok::<(), tfreq::BuildError>(())
+    /// ```
+    pub fn bits(v: impl Into<Vec<u8>>) -> FeedValues {
+        FeedValues::Bits(v.into())
     }
 
     /// Whether there are none.
@@ -113,6 +135,7 @@ impl FeedValues {
             C64(_) => "Complex<f32>",
             C128(_) => "Complex<f64>",
             Str(_) => "string",
+            Bits(_) => "bit patterns",
         }
     }
 
@@ -351,7 +374,7 @@ fn feed_values_of(t: &Tensor, wire: WireFormat) -> Result<FeedValues, BuildError
         name: t.name.clone(),
         dtype: t.dtype,
     };
-    macro_rules! collect {
+    macro_rules! collect_vec {
         ($pat:pat => $v:expr) => {
             all.iter()
                 .map(|s| match s {
@@ -359,7 +382,11 @@ fn feed_values_of(t: &Tensor, wire: WireFormat) -> Result<FeedValues, BuildError
                     _ => Err(not()),
                 })
                 .collect::<Result<Vec<_>, _>>()?
-                .into()
+        };
+    }
+    macro_rules! collect {
+        ($pat:pat => $v:expr) => {
+            collect_vec!($pat => $v).into()
         };
     }
     Ok(match d {
@@ -372,7 +399,9 @@ fn feed_values_of(t: &Tensor, wire: WireFormat) -> Result<FeedValues, BuildError
         DType::Bool => collect!(Scalar::Bool(x) => *x),
         DType::String => collect!(Scalar::Bytes(b) => b.clone()),
         DType::UInt32 | DType::UInt64 => collect!(Scalar::U64(x) => *x),
-        d if d.info().tf_field == ValueField::Float8 => collect!(Scalar::Byte(x) => *x),
+        d if crate::minifloat::is_minifloat(d) => {
+            FeedValues::Bits(collect_vec!(Scalar::Mini(_, x) => *x))
+        }
         DType::Invalid | DType::Resource | DType::Variant => return Err(not()),
         _ => collect!(Scalar::I64(x) => *x),
     })
@@ -450,7 +479,17 @@ pub(crate) fn make_tensor(
                 .collect(),
         )),
         (DType::Int32 | DType::QInt32, V::I32(v)) => Values::I32(v.into()),
-        (d, V::U8(v)) if d.info().tf_field == ValueField::Float8 => Values::Raw(Bytes::from(v)),
+        (d, V::Bits(v)) if crate::minifloat::is_minifloat(d) => Values::Raw(Bytes::from(v)),
+        (d, V::F32(v)) if crate::minifloat::is_minifloat(d) => Values::Raw(
+            v.into_iter()
+                .map(|x| crate::minifloat::encode(d, x as f64).unwrap_or(0))
+                .collect(),
+        ),
+        (d, V::F64(v)) if crate::minifloat::is_minifloat(d) => Values::Raw(
+            v.into_iter()
+                .map(|x| crate::minifloat::encode(d, x).unwrap_or(0))
+                .collect(),
+        ),
         (DType::Invalid | DType::Resource | DType::Variant, _) => {
             return Err(BuildError::NotBuildable { name, dtype: code })
         }
@@ -533,7 +572,7 @@ fn takes(d: DType) -> &'static str {
         ValueField::Half => "half::bf16",
         ValueField::SComplex => "Complex<f32>",
         ValueField::DComplex => "Complex<f64> or Complex<f32>",
-        ValueField::Float8 => "u8 bit patterns",
+        ValueField::Float8 => "f32 or f64 numbers, or FeedValues::bits",
         _ => "nothing",
     }
 }

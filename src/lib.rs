@@ -11,6 +11,7 @@ pub mod formats;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod io;
+pub mod minifloat;
 pub mod model;
 pub mod par;
 pub mod render;

@@ -820,8 +820,12 @@ pub enum Scalar {
     C128(f64, f64),
     /// A string element.
     Bytes(Bytes),
-    /// One raw byte (float8 / float4 bit pattern).
+    /// One raw byte of a dtype with no reading of its own.
     Byte(u8),
+    /// An 8- or 4-bit float (`DT_FLOAT8_*`, `DT_FLOAT4_E2M1FN`): its dtype and bit
+    /// pattern. Shown as the number TensorFlow (ml_dtypes) decodes it to
+    /// ([`crate::minifloat::decode`]): `1.5`, `-0.0`, `nan`.
+    Mini(DType, u8),
     /// A resource handle or variant (raw message bytes).
     Opaque(Bytes),
 }
@@ -838,8 +842,12 @@ impl fmt::Display for Scalar {
             Scalar::Bool(v) => write!(f, "{v}"),
             Scalar::C64(r, i) => write!(f, "({r}{i:+}j)"),
             Scalar::C128(r, i) => write!(f, "({r}{i:+}j)"),
-            Scalar::Bytes(b) => write!(f, "{:?}", crate::render::escape::short_bytes(b)),
+            Scalar::Bytes(b) => write!(f, "\"{}\"", crate::render::escape::short_bytes(b)),
             Scalar::Byte(b) => write!(f, "0x{b:02x}"),
+            // Every value is exact in f64: Python's repr of float(x).
+            Scalar::Mini(d, b) => f.write_str(&crate::render::pyfloat::f64_repr(
+                crate::minifloat::decode(*d, *b).unwrap_or(f32::NAN) as f64,
+            )),
             Scalar::Opaque(b) => write!(f, "<{} bytes>", b.len()),
         }
     }
@@ -1118,7 +1126,7 @@ pub fn default_scalar(d: DType) -> Scalar {
         DType::Complex128 => Scalar::C128(0.0, 0.0),
         DType::UInt32 | DType::UInt64 => Scalar::U64(0),
         DType::Resource | DType::Variant => Scalar::Opaque(Bytes::new()),
-        _ if d.info().tf_field == ValueField::Float8 => Scalar::Byte(0),
+        _ if crate::minifloat::is_minifloat(d) => Scalar::Mini(d, 0),
         _ => Scalar::I64(0),
     }
 }
@@ -1145,6 +1153,7 @@ fn content_scalar(d: DType, b: &[u8]) -> Scalar {
         BFloat16 => Scalar::BF16(bf16::from_bits(<u16 as LeElem>::from_le(b))),
         Complex64 => Scalar::C64(<f32 as LeElem>::from_le(re), <f32 as LeElem>::from_le(im)),
         Complex128 => Scalar::C128(<f64 as LeElem>::from_le(re), <f64 as LeElem>::from_le(im)),
+        _ if crate::minifloat::is_minifloat(d) => Scalar::Mini(d, byte),
         _ => Scalar::Byte(byte),
     }
 }
@@ -1179,6 +1188,7 @@ fn field_scalar(d: DType, f: ValueField, v: &Values, i: usize) -> Option<Scalar>
             String => Scalar::Bytes(e.get(i)?.clone()),
             _ => Scalar::Opaque(e.get(i)?.clone()),
         },
+        Values::Raw(b) if crate::minifloat::is_minifloat(d) => Scalar::Mini(d, *b.get(i)?),
         Values::Raw(b) => Scalar::Byte(*b.get(i)?),
     })
 }

@@ -185,10 +185,12 @@ fn scrub_tensor(
             FeedValues::Str(v)
         }
         DType::Invalid | DType::Resource | DType::Variant => return Err(unscrubbable()),
-        d if d.info().tf_field == ValueField::Float8 => (0..n)
-            // Small positive bit patterns: never NaN or infinity in any float8/float4 type.
-            .map(|_| rng.as_deref_mut().map_or(0u8, |r| (r.next() & 0x1f) as u8))
-            .collect(),
+        d if d.info().tf_field == ValueField::Float8 => FeedValues::bits(
+            (0..n)
+                // Small positive bit patterns: never NaN or infinity in any float8/float4 type.
+                .map(|_| rng.as_deref_mut().map_or(0u8, |r| (r.next() & 0x1f) as u8))
+                .collect::<Vec<u8>>(),
+        ),
         d => {
             let (lo, hi) = d.info().int_range.unwrap_or(match d.info().tf_field {
                 ValueField::UInt32 => (0, u32::MAX as i64),

@@ -145,7 +145,16 @@ fn values(d: DType, n: usize, nan: bool) -> BoxedStrategy<(FeedValues, Vec<Scala
             .prop_map(|v| (v.clone().into(), v.into_iter().map(Scalar::U64).collect()))
             .boxed(),
         _ if info.tf_field == tfreq::ValueField::Float8 => vec(any::<u8>(), n)
-            .prop_map(|v| (v.clone().into(), v.into_iter().map(Scalar::Byte).collect()))
+            .prop_map(move |v| {
+                // Bits above a 4-bit type's width are not a value of it.
+                let v: Vec<u8> = if d == DType::Float4E2m1fn {
+                    v.into_iter().map(|b| b & 0x0f).collect()
+                } else {
+                    v
+                };
+                let e = v.iter().map(|&b| Scalar::Mini(d, b)).collect();
+                (FeedValues::bits(v), e)
+            })
             .boxed(),
         _ => {
             let (lo, hi) = info.int_range.expect("an integer dtype");

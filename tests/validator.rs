@@ -537,10 +537,13 @@ fn check_other_findings() {
         "models/two_sigs",
         &[],
     );
-    assert_eq!(code, 1);
+    // A warning: TF Serving does not check declared shapes (tests/check_tf.rs holds
+    // this to what TensorFlow answered).
+    assert_eq!(code, 0);
     assert!(has(&v, "SHAPE_INCOMPATIBLE", "x"));
+    assert_eq!(severity_of(&v, "SHAPE_INCOMPATIBLE"), "warning");
     let (code, v) = c("validator/eas_two_sigs_bad_dim.bin", "models/two_sigs", &[]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 0);
     assert!(has(&v, "SHAPE_INCOMPATIBLE", "x"));
     assert!(v["requests"][0]["findings"][0]["message"]
         .as_str()

@@ -326,3 +326,150 @@ fn codes_tables_agree() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// 8- and 4-bit floats: the numbers TensorFlow (ml_dtypes) decodes them to
+// ---------------------------------------------------------------------------------------
+
+fn minifloat_tables() -> Vec<(tfreq::DType, Value)> {
+    let p = common::data("values/ml_dtypes.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    v["tables"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, t)| (tfreq::DType::from_name(k).unwrap(), t.clone()))
+        .collect()
+}
+
+fn same_float(a: f32, want: &str) -> bool {
+    match want {
+        "nan" => a.is_nan(),
+        "inf" => a == f32::INFINITY,
+        "-inf" => a == f32::NEG_INFINITY,
+        w => a.to_bits() == w.parse::<f32>().unwrap().to_bits(),
+    }
+}
+
+/// Every bit pattern decodes to ml_dtypes' value, and every rounding (float32 and
+/// float64 inputs: values, midpoints and their neighbours, overflow, infinities, NaN)
+/// gives ml_dtypes' bit pattern.
+#[test]
+fn minifloats_decode_and_round_as_ml_dtypes_does() {
+    use tfreq::minifloat::{decode, encode};
+    let tables = minifloat_tables();
+    assert_eq!(tables.len(), 6);
+    for (d, t) in tables {
+        for (bits, want) in t["values"].as_array().unwrap().iter().enumerate() {
+            let got = decode(d, bits as u8).unwrap();
+            assert!(
+                same_float(got, want.as_str().unwrap()),
+                "{d} {bits:#04x}: {got} != {want}"
+            );
+        }
+        let mut n = 0;
+        for (key, width) in [("round_f32", 8), ("round_f64", 16)] {
+            for pair in t[key].as_array().unwrap() {
+                let h = u64::from_str_radix(pair[0].as_str().unwrap(), 16).unwrap();
+                let x = if width == 8 {
+                    f32::from_bits(h as u32) as f64
+                } else {
+                    f64::from_bits(h)
+                };
+                let want = pair[1].as_u64().unwrap() as u8;
+                assert_eq!(encode(d, x), Some(want), "{d} {key} {x:e} ({h:x})");
+                n += 1;
+            }
+        }
+        assert!(n > 50, "{d}: {n} roundings");
+    }
+}
+
+/// Files TensorFlow wrote (tf.make_tensor_proto of ml_dtypes arrays, and float8_val by
+/// hand): inspect shows the numbers the manifest gives, not bit patterns; the builder,
+/// given those numbers, writes the same bytes.
+#[test]
+fn minifloat_files_show_numbers_and_build_identically() {
+    let mut checked = 0;
+    for e in common::manifest("tfs") {
+        let file = e["file"].as_str().unwrap();
+        let feed = &e["feeds"][0];
+        let d = tfreq::DType::from_name(feed["dtype"].as_str().unwrap()).unwrap();
+        if !tfreq::minifloat::is_minifloat(d) {
+            continue;
+        }
+        let (code, v) = json(&["inspect", &s(&format!("tfs/{file}")), "--values", "all"]);
+        assert_eq!(code, 0, "{file}");
+        let got = v["inputs"][0]["values"].as_array().unwrap();
+        let want = feed["values"].as_array().unwrap();
+        assert_eq!(got.len(), want.len(), "{file}");
+        for (g, w) in got.iter().zip(want) {
+            let g = match g {
+                Value::String(s) => s.clone(),
+                n => format!("{}", n.as_f64().unwrap()),
+            };
+            let w = match w {
+                Value::String(s) => s.clone(),
+                n => format!("{}", n.as_f64().unwrap()),
+            };
+            assert_eq!(g, w, "{file}");
+        }
+        // The human preview too: `-0.0` and `1.0`, not `0x80`.
+        let r = run(&["inspect", &s(&format!("tfs/{file}"))]);
+        assert!(r.out.contains("1.0"), "{file}: {}", r.out);
+        assert!(!r.out.contains("0x"), "{file}: {}", r.out);
+        // Built from the numbers, the request is the file, byte for byte.
+        let spec = tfreq::ModelSpec {
+            name: e["model_spec"]["name"].as_str().unwrap().into(),
+            signature_name: e["signature_name"].as_str().unwrap().into(),
+            ..Default::default()
+        };
+        let mut req =
+            tfreq::TFRequest::for_wire(spec.signature_name.clone(), tfreq::WireFormat::TfServing);
+        let numbers: Vec<f64> = want
+            .iter()
+            .map(|w| match w {
+                Value::String(s) => s.parse().unwrap(),
+                n => n.as_f64().unwrap(),
+            })
+            .collect();
+        req.add_feed("x", &common::shape(feed), d, numbers).unwrap();
+        for f in common::fetches(&e) {
+            req.add_fetch(f);
+        }
+        let style = if feed["encoding"] == "typed" {
+            tfreq::TfsEncoding::Typed
+        } else {
+            tfreq::TfsEncoding::Python
+        };
+        let built = req.to_tf_serving_bytes_with(&spec, style).unwrap();
+        assert_eq!(built, common::read("tfs", file), "{file}");
+        checked += 1;
+    }
+    assert_eq!(checked, 12);
+}
+
+/// The bit patterns stay available, through an explicit API.
+#[test]
+fn minifloat_bits_api() {
+    use tfreq::{DType, FeedValues, TFRequest, WireFormat};
+    let mut r = TFRequest::for_wire("s", WireFormat::TfServing);
+    r.add_feed(
+        "x",
+        &[2],
+        DType::Float8E4m3fn,
+        FeedValues::bits(vec![0x3c, 0x80]),
+    )
+    .unwrap();
+    let e = r.message().tensors[0].elements(WireFormat::TfServing);
+    assert_eq!(
+        e.get(0),
+        Some(tfreq::Scalar::Mini(DType::Float8E4m3fn, 0x3c))
+    );
+    assert_eq!(e.get(0).unwrap().to_string(), "1.5");
+    assert_eq!(e.get(1).unwrap().to_string(), "-0.0");
+    // u8 numbers are not bit patterns: refused, not guessed.
+    assert!(r
+        .add_feed("y", &[1], DType::Float8E4m3fn, vec![62u8])
+        .is_err());
+}

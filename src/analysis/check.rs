@@ -57,8 +57,13 @@ pub const CODES: &[(&str, Severity, &str)] = &[
     ),
     (
         "SHAPE_INCOMPATIBLE",
+        Severity::Warning,
+        "the feed's rank or a fixed dim differs from the signature's (-1 matches any size); TF Serving does not check it, so the model may still run",
+    ),
+    (
+        "SIGNATURE_NOT_CALLABLE",
         Severity::Error,
-        "the feed's rank or a fixed dim differs from the signature's (-1 matches any size)",
+        "the signature has no tensor output (Keras' __saved_model_init_op): a prediction through it fails",
     ),
     (
         "UNKNOWN_FETCH",
@@ -181,6 +186,9 @@ pub fn check_meta_graph(msg: &Message, mg: &MetaGraph, signature: Option<&str>) 
     rep.key.signature = name.clone();
     match mg.signatures.get(&name) {
         Some(sig) => {
+            if let Some(f) = not_callable(sig) {
+                rep.findings.push(f);
+            }
             let (bindings, findings) = check_signature(msg, sig);
             rep.findings.extend(findings);
             rep.bindings = Some(bindings);
@@ -295,9 +303,9 @@ pub fn check_signature(msg: &Message, sig: &Signature) -> (Vec<Binding>, Vec<Fin
                 out.push(
                     Finding::new(
                         "SHAPE_INCOMPATIBLE",
-                        Severity::Error,
+                        Severity::Warning,
                         format!(
-                            "{name:?} has shape {}, the signature {}: {why}. TF Serving does not check shapes itself, so this fails later in an op, or silently computes on the wrong layout",
+                            "{name:?} has shape {}, the signature {}: {why}. TF Serving and Session::Run do not check a signature's shape, so the model may still run: TensorFlow 2.21 ran half_plus_two on [3] where (-1, 1) is declared, and refused two_sigs' [1, 10] for (-1, 784) only in MatMul (tests/data/check/). Whether it runs depends on the graph's ops",
                             t.shape,
                             spec.shape_text()
                         ),
@@ -391,6 +399,46 @@ pub fn check_signature(msg: &Message, sig: &Signature) -> (Vec<Binding>, Vec<Fin
         });
     }
     (bindings, out)
+}
+
+/// `SIGNATURE_NOT_CALLABLE`: a signature with no tensor output, such as the
+/// `__saved_model_init_op` Keras exports (its one "output" is the op `NoOp`, dtype
+/// DT_INVALID). TF Serving passes the output names to `Session::Run`, which refuses
+/// them: TensorFlow 2.21 answered "Node 'NoOp' (type: 'NoOp', num of outputs: 0) does
+/// not have output 0" (tests/data/check/faq_init_op.bin).
+fn not_callable(sig: &Signature) -> Option<Finding> {
+    let tensors = sig
+        .outputs
+        .values()
+        .filter(|s| s.dtype != crate::DType::Invalid.into())
+        .count();
+    if tensors > 0 {
+        return None;
+    }
+    let what = if sig.outputs.is_empty() {
+        "no outputs".to_string()
+    } else {
+        format!(
+            "no tensor output ({} {})",
+            sig.outputs
+                .iter()
+                .map(|(a, s)| format!("{a:?} is the op {:?}", s.name))
+                .collect::<Vec<_>>()
+                .join(", "),
+            "with dtype DT_INVALID"
+        )
+    };
+    Some(
+        Finding::new(
+            "SIGNATURE_NOT_CALLABLE",
+            Severity::Error,
+            format!(
+                "signature {:?} has {what}: it is not a prediction signature (Keras exports __saved_model_init_op to run initialisers at load), and a request to it fails in Session::Run ('Node ... does not have output 0')",
+                sig.key
+            ),
+        )
+        .name(sig.key.clone()),
+    )
 }
 
 fn names<'a>(it: impl Iterator<Item = (&'a str, &'a str)>, tfs: bool) -> String {

@@ -22,7 +22,82 @@ pub const CODES: &[(&str, Severity, &str)] = &[
         Severity::Warning,
         "a record with no log type: skipped (warms nothing)",
     ),
+    ("EMPTY_INPUT", Severity::Error, "a classify / regress / multi_inference record whose Input holds no examples: 'Input is empty.' fails the model load"),
 ];
+
+/// `EMPTY_INPUT`: classify, regress and multi-inference warm-up records whose
+/// `tensorflow.serving.Input` holds no `Example` (no `input`, or an empty example list).
+/// TF Serving reads it through `InputToSerializedExampleTensor`, which answers
+/// INVALID_ARGUMENT "Input is empty." (tensorflow_serving/servables/tensorflow/util.cc),
+/// and a warm-up error fails the model load.
+///
+/// ```
+/// use tfreq::formats::{load_detailed, Hint};
+/// let bytes = tfreq::io::read_input("tests/data/check/warmup_classify_empty.tfrecord".as_ref())?;
+/// let c = load_detailed(bytes, Default::default(), Hint::Auto)?;
+/// let codes: Vec<_> = c.findings.iter().map(|f| f.code).collect();
+/// assert_eq!(codes, ["EMPTY_INPUT", "EMPTY_INPUT"]);
+/// # Ok::<(), tfreq::Error>(())
+/// ```
+pub fn empty_inputs(entries: &[crate::formats::Entry]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for e in entries {
+        let crate::formats::Content::Log(log) = &e.content else {
+            continue;
+        };
+        if !matches!(
+            log.kind,
+            LogKind::Classify | LogKind::Regress | LogKind::MultiInference
+        ) {
+            continue;
+        }
+        // ClassifyLog, RegressLog and MultiInferenceLog hold their request in field 1.
+        let Some(req) = fields(&log.body, 1).and_then(|r| r.into_iter().next()) else {
+            continue;
+        };
+        if examples(&req) == Some(0) {
+            out.push(
+                Finding::new(
+                    "EMPTY_INPUT",
+                    Severity::Error,
+                    format!(
+                        "record {}: {} request whose Input holds no examples: TF Serving's warm-up answers 'Input is empty.', which fails the model load",
+                        e.index, log.kind
+                    ),
+                )
+                .name(format!("record {}", e.index)),
+            );
+        }
+    }
+    out
+}
+
+/// The number of examples in a Classification/Regression/MultiInference request's
+/// `input` (field 2): `example_list` (1) or `example_list_with_context` (2), whose
+/// `examples` are field 1. `None` when the bytes do not parse.
+fn examples(req: &bytes::Bytes) -> Option<usize> {
+    let mut n = 0;
+    for input in fields(req, 2)? {
+        for list in fields(&input, 1)?.iter().chain(fields(&input, 2)?.iter()) {
+            n += fields(list, 1)?.len();
+        }
+    }
+    Some(n)
+}
+
+/// The length-delimited values of field `want` in a message, or `None` when it does
+/// not parse.
+fn fields(b: &bytes::Bytes, want: u32) -> Option<Vec<bytes::Bytes>> {
+    use crate::wire::reader::{Reader, WireValue};
+    let mut r = Reader::new(b.clone());
+    let mut out = Vec::new();
+    while let Some(f) = r.next_field().ok()? {
+        if let (true, WireValue::Len(v)) = (f.number == want, f.value) {
+            out.push(v);
+        }
+    }
+    Some(out)
+}
 
 /// `WarmupConsts::kMaxNumRecords`: the 1001st record fails the model load.
 pub const MAX_RECORDS: usize = 1000;

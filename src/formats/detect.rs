@@ -344,7 +344,9 @@ fn is_text_format(s: &str, wire: Option<WireFormat>) -> bool {
 /// Whether the bytes are JSON objects (one, or JSON lines) of which the first has
 /// `inputs` or `instances`.
 fn rest_json_like(bytes: &[u8]) -> bool {
-    let first = serde_json::Deserializer::from_slice(bytes)
+    // NaN / Infinity read as TF Serving's REST layer reads them.
+    let bytes = rest_json::nan_tokens(bytes);
+    let first = serde_json::Deserializer::from_slice(&bytes)
         .into_iter::<serde_json::Value>()
         .next();
     matches!(first, Some(Ok(serde_json::Value::Object(o))) if o.contains_key("inputs") || o.contains_key("instances"))

@@ -431,7 +431,9 @@ pub fn load_detailed_from(
             .iter()
             .map(|e| e.log_kind.unwrap_or(LogKind::None))
             .collect();
-        crate::analysis::warmup::limits(&kinds)
+        let mut f = crate::analysis::warmup::limits(&kinds);
+        f.extend(crate::analysis::warmup::empty_inputs(&entries));
+        f
     } else {
         Vec::new()
     };

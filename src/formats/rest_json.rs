@@ -42,6 +42,9 @@ pub enum Json {
     Bool(bool),
     /// A number.
     Number(serde_json::Number),
+    /// `NaN`, `Infinity` or `-Infinity`, which TF Serving's REST layer parses as numbers
+    /// (rapidjson's `kParseNanAndInfFlag` in tensorflow_serving/util/json_tensor.cc).
+    NonFinite(f64),
     /// A string.
     String(String),
     /// A list.
@@ -63,7 +66,7 @@ impl Json {
         match self {
             Json::Null => "null",
             Json::Bool(_) => "bool",
-            Json::Number(_) => "number",
+            Json::Number(_) | Json::NonFinite(_) => "number",
             Json::String(_) => "string",
             Json::Array(_) => "list",
             Json::Object(_) => "object",
@@ -81,6 +84,9 @@ impl fmt::Display for Json {
             Json::Null => f.write_str("null"),
             Json::Bool(b) => write!(f, "{b}"),
             Json::Number(n) => write!(f, "{n}"),
+            Json::NonFinite(x) if x.is_nan() => f.write_str("NaN"),
+            Json::NonFinite(x) if *x > 0.0 => f.write_str("Infinity"),
+            Json::NonFinite(_) => f.write_str("-Infinity"),
             Json::String(s) => write!(f, "{s:?}"),
             Json::Array(a) => write!(f, "[{} items]", a.len()),
             Json::Object(o) => write!(f, "{{{} keys}}", o.len()),
@@ -114,10 +120,10 @@ impl<'de> Deserialize<'de> for Json {
                     .ok_or_else(|| E::custom("not a finite number"))
             }
             fn visit_str<E>(self, s: &str) -> Result<Json, E> {
-                Ok(Json::String(s.to_string()))
+                Ok(non_finite(s).unwrap_or_else(|| Json::String(s.to_string())))
             }
             fn visit_string<E>(self, s: String) -> Result<Json, E> {
-                Ok(Json::String(s))
+                Ok(non_finite(&s).unwrap_or(Json::String(s)))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Json, A::Error> {
                 let mut v = Vec::new();
@@ -144,7 +150,8 @@ impl<'de> Deserialize<'de> for Json {
 
 /// Parses JSON keeping object key order.
 pub fn parse(bytes: &[u8]) -> Result<Json, Error> {
-    serde_json::from_slice(bytes).map_err(|e| Error::Format(format!("JSON parse error: {e}")))
+    serde_json::from_slice(&nan_tokens(bytes))
+        .map_err(|e| Error::Format(format!("JSON parse error: {e}")))
 }
 
 /// Each input's dtype, by name (and optionally the signature's input set, which makes
@@ -223,6 +230,17 @@ pub fn dtypes_from_model(
             names.join(", ")
         ))
     })?;
+    if sig.inputs.is_empty() {
+        // TF Serving's FillPredictRequestFromJson refuses a body for such a signature.
+        return Err(err(format!(
+            "Failed to get input map for signature: {}",
+            if signature.is_empty() {
+                "DEFAULT"
+            } else {
+                signature
+            }
+        )));
+    }
     let mut d = Dtypes {
         complete: true,
         ..Dtypes::default()
@@ -252,6 +270,60 @@ pub fn dtypes_from_metadata(json: &[u8], signature: &str) -> Result<Dtypes, Erro
     let m = crate::formats::savedmodel::from_metadata_json(json, "model metadata")
         .map_err(|e| err(e.to_string()))?;
     dtypes_from_model(&m, signature)
+}
+
+/// What a bare `NaN`, `Infinity` or `-Infinity` becomes before serde_json reads the
+/// text: a string no JSON producer writes (it starts with a NUL), read back as
+/// [`Json::NonFinite`].
+const NON_FINITE: [(&str, &str, f64); 3] = [
+    ("-Infinity", "\\u0000tfreq:-Infinity", f64::NEG_INFINITY),
+    ("Infinity", "\\u0000tfreq:Infinity", f64::INFINITY),
+    ("NaN", "\\u0000tfreq:NaN", f64::NAN),
+];
+
+fn non_finite(s: &str) -> Option<Json> {
+    let rest = s.strip_prefix("\0tfreq:")?;
+    NON_FINITE
+        .iter()
+        .find(|(t, _, _)| *t == rest)
+        .map(|(_, _, x)| Json::NonFinite(*x))
+}
+
+/// The JSON text with every bare `NaN`, `Infinity` and `-Infinity` (outside strings)
+/// made a placeholder string, so serde_json, which refuses them, reads what TF Serving's
+/// REST layer reads. Text without them is returned as is.
+pub(crate) fn nan_tokens(b: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if !b.iter().any(|&c| c == b'N' || c == b'I') {
+        return std::borrow::Cow::Borrowed(b);
+    }
+    let mut out = Vec::with_capacity(b.len() + 16);
+    let (mut i, mut in_str, mut esc) = (0, false, false);
+    'scan: while i < b.len() {
+        let c = b[i];
+        if in_str {
+            match (esc, c) {
+                (true, _) => esc = false,
+                (false, b'\\') => esc = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+        } else if c == b'"' {
+            in_str = true;
+        } else {
+            for (tok, rep, _) in NON_FINITE {
+                if b[i..].starts_with(tok.as_bytes()) {
+                    out.push(b'"');
+                    out.extend_from_slice(rep.as_bytes());
+                    out.push(b'"');
+                    i += tok.len();
+                    continue 'scan;
+                }
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn err(s: impl Into<String>) -> Error {
@@ -312,6 +384,7 @@ fn values(name: &str, dtype: DType, leaves: &[&Json]) -> Result<FeedValues, Erro
     };
     let num = |v: &Json| match v {
         Json::Number(n) => n.as_f64().ok_or_else(|| wrong(v)),
+        Json::NonFinite(x) => Ok(*x),
         _ => Err(wrong(v)),
     };
     let int = |v: &Json| match v {
@@ -400,7 +473,8 @@ pub fn for_each_json_line(
     wire: WireFormat,
     mut f: impl FnMut(usize, Message),
 ) -> Result<usize, Error> {
-    let mut it = serde_json::Deserializer::from_slice(json).into_iter::<Json>();
+    let json = nan_tokens(json);
+    let mut it = serde_json::Deserializer::from_slice(&json).into_iter::<Json>();
     let mut n = 0;
     loop {
         let at = it.byte_offset();

@@ -26,17 +26,28 @@ pub fn c_escape(b: &[u8]) -> String {
     s
 }
 
-/// A string element for summaries: UTF-8 text as is (escaped like Rust `{:?}`
-/// minus the quotes), other bytes as `\xNN`, cut at 40 characters.
+/// A string element for summaries, to be shown between double quotes. One rule, so
+/// the text says which bytes were there: printable UTF-8 text as is; a backslash as
+/// `\\` and a double quote as `\"`; newline, carriage return and tab as `\n`, `\r`,
+/// `\t`, other control characters as `\u{1b}` (Rust's escapes); bytes that are not
+/// UTF-8 as `\xNN`. Cut at 40 characters (`…`).
+///
+/// ```
+/// use tfreq::render::escape::short_bytes;
+/// assert_eq!(short_bytes(b"a\nb"), r"a\nb");       // a newline
+/// assert_eq!(short_bytes(br"a\nb"), r"a\\nb");     // a backslash and an n
+/// assert_eq!(short_bytes(b"say \"hi\"\xff"), r#"say \"hi\"\xff"#);
+/// ```
 pub fn short_bytes(b: &[u8]) -> String {
     const MAX: usize = 40;
     let mut s = String::new();
     for chunk in b.utf8_chunks() {
         for ch in chunk.valid().chars() {
-            if ch.is_control() {
-                s.extend(ch.escape_default());
-            } else {
-                s.push(ch);
+            match ch {
+                '\\' => s.push_str("\\\\"),
+                '"' => s.push_str("\\\""),
+                c if c.is_control() => s.extend(c.escape_default()),
+                c => s.push(c),
             }
         }
         for &x in chunk.invalid() {

@@ -62,6 +62,10 @@ pub fn scalar_json(v: &Scalar) -> Value {
             Err(_) => json!({"b64": base64::engine::general_purpose::STANDARD.encode(b)}),
         },
         Scalar::Byte(b) => json!(b),
+        Scalar::Mini(d, b) => {
+            // Every value is exact in f64.
+            f(crate::minifloat::decode(*d, *b).unwrap_or(f32::NAN) as f64)
+        }
         Scalar::Opaque(b) => json!({"b64": base64::engine::general_purpose::STANDARD.encode(b)}),
     }
 }

@@ -84,9 +84,8 @@ pub fn feed_values(dtype: DType, values: &[Value]) -> FeedValues {
             .collect(),
         Bool => values.iter().map(|v| v.as_bool().expect("bool")).collect(),
         UInt64 => values.iter().map(|v| int(v) as u64).collect(),
-        d if d.info().tf_field == tfreq::ValueField::Float8 => {
-            values.iter().map(|v| int(v) as u8).collect()
-        }
+        // Numbers, which the builder rounds as ml_dtypes does.
+        d if tfreq::minifloat::is_minifloat(d) => values.iter().map(num).collect(),
         _ => values.iter().map(|v| int(v) as i64).collect(),
     }
 }
