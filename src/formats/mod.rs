@@ -520,6 +520,25 @@ impl Target {
 /// # Ok::<(), tfreq::Error>(())
 /// ```
 pub fn write(msgs: &[Message], target: Target) -> Result<Vec<u8>, Error> {
+    write_with(msgs, target, false).map(|(data, _)| data)
+}
+
+/// As [`write`]; with `lossy`, what the target cannot carry is left out of the output
+/// and listed (each item `where: what`) instead of refused.
+///
+/// ```
+/// use tfreq::formats::{write_with, Target};
+/// let m = tfreq::decode(&std::fs::read("tests/data/tfs/spec_vector.bin")?)?;
+/// let (eas, lost) = write_with(&[m], Target::Eas, true)?;
+/// assert_eq!(lost.len(), 2); // model_spec.name and version
+/// assert!(tfreq::decode(&eas)?.model_spec.is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_with(
+    msgs: &[Message],
+    target: Target,
+    lossy: bool,
+) -> Result<(Vec<u8>, Vec<String>), Error> {
     for m in msgs {
         if m.kind != Kind::Request {
             return Err(Error::Format(format!(
@@ -529,56 +548,48 @@ pub fn write(msgs: &[Message], target: Target) -> Result<Vec<u8>, Error> {
             )));
         }
     }
-    match target {
-        Target::Eas | Target::TfServing => {
-            let [m] = msgs else {
-                return Err(Error::Format(format!(
-                    "a bare {} file holds exactly one request; got {} (write --wire tfrecord for several)",
-                    target.as_str(),
-                    msgs.len()
-                )));
-            };
-            let wire = if target == Target::Eas {
-                WireFormat::Eas
-            } else {
-                WireFormat::TfServing
-            };
-            check_fit(std::slice::from_ref(m), wire, target)?;
-            Ok(encode(m, wire, style_for(m))?)
-        }
-        Target::TfRecord => {
-            check_fit(msgs, WireFormat::TfServing, target)?;
-            let mut out = Vec::new();
-            for m in msgs {
-                let req = encode(m, WireFormat::TfServing, style_for(m))?;
-                tfrecord::write_record(&mut out, &prediction_log::encode_predict_log(&req));
-            }
-            Ok(out)
-        }
+    let wire = if target == Target::Eas {
+        WireFormat::Eas
+    } else {
+        WireFormat::TfServing
+    };
+    if target != Target::TfRecord && msgs.len() != 1 {
+        return Err(Error::Format(format!(
+            "a bare {} file holds exactly one request; got {} (write --wire tfrecord for several)",
+            target.as_str(),
+            msgs.len()
+        )));
     }
-}
-
-/// An [`Error::WouldLose`] when some message cannot be carried whole as `wire`.
-fn check_fit(msgs: &[Message], wire: WireFormat, target: Target) -> Result<(), Error> {
     let several = msgs.len() > 1;
     let mut left_out = Vec::new();
+    let mut fitted = Vec::with_capacity(msgs.len());
     for (i, m) in msgs.iter().enumerate() {
-        for l in convert::fit(m, wire).1 {
-            left_out.push(if several {
+        let (f, lost) = convert::fit(m, wire);
+        left_out.extend(lost.into_iter().map(|l| {
+            if several {
                 format!("request {i}: {l}")
             } else {
                 l
-            });
-        }
+            }
+        }));
+        fitted.push(f);
     }
-    if left_out.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::WouldLose {
+    if !lossy && !left_out.is_empty() {
+        return Err(Error::WouldLose {
             target: target.as_str(),
             left_out,
-        })
+        });
     }
+    let mut out = Vec::new();
+    for m in &fitted {
+        let bytes = encode(m, wire, style_for(m))?;
+        if target == Target::TfRecord {
+            tfrecord::write_record(&mut out, &prediction_log::encode_predict_log(&bytes));
+        } else {
+            out = bytes;
+        }
+    }
+    Ok((out, left_out))
 }
 
 /// A TF Serving message keeps its layout; others are laid out as TensorFlow's Python does.

@@ -28,12 +28,19 @@ use crate::decode::decode_as;
 use crate::error::Error;
 use crate::model::{Kind, Message, WireFormat};
 
-fn parse_one(text: &str, wire: WireFormat) -> Result<Message, String> {
+fn parse_one(text: &str, wire: WireFormat, first_line: usize) -> Result<Message, String> {
     let name = crate::wire::message_name(wire, Kind::Request);
     let desc = crate::wire::pool()
         .get_message_by_name(name)
         .ok_or_else(|| format!("no descriptor for {name}"))?;
-    let dm = DynamicMessage::parse_text_format(desc, text).map_err(|e| format!("{e}"))?;
+    let dm = DynamicMessage::parse_text_format(desc, text).map_err(|e| {
+        use miette::Diagnostic;
+        let at = e.labels().and_then(|mut l| l.next()).map(|l| l.offset());
+        match at {
+            Some(off) => format!("{} {e}", line_column(text, off, first_line)),
+            None => e.to_string(),
+        }
+    })?;
     let bytes = Bytes::from(dm.encode_to_vec());
     let mut m = decode_as(&bytes, wire, Kind::Request).map_err(|e| e.to_string())?;
     // prost-reflect keeps maps unordered; Python's text format sorts map keys, so the
@@ -42,19 +49,30 @@ fn parse_one(text: &str, wire: WireFormat) -> Result<Message, String> {
     Ok(m)
 }
 
+/// `line L column C:` of byte `off` of `text`, whose first line is line `first_line`
+/// of the file (columns count characters, from 1).
+fn line_column(text: &str, off: usize, first_line: usize) -> String {
+    let before = text.get(..off).unwrap_or(text);
+    let line = first_line + before.matches('\n').count();
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("line {line} column {col}:")
+}
+
 /// Requests in text format, as `wire` (or whichever of EAS / TF Serving parses; both
 /// parsing is ambiguous and needs `wire`).
 pub fn from_text(text: &str, wire: Option<WireFormat>) -> Result<Vec<Message>, Error> {
     // prost-reflect's parser recurses once per level: bound the depth before it runs.
     crate::formats::detect::check_text_depth(text.as_bytes())?;
-    let mut sections: Vec<(String, String)> = Vec::new();
-    let mut cur = (String::new(), String::new());
-    for line in text.lines() {
+    // (heading, body, line number of the body's first line)
+    let mut sections: Vec<(String, String, usize)> = Vec::new();
+    let mut cur = (String::new(), String::new(), 1);
+    for (i, line) in text.lines().enumerate() {
         if let Some(h) = line.strip_prefix("# record ") {
             if !cur.1.trim().is_empty() || !cur.0.is_empty() {
                 sections.push(std::mem::take(&mut cur));
             }
             cur.0 = format!("record {h}");
+            cur.2 = i + 2;
             continue;
         }
         cur.1.push_str(line);
@@ -62,7 +80,7 @@ pub fn from_text(text: &str, wire: Option<WireFormat>) -> Result<Vec<Message>, E
     }
     sections.push(cur);
     let mut out = Vec::new();
-    for (head, body) in sections {
+    for (head, body, first_line) in sections {
         if !head.is_empty() && !head.contains("predict_log") {
             continue;
         }
@@ -75,12 +93,12 @@ pub fn from_text(text: &str, wire: Option<WireFormat>) -> Result<Vec<Message>, E
             format!("{}: ", head.split(':').next().unwrap_or(""))
         };
         let m = match wire {
-            Some(w) => parse_one(&body, w).map_err(|e| {
+            Some(w) => parse_one(&body, w, first_line).map_err(|e| {
                 Error::Format(format!("{at}not a {w} PredictRequest in text format: {e}"))
             })?,
             None => match (
-                parse_one(&body, WireFormat::Eas),
-                parse_one(&body, WireFormat::TfServing),
+                parse_one(&body, WireFormat::Eas, first_line),
+                parse_one(&body, WireFormat::TfServing, first_line),
             ) {
                 (Ok(m), Err(_)) | (Err(_), Ok(m)) => m,
                 (Ok(_), Ok(_)) => {

@@ -4,10 +4,12 @@ use std::path::PathBuf;
 
 use tfreq::formats::rest_json::{dtypes_from_model, from_json_lines, Dtypes};
 use tfreq::formats::text_format::from_text;
-use tfreq::formats::{set_model_name, write, Target};
-use tfreq::{TFRequest, WireFormat};
+use tfreq::formats::{set_model_name, write_with, Target};
+use tfreq::WireFormat;
 
-use crate::common::{in_file, json_signature, write_output, InputFrom, OutWire, Outcome};
+use crate::common::{
+    in_file, json_signature, lossy_hint, report_left_out, write_output, InputFrom, OutWire, Outcome,
+};
 use tfreq::formats::detect::{detect, InputFormat, Source};
 use tfreq::formats::ContainerKind;
 use tfreq::DecodeOptions;
@@ -19,9 +21,10 @@ pub struct Args {
     /// Output file (`-` for standard output).
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
-    /// Output layout.
-    #[arg(long, value_enum, default_value_t = OutWire::Eas)]
-    wire: OutWire,
+    /// Output layout. Default: for text, the text's own wire format (a TFRecord for the
+    /// text of several records); for REST JSON, eas.
+    #[arg(long, value_enum)]
+    wire: Option<OutWire>,
     /// What the input is, instead of detecting it: json or text (build reads those;
     /// eas or tf-serving reads text format as that wire format).
     #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
@@ -42,16 +45,15 @@ pub struct Args {
     /// Wire format of text input, when both parse (also `--from eas|tf-serving`).
     #[arg(long = "in-wire", value_enum, hide = true)]
     in_wire: Option<crate::inspect::Wire>,
+    /// Write even when the output cannot carry everything the input says (e.g. a TF
+    /// Serving model_spec going to eas), listing what was left out on stderr.
+    #[arg(long)]
+    lossy: bool,
 }
 
 pub fn run(a: Args) -> Outcome {
     let label = a.input.display().to_string();
     let bytes = tfreq::io::read_input(&a.input).map_err(|e| in_file(&label, e))?;
-    let target: Target = a.wire.into();
-    let wire = match target {
-        Target::Eas => WireFormat::Eas,
-        _ => WireFormat::TfServing,
-    };
     let in_wire: Option<WireFormat> = a.in_wire.map(Into::into).or(match a.from {
         InputFrom::Eas => Some(WireFormat::Eas),
         InputFrom::TfServing => Some(WireFormat::TfServing),
@@ -66,10 +68,17 @@ pub fn run(a: Args) -> Outcome {
                 wire: in_wire,
                 ..DecodeOptions::default()
             };
-            match detect(&bytes, opts, &src).map_err(|e| in_file(&label, e))?.kind {
-                ContainerKind::RestJson => Kind::Json,
-                ContainerKind::TextFormat => Kind::Text,
-                k => return Err(in_file(&label, format!(
+            // Text that is neither (detection parses it as both and fails) is read as
+            // the one build would take, so its parse error says line and column.
+            let texty = tfreq::formats::text::looks_like_text(&bytes);
+            let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+            match detect(&bytes, opts, &src).map(|d| d.kind) {
+                Ok(ContainerKind::RestJson) => Kind::Json,
+                Ok(ContainerKind::TextFormat) => Kind::Text,
+                Ok(ContainerKind::Text) | Err(_) if texty && first == Some(&b'{') => Kind::Json,
+                Ok(ContainerKind::Text) | Err(_) if texty => Kind::Text,
+                Err(e) => return Err(in_file(&label, e)),
+                Ok(k) => return Err(in_file(&label, format!(
                     "is a {} file, not REST JSON or protobuf text: build reads those (tfreq convert reads request files)",
                     k.as_str()
                 ))),
@@ -85,8 +94,13 @@ pub fn run(a: Args) -> Outcome {
             ))
         }
     };
-    let mut msgs = match from {
+    let (mut msgs, target) = match from {
         Kind::Json => {
+            let target: Target = a.wire.map_or(Target::Eas, Into::into);
+            let wire = match target {
+                Target::Eas => WireFormat::Eas,
+                _ => WireFormat::TfServing,
+            };
             let sig = json_signature(&bytes);
             let mut d = match &a.model {
                 Some(p) => {
@@ -99,30 +113,36 @@ pub fn run(a: Args) -> Outcome {
             for s in &a.dtypes {
                 d.annotate(s)?;
             }
-            from_json_lines(&bytes, &d, &a.fetches, wire).map_err(|e| in_file(&label, e))?
+            let msgs =
+                from_json_lines(&bytes, &d, &a.fetches, wire).map_err(|e| in_file(&label, e))?;
+            (msgs, target)
         }
         Kind::Text => {
             let text = std::str::from_utf8(&bytes)
                 .map_err(|e| in_file(&label, format!("text format must be UTF-8: {e}")))?;
-            let parsed = from_text(text, in_wire).map_err(|e| in_file(&label, e))?;
-            let mut out = Vec::new();
-            for m in &parsed {
-                let mut r = TFRequest::from_message(m, wire)
-                    .map_err(|e| in_file(&label, e))?
-                    .into_message();
-                for f in &a.fetches {
-                    r.fetches.push(f.clone());
-                }
-                out.push(r);
+            // The requests as the text says them, in their own wire format: nothing is
+            // re-derived (a TensorFlow splat stays one value), so the bytes are the
+            // source's wherever its encoding is canonical.
+            let mut msgs = from_text(text, in_wire).map_err(|e| in_file(&label, e))?;
+            for m in &mut msgs {
+                m.fetches.extend(a.fetches.iter().cloned());
             }
-            out
+            let target = match (a.wire, msgs.as_slice()) {
+                (Some(w), _) => w.into(),
+                (None, [m]) if m.wire == WireFormat::Eas => Target::Eas,
+                (None, [_]) => Target::TfServing,
+                _ => Target::TfRecord,
+            };
+            (msgs, target)
         }
     };
     if let Some(name) = &a.model_name {
         msgs.iter_mut().for_each(|m| set_model_name(m, name));
     }
-    let data = write(&msgs, target).map_err(|e| in_file(&label, e))?;
+    let (data, left_out) =
+        write_with(&msgs, target, a.lossy).map_err(|e| in_file(&label, lossy_hint(e)))?;
     write_output(a.output.as_deref(), &data)?;
+    report_left_out(&label, "left out (--lossy)", &left_out);
     Ok(0)
 }
 

@@ -497,6 +497,22 @@ def short_values():
         builder_equivalent=False)
 
 
+def splat():
+    # tf.make_tensor_proto(7.0, shape=[2, 3]) stores the one value once; TensorFlow fills
+    # the shape with it (tf.make_ndarray gives six 7.0s).
+    t = mtp(7.0, tf.float32, [2, 3])
+    if list(t.float_val) != [7.0] or t.tensor_content:
+        sys.exit("splat: make_tensor_proto did not write one float_val")
+    if tf.make_ndarray(t).ravel().tolist() != [7.0] * 6:
+        sys.exit("splat: make_ndarray does not fill the shape")
+    r = request()
+    r.inputs["x"].CopyFrom(t)
+    add("splat", r, [feed("x", t, [7.0])],
+        "DT_FLOAT [2,3] with float_val [7] only: make_tensor_proto(7.0, shape=[2,3]), "
+        "TensorFlow's one-value splat (tf.make_ndarray gives six 7.0s).",
+        builder_equivalent=False)
+
+
 def versions():
     x = typed(DT_FLOAT, [1, 2], "float_val", [1.0, 2.0])
     r = request()
@@ -789,7 +805,7 @@ def verify():
             enum = t.dtype
             if DT.Name(enum) != f["dtype"] or [d.size for d in t.tensor_shape.dim] != f["shape"]:
                 sys.exit("dtype/shape mismatch: %s %s" % (e["file"], f["name"]))
-            if "short_values" in e["file"]:
+            if "short_values" in e["file"] or "splat" in e["file"]:
                 continue
             try:
                 arr = tf.make_ndarray(t)
@@ -829,6 +845,7 @@ def main():
     scalar()
     zero_dim()
     short_values()
+    splat()
     versions()
     newer_fields()
     response()
