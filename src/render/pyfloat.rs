@@ -19,79 +19,417 @@
 
 /// Text of a `float` field value.
 pub fn f32_text(v: f32) -> String {
-    if !v.is_finite() {
-        return special(v as f64);
-    }
-    let d = v as f64;
-    for p in 6..=17usize {
-        let s = format!("{:.*e}", p - 1, d);
-        let rounded: f64 = s.parse().unwrap_or(d);
-        if rounded as f32 == v {
-            return f64_repr(rounded);
-        }
-    }
-    f64_repr(d)
+    PyFloat::f32(v).as_str().to_owned()
 }
 
 /// Python `repr` of a double.
 pub fn f64_repr(v: f64) -> String {
-    if !v.is_finite() {
-        return special(v);
-    }
-    // Shortest round-trip digits, in exponent form: "d.ddde±x".
-    let s = format!("{:e}", v);
-    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (neg, mant) = match mant.strip_prefix('-') {
-        Some(m) => (true, m),
-        None => (false, mant),
-    };
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
-    let mut out = String::new();
-    if neg {
-        out.push('-');
-    }
-    if !(-4..16).contains(&exp) {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        out.push_str(&format!("{:02}", exp.abs()));
-    } else if exp >= 0 {
-        let int_len = exp as usize + 1;
-        if digits.len() <= int_len {
-            out.push_str(&digits);
-            out.extend(std::iter::repeat_n('0', int_len - digits.len()));
-            out.push_str(".0");
-        } else {
-            out.push_str(&digits[..int_len]);
-            out.push('.');
-            out.push_str(&digits[int_len..]);
-        }
-    } else {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
-        out.push_str(&digits);
-    }
-    out
+    PyFloat::f64(v).as_str().to_owned()
 }
 
-fn special(v: f64) -> String {
-    if v.is_nan() {
-        "nan".into()
-    } else if v > 0.0 {
-        "inf".into()
-    } else {
-        "-inf".into()
+/// A float laid out as Python prints it, in a buffer on the stack: the text printer
+/// writes `as_str()` straight to its output, with no allocation per value.
+///
+/// ```
+/// use tfreq::render::pyfloat::PyFloat;
+/// assert_eq!(PyFloat::f32(0.2).as_str(), "0.2");
+/// assert_eq!(PyFloat::f64(1e16).as_str(), "1e+16");
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct PyFloat {
+    buf: [u8; 32],
+    len: usize,
+}
+
+impl PyFloat {
+    /// A `float` field value: the shortest `%.{p}g` (p = 6, 7, …) that reads back to
+    /// the same float32, printed as `repr` prints that double (protobuf's
+    /// `type_checkers.ToShortestFloat`).
+    ///
+    /// Found from the shortest round-trip digits of the float32 (`zmij`, a Schubfach
+    /// implementation), which are Python's answer whenever they are also the float32
+    /// correctly rounded to that many digits; only where that is in doubt (within
+    /// 1e-6 of a rounding tie) or false (the asymmetric interval at a power of two)
+    /// does it run Python's loop exactly.
+    pub fn f32(v: f32) -> PyFloat {
+        if let Some(p) = PyFloat::non_finite_or_zero(f64::from(v)) {
+            return p;
+        }
+        let mut z = zmij::Buffer::new();
+        let (sig, k, x) = digits(z.format_finite(v.abs()));
+        // Normal floats only: a subnormal's rounding interval is wider than 6 digits.
+        let fast = if k <= 6 {
+            v.is_normal()
+        } else {
+            nearest_at(v, sig, k, x) == Some(true)
+        };
+        if fast {
+            return PyFloat::layout(v < 0.0, sig, k, x);
+        }
+        PyFloat::f32_exact(v)
     }
+
+    /// Python's loop as it is written: format with p significant digits, read back,
+    /// compare as float32, from p = 6 on.
+    fn f32_exact(v: f32) -> PyFloat {
+        use std::io::Write as _;
+        let d = f64::from(v);
+        let mut tmp = [0u8; 40];
+        for p in 6..=17usize {
+            let mut w = &mut tmp[..];
+            if write!(w, "{:.*e}", p - 1, d).is_err() {
+                break;
+            }
+            let n = 40 - w.len();
+            let rounded: f64 = std::str::from_utf8(&tmp[..n])
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(d);
+            if rounded as f32 == v {
+                return PyFloat::f64(rounded);
+            }
+        }
+        PyFloat::f64(d)
+    }
+
+    /// Python `repr` of a double: its shortest round-trip digits, in exponent form
+    /// below 1e-4 and from 1e16.
+    pub fn f64(v: f64) -> PyFloat {
+        if let Some(p) = PyFloat::non_finite_or_zero(v) {
+            return p;
+        }
+        let mut z = zmij::Buffer::new();
+        let (sig, k, x) = digits(z.format_finite(v.abs()));
+        PyFloat::layout(v < 0.0, sig, k, x)
+    }
+
+    /// `nan`, `inf`, `-inf`, `0.0` and `-0.0`, which have no significant digits.
+    fn non_finite_or_zero(v: f64) -> Option<PyFloat> {
+        Some(PyFloat::from_str(if v.is_nan() {
+            "nan"
+        } else if v.is_infinite() {
+            if v > 0.0 {
+                "inf"
+            } else {
+                "-inf"
+            }
+        } else if v == 0.0 {
+            if v.is_sign_negative() {
+                "-0.0"
+            } else {
+                "0.0"
+            }
+        } else {
+            return None;
+        }))
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        // Only ASCII is ever written into the buffer.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+
+    fn from_str(s: &str) -> PyFloat {
+        let mut p = PyFloat {
+            buf: [0; 32],
+            len: 0,
+        };
+        p.push_str(s);
+        p
+    }
+
+    fn push(&mut self, b: u8) {
+        if let Some(slot) = self.buf.get_mut(self.len) {
+            *slot = b;
+            self.len += 1;
+        }
+    }
+
+    fn push_str(&mut self, s: &str) {
+        for &b in s.as_bytes() {
+            self.push(b);
+        }
+    }
+
+    /// `sig` (`k` digits, no trailing zero) times 10^(x - k + 1), as `repr` lays it out.
+    fn layout(neg: bool, sig: u64, k: usize, x: i32) -> PyFloat {
+        let mut out = PyFloat {
+            buf: [0; 32],
+            len: 0,
+        };
+        let mut d = [0u8; 20];
+        let mut n = sig;
+        for i in (0..k).rev() {
+            d[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        let d = &d[..k];
+        if neg {
+            out.push(b'-');
+        }
+        if !(-4..16).contains(&x) {
+            out.push(d[0]);
+            if k > 1 {
+                out.push(b'.');
+                d[1..].iter().for_each(|&c| out.push(c));
+            }
+            out.push(b'e');
+            out.push(if x < 0 { b'-' } else { b'+' });
+            let e = x.unsigned_abs();
+            if e >= 100 {
+                out.push(b'0' + (e / 100) as u8);
+            }
+            out.push(b'0' + (e / 10 % 10) as u8);
+            out.push(b'0' + (e % 10) as u8);
+        } else if x >= 0 {
+            let int_len = x as usize + 1;
+            if k <= int_len {
+                d.iter().for_each(|&c| out.push(c));
+                (k..int_len).for_each(|_| out.push(b'0'));
+                out.push_str(".0");
+            } else {
+                d[..int_len].iter().for_each(|&c| out.push(c));
+                out.push(b'.');
+                d[int_len..].iter().for_each(|&c| out.push(c));
+            }
+        } else {
+            out.push_str("0.");
+            (0..(-x - 1)).for_each(|_| out.push(b'0'));
+            d.iter().for_each(|&c| out.push(c));
+        }
+        out
+    }
+}
+
+/// The significant digits of a positive finite number as `zmij` prints it (`0.00001`,
+/// `1.5e-7`, `123456790.0`, `1e+20`): (digits as an integer without trailing zeros,
+/// their count, the decimal exponent of the first).
+fn digits(s: &str) -> (u64, usize, i32) {
+    let (mant, exp) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], s[i + 1..].parse::<i32>().unwrap_or(0)),
+        None => (s, 0),
+    };
+    let point = mant.find('.').unwrap_or(mant.len());
+    let mut sig = 0u64;
+    let mut k = 0usize;
+    let mut first: Option<i32> = None;
+    let mut zeros = 0usize;
+    for (i, c) in mant.bytes().enumerate() {
+        if c == b'.' {
+            continue;
+        }
+        let dv = u64::from(c - b'0');
+        if first.is_none() {
+            if dv == 0 {
+                continue;
+            }
+            // Position of this digit relative to the point: 10^(point - i - 1), one
+            // less when the point came before it.
+            let pos = if i < point {
+                point as i32 - i as i32 - 1
+            } else {
+                point as i32 - i as i32
+            };
+            first = Some(pos + exp);
+        }
+        if dv == 0 {
+            zeros += 1;
+            continue;
+        }
+        for _ in 0..zeros {
+            sig *= 10;
+            k += 1;
+        }
+        zeros = 0;
+        sig = sig * 10 + dv;
+        k += 1;
+    }
+    (sig, k, first.unwrap_or(0))
+}
+
+/// Whether `sig` (k digits, the first at 10^x) is the float32 `v` correctly rounded to
+/// k significant digits: `Some(true)` or `Some(false)` when the double-precision
+/// estimate is clear by a wide margin, `None` within 1e-6 of a tie.
+fn nearest_at(v: f32, sig: u64, k: usize, x: i32) -> Option<bool> {
+    // t = |v| scaled so that the k-th digit is the units: within about 3e-16 relative
+    // of the exact value (one rounding in the power of ten, one in the product), so
+    // within 1e-6 absolute for t < 1e9.
+    let t = f64::from(v.abs()) * pow10(k as i32 - 1 - x);
+    let off = (t - sig as f64).abs();
+    if off < 0.5 - 1e-6 {
+        Some(true)
+    } else if off > 0.5 + 1e-6 {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// 10^n as the nearest double (n within the float32 range of scales, -60..=80).
+fn pow10(n: i32) -> f64 {
+    static TABLE: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
+    let t = TABLE.get_or_init(|| {
+        (-60..=80)
+            .map(|e| format!("1e{e}").parse::<f64>().unwrap_or(f64::NAN))
+            .collect()
+    });
+    t.get((n + 60) as usize).copied().unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Python's algorithm as written (protobuf's `ToShortestFloat`, then `repr`), with
+    /// the standard library's exact formatting and parsing: the reference.
+    fn f32_reference(v: f32) -> String {
+        if !v.is_finite() {
+            return PyFloat::f64(f64::from(v)).as_str().to_owned();
+        }
+        let d = v as f64;
+        for p in 6..=17usize {
+            let s = format!("{:.*e}", p - 1, d);
+            let rounded: f64 = s.parse().unwrap();
+            if rounded as f32 == v {
+                return f64_reference(rounded);
+            }
+        }
+        unreachable!("9 digits always round-trip a float32")
+    }
+
+    /// `repr` of a double from the standard library's shortest digits.
+    fn f64_reference(v: f64) -> String {
+        let s = format!("{:e}", v);
+        let (mant, exp) = s.split_once('e').unwrap();
+        let exp: i32 = exp.parse().unwrap();
+        let (neg, mant) = match mant.strip_prefix('-') {
+            Some(m) => (true, m),
+            None => (false, mant),
+        };
+        let digits: String = mant.chars().filter(|c| *c != '.').collect();
+        let mut out = String::from(if neg { "-" } else { "" });
+        if !(-4..16).contains(&exp) {
+            out.push_str(&digits[..1]);
+            if digits.len() > 1 {
+                out.push('.');
+                out.push_str(&digits[1..]);
+            }
+            out.push_str(&format!(
+                "e{}{:02}",
+                if exp < 0 { '-' } else { '+' },
+                exp.abs()
+            ));
+        } else if exp >= 0 {
+            let int_len = exp as usize + 1;
+            if digits.len() <= int_len {
+                out.push_str(&digits);
+                out.push_str(&"0".repeat(int_len - digits.len()));
+                out.push_str(".0");
+            } else {
+                out.push_str(&digits[..int_len]);
+                out.push('.');
+                out.push_str(&digits[int_len..]);
+            }
+        } else {
+            out.push_str("0.");
+            out.push_str(&"0".repeat((-exp - 1) as usize));
+            out.push_str(&digits);
+        }
+        out
+    }
+
+    /// xorshift64*: a fixed sequence, so a failure reproduces.
+    fn rng(state: &mut u64) -> u64 {
+        *state ^= *state >> 12;
+        *state ^= *state << 25;
+        *state ^= *state >> 27;
+        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    #[test]
+    fn f32_equals_pythons_loop_on_a_random_sample() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let check = |bits: u32| {
+            let v = f32::from_bits(bits);
+            assert_eq!(f32_text(v), f32_reference(v), "{bits:#010x}");
+        };
+        // Every bit pattern is equally likely (so every exponent), then the edges:
+        // powers of two (asymmetric intervals), subnormals, values near ties.
+        for _ in 0..100_000 {
+            check(rng(&mut s) as u32);
+        }
+        for e in 0..=255u32 {
+            for m in [0u32, 1, 2, 0x7f_ffff, 0x40_0000] {
+                check(e << 23 | m);
+                check(1 << 31 | e << 23 | m);
+            }
+        }
+        for bits in 0..20_000u32 {
+            check(bits);
+        }
+    }
+
+    #[test]
+    fn f64_equals_the_standard_librarys_shortest_digits() {
+        let mut s = 0x1234_5678_9abc_def1u64;
+        for _ in 0..100_000 {
+            let v = f64::from_bits(rng(&mut s));
+            if !v.is_finite() {
+                continue;
+            }
+            let (new, std) = (f64_repr(v), f64_reference(v));
+            if new != std {
+                // Two shortest candidates exactly as close (a 17-digit tie): Python
+                // (David Gay's dtoa) takes the even last digit, as Schubfach does; the
+                // standard library takes the other one. Python prints
+                // repr(1341538170625153.25) as 1341538170625153.2.
+                let last = |s: &str| s.bytes().rfind(u8::is_ascii_digit).unwrap();
+                assert!(
+                    new.parse::<f64>().unwrap() == v
+                        && new.len() == std.len()
+                        && last(&new) % 2 == 0
+                        && last(&std) % 2 == 1,
+                    "{:#018x}: {new} against {std}",
+                    v.to_bits()
+                );
+            }
+        }
+        for v in [0.1, 1e-4, 1e-5, 1e15, 1e16, 5e-324, f64::MAX, 123456789.123] {
+            assert_eq!(f64_repr(v), f64_reference(v));
+        }
+        assert_eq!(
+            f64_repr(f64::from_bits(0x4313_107c_c873_7205)),
+            "1341538170625153.2"
+        );
+    }
+
+    /// All 2^32 float32 bit patterns against Python's loop, on every core:
+    /// `cargo test --release --lib pyfloat::tests::f32_all_bit_patterns -- --ignored`.
+    #[test]
+    #[ignore = "minutes of CPU; run on demand"]
+    fn f32_all_bit_patterns() {
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
+        let start = std::time::Instant::now();
+        std::thread::scope(|sc| {
+            for t in 0..threads {
+                sc.spawn(move || {
+                    let (lo, hi) = ((1u64 << 32) * t / threads, (1u64 << 32) * (t + 1) / threads);
+                    for bits in lo..hi {
+                        let v = f32::from_bits(bits as u32);
+                        if v.is_nan() {
+                            continue;
+                        }
+                        assert_eq!(f32_text(v), f32_reference(v), "{bits:#010x}");
+                    }
+                });
+            }
+        });
+        eprintln!(
+            "2^32 patterns on {threads} threads in {:?}",
+            start.elapsed()
+        );
+    }
 
     #[test]
     fn layouts() {

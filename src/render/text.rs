@@ -28,7 +28,7 @@ use bytes::Bytes;
 use prost_reflect::{FieldDescriptor, Kind as FieldKind, MessageDescriptor};
 
 use super::escape::c_escape;
-use super::pyfloat::{f32_text, f64_repr};
+use super::pyfloat::PyFloat;
 use crate::error::{DecodeError, DecodeErrorKind, Error};
 use crate::wire::reader::{for_each_varint, Reader, WireField, WireValue, RECURSION_LIMIT};
 
@@ -465,22 +465,30 @@ fn scalar(kind: &FieldKind, v: &WireValue, offset: usize) -> io::Result<Scalar> 
 
 fn write_line(out: &mut dyn Write, name: &str, v: &Scalar, indent: usize) -> io::Result<()> {
     pad(out, indent)?;
-    write!(out, "{name}: ")?;
+    out.write_all(name.as_bytes())?;
+    out.write_all(b": ")?;
     match v {
         Scalar::Bool(b) => write!(out, "{b}"),
         Scalar::I64(x) => write!(out, "{x}"),
         Scalar::U64(x) => write!(out, "{x}"),
-        Scalar::F32(x) => write!(out, "{}", f32_text(*x)),
-        Scalar::F64(x) => write!(out, "{}", f64_repr(*x)),
+        Scalar::F32(x) => out.write_all(PyFloat::f32(*x).as_str().as_bytes()),
+        Scalar::F64(x) => out.write_all(PyFloat::f64(*x).as_str().as_bytes()),
         Scalar::Str(b) | Scalar::Bytes(b) => write!(out, "\"{}\"", c_escape(b)),
         Scalar::Enum(e, n) => match e.get_value(*n) {
             Some(ev) => write!(out, "{}", ev.name()),
             None => write!(out, "{n}"),
         },
     }?;
-    writeln!(out)
+    out.write_all(b"\n")
 }
 
 fn pad(out: &mut dyn Write, n: usize) -> io::Result<()> {
-    write!(out, "{:n$}", "")
+    const SPACES: &[u8; 64] = &[b' '; 64];
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(SPACES.len());
+        out.write_all(&SPACES[..k])?;
+        left -= k;
+    }
+    Ok(())
 }

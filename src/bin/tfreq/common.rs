@@ -27,6 +27,13 @@ pub fn stdout() -> io::BufWriter<anstream::AutoStream<io::Stdout>> {
     io::BufWriter::with_capacity(1 << 16, anstream::AutoStream::auto(io::stdout()))
 }
 
+/// Standard output for a format that never writes colour codes (text format, JSON):
+/// passed through as written, so nothing scans it for codes to strip. The same type
+/// as [`stdout`], so a command picks one by its `--format`.
+pub fn stdout_plain() -> io::BufWriter<anstream::AutoStream<io::Stdout>> {
+    io::BufWriter::with_capacity(1 << 16, anstream::AutoStream::always_ansi(io::stdout()))
+}
+
 /// A failure a command reports: exit 2 with this message, unless a broken pipe.
 pub struct Failure(pub String);
 

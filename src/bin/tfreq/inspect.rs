@@ -11,7 +11,9 @@ use tfreq::render::human;
 use tfreq::render::json::ValuesMode;
 use tfreq::{DecodeOptions, Kind, WireFormat};
 
-use crate::common::{in_file, json_signature, rest_dtypes, stdout, InputFrom, Outcome};
+use crate::common::{
+    in_file, json_signature, rest_dtypes, stdout, stdout_plain, InputFrom, Outcome,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -81,7 +83,10 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Outcome {
-    let mut out = stdout();
+    let mut out = match a.format {
+        Format::Human => stdout(),
+        Format::Text | Format::Json => stdout_plain(),
+    };
     let opts = DecodeOptions {
         wire: None,
         kind: a.kind.map(|k| match k {
