@@ -80,6 +80,8 @@ pub struct KeyCounts {
     pub keys: HashMap<ShapeKey, KeyStat>,
     /// The files read, in order.
     pub files: Vec<String>,
+    /// Files that could not be read, in the order given ([`KeyCounts::count_files_lenient`]).
+    pub unreadable: Vec<crate::analysis::report::Unreadable>,
 }
 
 /// An executor key with its total and its shape keys, most frequent first.
@@ -201,6 +203,54 @@ impl KeyCounts {
         rest: Option<&Dtypes>,
         format: InputFormat,
     ) -> Result<KeyCounts, Error> {
+        let (total, errors) =
+            Self::count_files_inner(paths, keep, rest, format, crate::io::DEFAULT_MAX_SIZE, true);
+        // The first failing file in the order given, whichever worker met it.
+        match errors.into_iter().min_by_key(|(i, _)| *i) {
+            Some((_, e)) => Err(e),
+            None => Ok(total),
+        }
+    }
+
+    /// As [`KeyCounts::count_files_from`], going on past files that cannot be read
+    /// (or are larger than `max_size` bytes): the counts cover the files that could
+    /// be read, and [`KeyCounts::unreadable`] lists the others, in the order given,
+    /// each with the error that set it aside.
+    pub fn count_files_lenient(
+        paths: &[&Path],
+        keep: bool,
+        rest: Option<&Dtypes>,
+        format: InputFormat,
+        max_size: u64,
+    ) -> KeyCounts {
+        let (mut total, mut errors) =
+            Self::count_files_inner(paths, keep, rest, format, max_size, false);
+        errors.sort_by_key(|(i, _)| *i);
+        total.unreadable = errors
+            .into_iter()
+            .map(|(i, e)| {
+                let file = paths
+                    .get(i)
+                    .map_or_else(|| "?".to_string(), |p| p.display().to_string());
+                let error = match e {
+                    Error::InFile { file: f, source } if f == file => source.to_string(),
+                    Error::Io { path, source } if path == file => source.to_string(),
+                    e => e.to_string(),
+                };
+                crate::analysis::report::Unreadable { file, error }
+            })
+            .collect();
+        total
+    }
+
+    fn count_files_inner(
+        paths: &[&Path],
+        keep: bool,
+        rest: Option<&Dtypes>,
+        format: InputFormat,
+        max_size: u64,
+        stop_at_error: bool,
+    ) -> (KeyCounts, Vec<(usize, Error)>) {
         // Files are shared out to the workers one at a time; a TFRecord file is
         // itself split over the workers (see `count_tfrecord`).
         let next = AtomicUsize::new(0);
@@ -211,10 +261,10 @@ impl KeyCounts {
             while !stop.load(Ordering::Relaxed) {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(p) = paths.get(i) else { break };
-                match count_file(p, i, keep, rest, format) {
+                match count_file(p, i, keep, rest, format, max_size) {
                     Ok(f) => c.merge(f),
                     Err(e) => {
-                        stop.store(true, Ordering::Relaxed);
+                        stop.store(stop_at_error, Ordering::Relaxed);
                         errors.push((i, e));
                     }
                 }
@@ -242,11 +292,7 @@ impl KeyCounts {
                 }
             }
         }
-        // The first failing file in the order given, whichever worker met it.
-        match errors.into_iter().min_by_key(|(i, _)| *i) {
-            Some((_, e)) => Err(e),
-            None => Ok(total),
-        }
+        (total, errors)
     }
 }
 
@@ -257,12 +303,13 @@ fn count_file(
     keep: bool,
     rest: Option<&Dtypes>,
     format: InputFormat,
+    max_size: u64,
 ) -> Result<KeyCounts, Error> {
     let in_file = |e: Error| Error::InFile {
         file: p.display().to_string(),
         source: Box::new(e),
     };
-    let bytes = crate::io::read_input(p)?;
+    let bytes = crate::io::read_input_limited(p, max_size)?;
     let src = Source {
         rest: rest.cloned(),
         dtype_options: true,

@@ -152,6 +152,16 @@ pub struct Problem {
     pub finding: Finding,
 }
 
+/// An input file that could not be read or decoded. The run goes on without it, and
+/// the report's exit code is 2.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unreadable {
+    /// The file, as given.
+    pub file: String,
+    /// Why it could not be read (the message does not repeat the file name).
+    pub error: String,
+}
+
 /// Finding counts by severity.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
@@ -192,6 +202,9 @@ pub struct Report {
     /// `diff`: each distinct production executor key and the warm-ups that warm it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coverage: Option<Vec<Coverage>>,
+    /// Input files that could not be read (absent from the JSON when there are none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<Unreadable>,
 }
 
 impl Report {
@@ -208,6 +221,7 @@ impl Report {
             problems: Vec::new(),
             requests,
             coverage: None,
+            unreadable: Vec::new(),
         };
         r.summarise();
         r
@@ -257,9 +271,14 @@ impl Report {
         self.summarise();
     }
 
-    /// The process exit code: 1 when a finding fails the run, else 0.
+    /// The process exit code: 2 when an input could not be read, else 1 when a finding
+    /// fails the run, else 0.
     pub fn exit_code(&self) -> u8 {
-        u8::from(self.failed)
+        if !self.unreadable.is_empty() {
+            2
+        } else {
+            u8::from(self.failed)
+        }
     }
 
     /// The report as one JSON document (pretty-printed, keys in a fixed order).

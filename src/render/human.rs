@@ -347,21 +347,37 @@ pub fn write_coverage(
 ) -> io::Result<()> {
     use style::*;
     let groups = cov.executor_keys();
+    use crate::render::plural;
+    let mut skipped = Vec::new();
+    if cov.skipped > 0 {
+        skipped.push(format!(
+            "{} skipped: not predict requests",
+            if cov.skipped == 1 {
+                "1 entry".to_string()
+            } else {
+                format!("{} entries", crate::io::group_digits(cov.skipped))
+            }
+        ));
+    }
+    if !cov.unreadable.is_empty() {
+        let names: Vec<&str> = cov.unreadable.iter().map(|u| u.file.as_str()).collect();
+        skipped.push(format!(
+            "{} skipped: {}",
+            plural(cov.unreadable.len() as u64, "unreadable file"),
+            names.join(", ")
+        ));
+    }
     writeln!(
         out,
-        "{} request{} in {} file{}: {} executor key{}, {} shape key{}{}",
-        cov.requests,
-        if cov.requests == 1 { "" } else { "s" },
-        cov.files.len(),
-        if cov.files.len() == 1 { "" } else { "s" },
-        groups.len(),
-        if groups.len() == 1 { "" } else { "s" },
-        cov.keys.len(),
-        if cov.keys.len() == 1 { "" } else { "s" },
-        if cov.skipped > 0 {
-            format!(" ({} entries skipped: not predict requests)", cov.skipped)
-        } else {
+        "{} in {}: {}, {}{}",
+        plural(cov.requests, "request"),
+        plural(cov.files.len() as u64, "file"),
+        plural(groups.len() as u64, "executor key"),
+        plural(cov.keys.len() as u64, "shape key"),
+        if skipped.is_empty() {
             String::new()
+        } else {
+            format!(" ({})", skipped.join("; "))
         }
     )?;
     for (i, g) in groups.iter().enumerate() {
@@ -372,10 +388,9 @@ pub fn write_coverage(
         };
         writeln!(
             out,
-            "\n{BOLD}key {}{RESET}: {} request{} ({share:.1}%)\n  {}",
+            "\n{BOLD}key {}{RESET}: {} ({share:.1}%)\n  {}",
             i + 1,
-            g.count,
-            if g.count == 1 { "" } else { "s" },
+            plural(g.count, "request"),
             g.key
         )?;
         for (k, n, first) in &g.shapes {
@@ -386,7 +401,8 @@ pub fn write_coverage(
                 .collect();
             writeln!(
                 out,
-                "  {n:>8}  {}  (first: {})",
+                "  {:>9}  {}  (first: {})",
+                crate::io::group_digits(*n),
                 shapes.join(", "),
                 cov.describe(*first)
             )?;

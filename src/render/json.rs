@@ -275,7 +275,7 @@ pub fn write_coverage(
             })
         })
         .collect();
-    let doc = json!({
+    let mut doc = json!({
         "files": cov.files,
         "requests": cov.requests,
         "skipped": cov.skipped,
@@ -283,6 +283,9 @@ pub fn write_coverage(
         "shape_keys": cov.keys.len(),
         "keys": keys,
     });
+    if !cov.unreadable.is_empty() {
+        doc["unreadable"] = serde_json::to_value(&cov.unreadable).unwrap_or(Value::Null);
+    }
     serde_json::to_writer(&mut *out, &doc)?;
     Ok(())
 }

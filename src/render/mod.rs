@@ -8,3 +8,15 @@ pub mod pyfloat;
 pub mod report;
 pub mod signature;
 pub mod text;
+
+/// `1 error`, `2 errors`, `12,345 requests`: a count with its noun, grammatical, with
+/// digit groups.
+///
+/// ```
+/// assert_eq!(tfreq::render::plural(1, "error"), "1 error");
+/// assert_eq!(tfreq::render::plural(12345, "request"), "12,345 requests");
+/// ```
+pub fn plural(n: u64, what: &str) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{} {what}{s}", crate::io::group_digits(n))
+}

@@ -64,6 +64,11 @@ pub fn write_human(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     if let Some(m) = &r.model {
         writeln!(out, "model: {m}")?;
     }
+    for u in &r.unreadable {
+        writeln!(out)?;
+        writeln!(out, "{BOLD}{}{RESET}: {RED}unreadable{RESET}", u.file)?;
+        writeln!(out, "  {RED}error{RESET}   {}", u.error)?;
+    }
     if !r.problems.is_empty() {
         writeln!(out)?;
         writeln!(out, "{BOLD}inputs{RESET}:")?;
@@ -153,22 +158,27 @@ pub fn write_human(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     }
     writeln!(out)?;
     let c = r.counts;
-    let (word, col) = if r.failed {
+    let (word, col) = if r.failed || !r.unreadable.is_empty() {
         ("FAIL", RED)
     } else {
         ("ok", GREEN)
     };
+    let unreadable = match r.unreadable.len() {
+        0 => String::new(),
+        n => format!("; {}", plural(n, "unreadable file")),
+    };
     writeln!(
         out,
-        "{BOLD}result{RESET}: {col}{word}{RESET} ({}; {} error{}, {} warning{}, {} note{})",
+        "{BOLD}result{RESET}: {col}{word}{RESET} ({}; {}, {}, {}{unreadable})",
         r.verdict,
-        c.errors,
-        if c.errors == 1 { "" } else { "s" },
-        c.warnings,
-        if c.warnings == 1 { "" } else { "s" },
-        c.notes,
-        if c.notes == 1 { "" } else { "s" }
+        plural(c.errors, "error"),
+        plural(c.warnings, "warning"),
+        plural(c.notes, "note"),
     )
+}
+
+fn plural(n: usize, what: &str) -> String {
+    crate::render::plural(n as u64, what)
 }
 
 fn summarize_labels(v: &[String]) -> String {
@@ -210,41 +220,68 @@ fn gh_prop(s: &str) -> String {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn write_github(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    for u in &r.unreadable {
+        write_github_unreadable(out, &u.file, &u.error)?;
+    }
     let problems = r.problems.iter().map(|p| (&p.file, &p.label, &p.finding));
     let requests = r
         .requests
         .iter()
         .flat_map(|req| req.findings.iter().map(move |f| (&req.file, &req.label, f)));
     for (file, label, f) in problems.chain(requests) {
-        let level = match f.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Note => "notice",
-        };
-        let msg = if label == file {
-            f.message.clone()
-        } else {
-            format!("{label}: {}", f.message)
-        };
-        writeln!(
-            out,
-            "::{level} file={},title={}::{}",
-            gh_prop(file),
-            gh_prop(f.code),
-            gh_data(&msg)
-        )?;
+        write_github_finding(out, file, label, f)?;
     }
     let c = r.counts;
+    let unreadable = match r.unreadable.len() {
+        0 => String::new(),
+        n => format!("; {}", plural(n, "unreadable file")),
+    };
     writeln!(
         out,
-        "tfreq {}: {} ({} errors, {} warnings, {} notes)",
+        "tfreq {}: {} ({}, {}, {}{unreadable})",
         match r.command {
             Command::Diff => "diff",
             Command::Check => "check",
         },
         r.verdict,
-        c.errors,
-        c.warnings,
-        c.notes
+        plural(c.errors, "error"),
+        plural(c.warnings, "warning"),
+        plural(c.notes, "note"),
+    )
+}
+
+/// One workflow annotation for a finding about `label` (a file, or a record in it).
+pub fn write_github_finding(
+    out: &mut dyn Write,
+    file: &str,
+    label: &str,
+    f: &Finding,
+) -> io::Result<()> {
+    let level = match f.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Note => "notice",
+    };
+    let msg = if label == file {
+        f.message.clone()
+    } else {
+        format!("{label}: {}", f.message)
+    };
+    writeln!(
+        out,
+        "::{level} file={},title={}::{}",
+        gh_prop(file),
+        gh_prop(f.code),
+        gh_data(&msg)
+    )
+}
+
+/// The `::error` annotation for a file that could not be read.
+pub fn write_github_unreadable(out: &mut dyn Write, file: &str, error: &str) -> io::Result<()> {
+    writeln!(
+        out,
+        "::error file={},title=UNREADABLE::{}",
+        gh_prop(file),
+        gh_data(error)
     )
 }

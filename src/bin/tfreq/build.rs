@@ -8,7 +8,8 @@ use tfreq::formats::{set_model_name, write_with, Target};
 use tfreq::WireFormat;
 
 use crate::common::{
-    in_file, json_signature, lossy_hint, report_left_out, write_output, InputFrom, OutWire, Outcome,
+    in_file, json_signature, lossy_hint, refuse_same_file, report_left_out, write_output, Failure,
+    InputFrom, OutWire, Outcome,
 };
 use tfreq::formats::detect::{detect, InputFormat, Source};
 use tfreq::formats::ContainerKind;
@@ -49,11 +50,17 @@ pub struct Args {
     /// Serving model_spec going to eas), listing what was left out on stderr.
     #[arg(long)]
     lossy: bool,
+    /// Allow -o to name an input file and replace it (refused otherwise).
+    #[arg(long)]
+    overwrite_input: bool,
+    #[command(flatten)]
+    input_args: crate::common::InputArgs,
 }
 
 pub fn run(a: Args) -> Outcome {
     let label = a.input.display().to_string();
-    let bytes = tfreq::io::read_input(&a.input).map_err(|e| in_file(&label, e))?;
+    refuse_same_file(a.output.as_deref(), &[a.input.as_path()], a.overwrite_input)?;
+    let bytes = a.input_args.read(&a.input)?;
     let in_wire: Option<WireFormat> = a.in_wire.map(Into::into).or(match a.from {
         InputFrom::Eas => Some(WireFormat::Eas),
         InputFrom::TfServing => Some(WireFormat::TfServing),
@@ -78,19 +85,19 @@ pub fn run(a: Args) -> Outcome {
                 Ok(ContainerKind::Text) | Err(_) if texty && first == Some(&b'{') => Kind::Json,
                 Ok(ContainerKind::Text) | Err(_) if texty => Kind::Text,
                 Err(e) => return Err(in_file(&label, e)),
-                Ok(k) => return Err(in_file(&label, format!(
+                Ok(k) => return Err(in_file(&label, Failure::msg(format!(
                     "is a {} file, not REST JSON or protobuf text: build reads those (tfreq convert reads request files)",
                     k.as_str()
-                ))),
+                )))),
             }
         }
         other => {
             return Err(in_file(
                 &label,
-                format!(
+                Failure::msg(format!(
                     "build reads REST JSON (--from json) or protobuf text (--from text), not --from {}: tfreq convert reads that",
                     other.format().as_str()
-                ),
+                )),
             ))
         }
     };
@@ -118,8 +125,12 @@ pub fn run(a: Args) -> Outcome {
             (msgs, target)
         }
         Kind::Text => {
-            let text = std::str::from_utf8(&bytes)
-                .map_err(|e| in_file(&label, format!("text format must be UTF-8: {e}")))?;
+            let text = std::str::from_utf8(&bytes).map_err(|e| {
+                in_file(
+                    &label,
+                    Failure::msg(format!("text format must be UTF-8: {e}")),
+                )
+            })?;
             // The requests as the text says them, in their own wire format: nothing is
             // re-derived (a TensorFlow splat stays one value), so the bytes are the
             // source's wherever its encoding is canonical.

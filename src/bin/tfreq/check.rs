@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use tfreq::analysis::check::{check_labeled, CheckOptions};
 use tfreq::signature::SERVE_TAG;
 
-use crate::common::{Failure, InputFrom, Outcome};
+use crate::common::{Failure, InputArgs, InputFrom, Outcome, Progress};
 use crate::diff::{labeled, load_all, load_model, render, Format, Reading};
 
 #[derive(clap::Args)]
@@ -32,12 +32,14 @@ pub struct Args {
     /// A REST JSON input's dtype (JSON carries none; --model gives the rest): NAME=DT_FLOAT. Repeatable.
     #[arg(long = "dtype", value_name = "NAME=DTYPE")]
     dtypes: Vec<String>,
+    #[command(flatten)]
+    input_args: InputArgs,
 }
 
 pub fn run(a: Args) -> Outcome {
     let model = load_model(&a.model)?;
     if model.meta_graph(&a.tag).is_none() {
-        return Err(Failure(format!(
+        return Err(Failure::msg(format!(
             "--model {}: no meta graph tagged {:?} (tag sets: {})",
             a.model.display(),
             a.tag,
@@ -48,8 +50,11 @@ pub fn run(a: Args) -> Outcome {
         from: a.from,
         model: Some(&a.model),
         dtypes: &a.dtypes,
+        input: a.input_args,
     };
-    let reqs = load_all(&a.requests, &how)?;
+    let progress = Progress::new(&a.requests, a.format != Format::Human);
+    let reqs = load_all(&a.requests, &how, &progress);
+    drop(progress);
     let opts = CheckOptions {
         tag: a.tag,
         signature: a.signature,

@@ -1,7 +1,10 @@
-//! What every subcommand shares: colour choice, stdout, error → exit code.
+//! What every subcommand shares: colour choice, `--quiet`, progress, stdout, outputs,
+//! and the typed error a command fails with, mapped to an exit code in one place.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Colour choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -21,6 +24,18 @@ impl Color {
     }
 }
 
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Sets `--quiet`: nothing on stderr but errors, no progress.
+pub fn set_quiet(q: bool) {
+    QUIET.store(q, Ordering::Relaxed);
+}
+
+/// Whether `--quiet` was given.
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
 /// Standard output with colour codes kept or stripped as the terminal and
 /// `NO_COLOR` / `--color` say, buffered.
 pub fn stdout() -> io::BufWriter<anstream::AutoStream<io::Stdout>> {
@@ -34,49 +49,273 @@ pub fn stdout_plain() -> io::BufWriter<anstream::AutoStream<io::Stdout>> {
     io::BufWriter::with_capacity(1 << 16, anstream::AutoStream::always_ansi(io::stdout()))
 }
 
-/// A failure a command reports: exit 2 with this message, unless a broken pipe.
-pub struct Failure(pub String);
+/// A failure a command reports: exit 2 with its message, unless standard output was
+/// closed under us (a reader such as `head` went away), which ends the run quietly.
+/// It stays typed until [`finish`], which looks for the closed pipe by the I/O error's
+/// kind, never by its text.
+#[derive(Debug)]
+pub enum Failure {
+    /// An error of the library or of I/O, which names its file where it has one.
+    Error(Box<dyn std::error::Error + Send + Sync + 'static>),
+    /// Something wrong with a file, whose error does not name it.
+    InFile { file: String, source: Box<Failure> },
+    /// A usage error or other condition, in words.
+    Msg(String),
+}
 
-impl<E: std::fmt::Display> From<E> for Failure {
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for Failure {
     fn from(e: E) -> Self {
-        Failure(e.to_string())
+        Failure::Error(Box::new(e))
+    }
+}
+
+impl Failure {
+    /// A failure in words.
+    pub fn msg(s: impl Into<String>) -> Self {
+        Failure::Msg(s.into())
+    }
+
+    /// Whether the message already starts by naming `file`.
+    fn names(&self, file: &str) -> bool {
+        match self {
+            Failure::InFile { file: f, .. } => f == file,
+            Failure::Error(e) => match e.downcast_ref::<tfreq::Error>() {
+                Some(tfreq::Error::Io { path, .. }) => path == file,
+                Some(tfreq::Error::InFile { file: f, .. }) => f == file,
+                _ => false,
+            },
+            Failure::Msg(_) => false,
+        }
+    }
+
+    /// The message without the leading `file: ` when it names `file` (for reports that
+    /// show the file in a field of its own).
+    pub fn message_without(&self, file: &str) -> String {
+        match self {
+            Failure::InFile { file: f, source } if f == file => source.to_string(),
+            Failure::Error(e) => match e.downcast_ref::<tfreq::Error>() {
+                Some(tfreq::Error::Io { path, source }) if path == file => source.to_string(),
+                Some(tfreq::Error::InFile { file: f, source }) if f == file => source.to_string(),
+                _ => self.to_string(),
+            },
+            _ => self.to_string(),
+        }
+    }
+
+    /// Whether this is a write to a closed pipe (`io::ErrorKind::BrokenPipe` anywhere
+    /// in the chain of causes).
+    pub fn is_broken_pipe(&self) -> bool {
+        match self {
+            Failure::InFile { source, .. } => source.is_broken_pipe(),
+            Failure::Msg(_) => false,
+            Failure::Error(e) => {
+                let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e.as_ref());
+                while let Some(err) = cur {
+                    if let Some(io) = err.downcast_ref::<io::Error>() {
+                        if io.kind() == io::ErrorKind::BrokenPipe {
+                            return true;
+                        }
+                    }
+                    cur = err.source();
+                }
+                false
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Error(e) => write!(f, "{e}"),
+            Failure::InFile { file, source } => write!(f, "{file}: {source}"),
+            Failure::Msg(s) => f.write_str(s),
+        }
     }
 }
 
 pub type Outcome = Result<u8, Failure>;
 
-fn is_broken_pipe(msg: &str) -> bool {
-    msg.contains("Broken pipe") || msg.contains("os error 32")
+/// Prints an error on stderr as every command does (`tfreq: error: …`).
+pub fn report_error(e: &Failure) {
+    let mut err = anstream::stderr();
+    let _ = writeln!(err, "tfreq: error: {e}");
 }
 
 /// Maps a command's outcome to the process exit code.
 pub fn finish(r: Outcome) -> ExitCode {
     match r {
         Ok(code) => ExitCode::from(code),
-        Err(Failure(msg)) if is_broken_pipe(&msg) => ExitCode::from(0),
-        Err(Failure(msg)) => {
-            let mut err = anstream::stderr();
-            let _ = writeln!(err, "tfreq: error: {msg}");
+        Err(f) if f.is_broken_pipe() => ExitCode::from(0),
+        Err(f) => {
+            report_error(&f);
             ExitCode::from(2)
         }
     }
 }
 
-/// Prefixes an error with the file it is about.
-pub fn in_file(file: &str, e: impl std::fmt::Display) -> Failure {
-    Failure(format!("{file}: {e}"))
+/// An error about `file`, naming it once: not again when the error names it already.
+pub fn in_file(file: &str, e: impl Into<Failure>) -> Failure {
+    let f = e.into();
+    if f.names(file) {
+        f
+    } else {
+        Failure::InFile {
+            file: file.to_string(),
+            source: Box::new(f),
+        }
+    }
 }
 
-/// Writes a command's binary output: to `-o FILE` atomically, to standard output for
-/// `-o -`, and with no `-o` to standard output only when it is not a terminal.
-pub fn write_output(out: Option<&std::path::Path>, data: &[u8]) -> Result<(), Failure> {
-    use std::io::IsTerminal;
+/// `n thing` or `n things`, with `n` in digit groups (`1 error`, `12,345 requests`).
+pub fn count(n: u64, thing: &str) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{} {thing}{s}", tfreq::io::group_digits(n))
+}
+
+/// The size cap every reading command takes (`--max-size`).
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct InputArgs {
+    /// Refuse an input larger than this, whether a file, a pipe, a device or standard
+    /// input: bytes, or a number with K, M or G (powers of 1024).
+    #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = parse_size)]
+    pub max_size: u64,
+}
+
+impl InputArgs {
+    /// Reads a whole input under the cap; the error names the file.
+    pub fn read(&self, path: &Path) -> Result<bytes::Bytes, Failure> {
+        Ok(tfreq::io::read_input_limited(path, self.max_size)?)
+    }
+}
+
+/// `4096`, `64K`, `100M`, `2G` (also `KiB`, `MiB`, `GiB`) as bytes.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?}: expected a number of bytes, e.g. 4096, 64K, 100M, 2G"))?;
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(format!("{s:?}: unknown unit (use K, M, G or T)")),
+    };
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("{s:?}: too large"))
+}
+
+/// Refuses an `-o` that is one of the inputs (the same file, whatever the path says),
+/// unless the user gave `--overwrite-input`. The replacement itself would be safe (the
+/// input is read first and the output renamed into place), but it destroys what may be
+/// the only copy of a captured request.
+pub fn refuse_same_file(
+    out: Option<&Path>,
+    inputs: &[&Path],
+    overwrite: bool,
+) -> Result<(), Failure> {
+    let Some(out) = out else { return Ok(()) };
+    if overwrite || out == Path::new("-") {
+        return Ok(());
+    }
+    let regular = |p: &Path| std::fs::metadata(p).map(|m| m.is_file()).unwrap_or(false);
+    for input in inputs {
+        if regular(out) && tfreq::io::same_file(out, input) {
+            return Err(Failure::msg(format!(
+                "-o {} is the input {}: writing it would replace the input; give another output, or --overwrite-input to replace it",
+                out.display(),
+                input.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Writes a command's binary output: to `-o FILE` (see `tfreq::io::write_atomic`), to
+/// standard output for `-o -`, and with no `-o` to standard output only when it is not
+/// a terminal.
+pub fn write_output(out: Option<&Path>, data: &[u8]) -> Result<(), Failure> {
     match out {
-        Some(p) => tfreq::io::write_atomic(p, data).map_err(Failure::from),
-        None if io::stdout().is_terminal() => Err(Failure(
-            "refusing to write binary output to a terminal; give -o FILE, or -o - to force".into(),
+        Some(p) => Ok(tfreq::io::write_atomic(p, data)?),
+        None if io::stdout().is_terminal() => Err(Failure::msg(
+            "refusing to write binary output to a terminal; give -o FILE, or -o - to force",
         )),
-        None => tfreq::io::write_atomic(std::path::Path::new("-"), data).map_err(Failure::from),
+        None => Ok(tfreq::io::write_atomic(Path::new("-"), data)?),
+    }
+}
+
+/// Inputs at least this large (in all) get a progress display.
+pub const PROGRESS_MIN_BYTES: u64 = 100 << 20;
+
+/// A progress display on stderr: shown only when stderr is a terminal, `--quiet` was
+/// not given, the caller's output is not machine-read (JSON), and the inputs add up to
+/// [`PROGRESS_MIN_BYTES`] or more. Otherwise every call is a no-op.
+pub struct Progress(Option<indicatif::ProgressBar>);
+
+impl Progress {
+    /// A spinner for work over `inputs`, unless one of the conditions above says no.
+    pub fn new(inputs: &[PathBuf], machine_output: bool) -> Progress {
+        if machine_output || quiet() || !io::stderr().is_terminal() {
+            return Progress(None);
+        }
+        let total: u64 = inputs
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .sum();
+        if total < PROGRESS_MIN_BYTES {
+            return Progress(None);
+        }
+        let bar = indicatif::ProgressBar::new_spinner();
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        Progress(Some(bar))
+    }
+
+    /// Says what is being done now.
+    pub fn step(&self, msg: impl Into<String>) {
+        if let Some(b) = &self.0 {
+            b.set_message(msg.into());
+        }
+    }
+
+    /// Runs `f` with the display hidden, so a message printed on stderr is not torn.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.0 {
+            Some(b) => b.suspend(f),
+            None => f(),
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(b) = &self.0 {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// `1.2 GB`-style size for progress messages.
+pub fn human_size(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < UNITS.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
     }
 }
 
@@ -155,7 +394,7 @@ pub fn rest_dtypes(
         Some(p) => {
             let (model, _) = tfreq::formats::savedmodel::read_model(p)?;
             dtypes_from_model(&model, signature)
-                .map_err(|e| Failure(format!("{}: {e}", p.display())))?
+                .map_err(|e| in_file(&p.display().to_string(), e))?
         }
         None => Dtypes::default(),
     };
@@ -182,12 +421,12 @@ pub fn json_signature(bytes: &[u8]) -> String {
 }
 
 /// The library's error, with the option that allows a lossy conversion named.
-pub fn lossy_hint(e: tfreq::Error) -> String {
+pub fn lossy_hint(e: tfreq::Error) -> Failure {
     match e {
-        e @ tfreq::Error::WouldLose { .. } => {
-            format!("{e}\n(--lossy writes it without them, listing them on stderr)")
-        }
-        e => e.to_string(),
+        e @ tfreq::Error::WouldLose { .. } => Failure::msg(format!(
+            "{e}\n(--lossy writes it without them, listing them on stderr)"
+        )),
+        e => Failure::from(e),
     }
 }
 

@@ -8,7 +8,8 @@ use tfreq::formats::ContainerKind;
 use tfreq::DecodeOptions;
 
 use crate::common::{
-    in_file, lossy_hint, report_left_out, write_output, InputFrom, OutWire, Outcome,
+    human_size, in_file, lossy_hint, refuse_same_file, report_left_out, write_output, Failure,
+    InputFrom, OutWire, Outcome, Progress,
 };
 
 #[derive(clap::Args)]
@@ -35,11 +36,23 @@ pub struct Args {
     /// list what was left out on stderr. Without it, that is an error.
     #[arg(long)]
     lossy: bool,
+    /// Allow -o to name an input file and replace it (refused otherwise).
+    #[arg(long)]
+    overwrite_input: bool,
+    #[command(flatten)]
+    input_args: crate::common::InputArgs,
 }
 
 pub fn run(a: Args) -> Outcome {
     let label = a.input.display().to_string();
-    let bytes = tfreq::io::read_input(&a.input).map_err(|e| in_file(&label, e))?;
+    refuse_same_file(a.output.as_deref(), &[a.input.as_path()], a.overwrite_input)?;
+    let progress = Progress::new(std::slice::from_ref(&a.input), false);
+    progress.step(format!("reading {label}"));
+    let bytes = a.input_args.read(&a.input)?;
+    progress.step(format!(
+        "converting {label} ({})",
+        human_size(bytes.len() as u64)
+    ));
     let mut src = Source::for_path(&a.input, a.from.format());
     src.accept_unframed = true;
     let unframed = detect(&bytes, DecodeOptions::default(), &src)
@@ -49,7 +62,7 @@ pub fn run(a: Args) -> Outcome {
     if unframed && a.model_name.is_some() {
         return Err(in_file(
             &label,
-            "PredictionLog messages without framing are framed as they are (every record kept): convert FILE --wire tfrecord -o F first, then give --model-name when converting F",
+            Failure::msg("PredictionLog messages without framing are framed as they are (every record kept): convert FILE --wire tfrecord -o F first, then give --model-name when converting F"),
         ));
     }
     let opts = ConvertOptions {
@@ -65,7 +78,9 @@ pub fn run(a: Args) -> Outcome {
         &opts,
     )
     .map_err(|e| in_file(&label, lossy_hint(e)))?;
+    progress.step(format!("writing {}", human_size(out.data.len() as u64)));
     write_output(a.output.as_deref(), &out.data)?;
+    drop(progress);
     report_left_out(&label, "left out (--lossy)", &out.left_out);
     Ok(0)
 }

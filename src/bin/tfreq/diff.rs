@@ -4,14 +4,17 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use tfreq::analysis::diff::{diff_labeled, DiffOptions};
-use tfreq::analysis::report::{Labeled, Report};
+use tfreq::analysis::report::{Labeled, Report, Unreadable};
 use tfreq::analysis::Finding;
 use tfreq::formats::savedmodel::read_model;
 use tfreq::formats::{Content, Record};
 use tfreq::signature::{ModelSignatures, SERVE_TAG};
 use tfreq::{DecodeOptions, Kind, Message};
 
-use crate::common::{in_file, json_signature, rest_dtypes, stdout, Failure, InputFrom, Outcome};
+use crate::common::{
+    human_size, in_file, json_signature, report_error, rest_dtypes, stdout, Failure, InputArgs,
+    InputFrom, Outcome, Progress,
+};
 use tfreq::formats::detect::Source;
 
 /// Output format of `diff` and `check`.
@@ -48,6 +51,8 @@ pub struct Args {
     /// What the input files are, instead of detecting it.
     #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
     from: InputFrom,
+    #[command(flatten)]
+    input_args: InputArgs,
     /// A REST JSON input's dtype (JSON carries none): NAME=DT_FLOAT. Repeatable.
     #[arg(long = "dtype", value_name = "NAME=DTYPE")]
     dtypes: Vec<String>,
@@ -68,39 +73,70 @@ pub struct Reading<'a> {
     pub model: Option<&'a Path>,
     /// `--dtype NAME=DTYPE` for REST JSON inputs.
     pub dtypes: &'a [String],
+    /// `--max-size`.
+    pub input: InputArgs,
 }
 
-/// The requests read from files, and the findings about the files themselves (TF
-/// Serving's warm-up loader limits, what detection found), by file.
+/// The requests read from files, the findings about the files themselves (TF
+/// Serving's warm-up loader limits, what detection found), by file, and the files that
+/// could not be read.
+#[derive(Default)]
 pub struct Inputs {
     pub requests: Vec<Loaded>,
     pub problems: Vec<(String, Vec<Finding>)>,
+    pub unreadable: Vec<Unreadable>,
 }
 
 impl Inputs {
-    /// Adds the file findings to a report.
+    /// Adds the file findings and the unreadable files to a report.
     pub fn report_problems(&self, report: &mut Report) {
         for (file, found) in &self.problems {
             report.add_problems(file, file, found.clone());
         }
+        report.unreadable.extend(self.unreadable.iter().cloned());
     }
 }
 
 /// Reads every request in each file (a file may hold several, e.g. a TFRecord warm-up).
-pub fn load_all(paths: &[PathBuf], how: &Reading) -> Result<Inputs, Failure> {
-    let mut out = Vec::new();
-    let mut problems = Vec::new();
+/// A file that cannot be read is reported on stderr and set aside; the others are read.
+pub fn load_all(paths: &[PathBuf], how: &Reading, progress: &Progress) -> Inputs {
+    let mut inputs = Inputs::default();
     for p in paths {
         let file = p.display().to_string();
-        let bytes = tfreq::io::read_input(p).map_err(|e| in_file(&file, e))?;
+        if let Err(e) = load_into(&mut inputs, p, how, progress) {
+            progress.suspend(|| report_error(&e));
+            inputs.unreadable.push(Unreadable {
+                error: e.message_without(&file),
+                file,
+            });
+        }
+    }
+    inputs
+}
+
+/// Reads every request of one file into `inputs`; the error names the file, and
+/// nothing of a file that fails is added.
+fn load_into(
+    inputs: &mut Inputs,
+    p: &Path,
+    how: &Reading,
+    progress: &Progress,
+) -> Result<(), Failure> {
+    let mut out = Vec::new();
+    {
+        let file = p.display().to_string();
+        progress.step(format!("reading {file}"));
+        let bytes = how.input.read(p)?;
+        progress.step(format!(
+            "decoding {file} ({})",
+            human_size(bytes.len() as u64)
+        ));
         let mut src = Source::for_path(p, how.from.format());
         src.rest = rest_dtypes(how.model, &json_signature(&bytes), how.dtypes)?;
         src.dtype_options = true;
         let c = tfreq::formats::load_detailed_from(bytes, DecodeOptions::default(), &src)
             .map_err(|e| in_file(&file, e))?;
-        if !c.findings.is_empty() {
-            problems.push((file.clone(), c.findings));
-        }
+        let findings = c.findings;
         let records: Vec<Record> = c
             .entries
             .into_iter()
@@ -113,7 +149,7 @@ pub fn load_all(paths: &[PathBuf], how: &Reading) -> Result<Inputs, Failure> {
             })
             .collect();
         if records.is_empty() {
-            return Err(in_file(&file, "holds no request"));
+            return Err(in_file(&file, Failure::msg("holds no request")));
         }
         let many = records.len() > 1;
         for (i, r) in records.into_iter().enumerate() {
@@ -125,7 +161,9 @@ pub fn load_all(paths: &[PathBuf], how: &Reading) -> Result<Inputs, Failure> {
                 };
                 return Err(in_file(
                     &file,
-                    format!("{at} holds a {}, not a request", r.message.kind).trim_start(),
+                    Failure::msg(
+                        format!("{at} holds a {}, not a request", r.message.kind).trim_start(),
+                    ),
                 ));
             }
             let label = match (r.label.is_empty(), many) {
@@ -139,11 +177,12 @@ pub fn load_all(paths: &[PathBuf], how: &Reading) -> Result<Inputs, Failure> {
                 message: r.message,
             });
         }
+        if !findings.is_empty() {
+            inputs.problems.push((file, findings));
+        }
     }
-    Ok(Inputs {
-        requests: out,
-        problems,
-    })
+    inputs.requests.extend(out);
+    Ok(())
 }
 
 /// Labeled views of loaded requests.
@@ -174,7 +213,7 @@ pub fn run(a: Args) -> Outcome {
     let model = a.model.as_deref().map(load_model).transpose()?;
     let mg = match &model {
         Some(m) => Some(m.meta_graph(&a.tag).ok_or_else(|| {
-            Failure(format!(
+            Failure::msg(format!(
                 "--model {}: no meta graph tagged {:?} (tag sets: {})",
                 a.model
                     .as_deref()
@@ -190,9 +229,16 @@ pub fn run(a: Args) -> Outcome {
         from: a.from,
         model: a.model.as_deref(),
         dtypes: &a.dtypes,
+        input: a.input_args,
     };
-    let warm = load_all(std::slice::from_ref(&a.warmup), &how)?;
-    let prod = load_all(&a.prod, &how)?;
+    let mut inputs = vec![a.warmup.clone()];
+    inputs.extend(a.prod.iter().cloned());
+    let progress = Progress::new(&inputs, a.format != Format::Human);
+    // Without the warm-up there is nothing to compare with: that one is fatal.
+    let mut warm = Inputs::default();
+    load_into(&mut warm, &a.warmup, &how, &progress)?;
+    let prod = load_all(&a.prod, &how, &progress);
+    progress.step("comparing");
     let opts = DiffOptions {
         strict_shapes: a.strict_shapes,
         model: mg,
@@ -201,5 +247,6 @@ pub fn run(a: Args) -> Outcome {
     warm.report_problems(&mut report);
     prod.report_problems(&mut report);
     report.model = a.model.as_ref().map(|p| p.display().to_string());
+    drop(progress);
     render(&report, a.format)
 }

@@ -8,7 +8,10 @@ use tfreq::formats::rest_json::Dtypes;
 use tfreq::formats::write;
 use tfreq::scrub::scrub;
 
-use crate::common::{rest_dtypes, stdout, write_output, Failure, InputFrom, OutWire, Outcome};
+use crate::common::{
+    human_size, refuse_same_file, report_error, rest_dtypes, stdout, write_output, Failure,
+    InputArgs, InputFrom, OutWire, Outcome, Progress,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -28,6 +31,8 @@ pub struct KeysArgs {
     format: Format,
     #[command(flatten)]
     rest: RestArgs,
+    #[command(flatten)]
+    input_args: InputArgs,
 }
 
 /// Dtypes for TF Serving REST JSON inputs (`.json` / `.jsonl` files).
@@ -54,10 +59,49 @@ impl RestArgs {
     }
 }
 
+/// Counts the keys of every file that can be read; the others are reported on stderr
+/// and listed in [`KeyCounts::unreadable`].
+fn count(
+    files: &[PathBuf],
+    keep: bool,
+    rest: Option<&Dtypes>,
+    how: &RestArgs,
+    input: &InputArgs,
+    machine_output: bool,
+) -> KeyCounts {
+    let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let progress = Progress::new(files, machine_output);
+    let total: u64 = files
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    progress.step(format!(
+        "counting keys in {} ({})",
+        crate::common::count(files.len() as u64, "file"),
+        human_size(total)
+    ));
+    let cov = KeyCounts::count_files_lenient(&paths, keep, rest, how.from.format(), input.max_size);
+    drop(progress);
+    for u in &cov.unreadable {
+        report_error(&crate::common::in_file(
+            &u.file,
+            Failure::msg(u.error.clone()),
+        ));
+    }
+    cov
+}
+
 pub fn run_keys(a: KeysArgs) -> Outcome {
-    let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
     let rest = a.rest.dtypes()?;
-    let cov = KeyCounts::count_files_from(&paths, false, rest.as_ref(), a.rest.from.format())?;
+    let cov = count(
+        &a.files,
+        false,
+        rest.as_ref(),
+        &a.rest,
+        &a.input_args,
+        a.format == Format::Json,
+    );
     let mut out = stdout();
     match a.format {
         Format::Human => tfreq::render::human::write_coverage(&mut out, &cov)?,
@@ -67,7 +111,7 @@ pub fn run_keys(a: KeysArgs) -> Outcome {
         }
     }
     out.flush()?;
-    Ok(0)
+    Ok(if cov.unreadable.is_empty() { 0 } else { 2 })
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -106,12 +150,18 @@ pub struct WarmupArgs {
     model_name: Option<String>,
     #[command(flatten)]
     rest: RestArgs,
+    /// Allow -o to name an input file and replace it (refused otherwise).
+    #[arg(long)]
+    overwrite_input: bool,
+    #[command(flatten)]
+    input_args: InputArgs,
 }
 
 pub fn run_warmup(a: WarmupArgs) -> Outcome {
-    let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
+    let inputs: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
+    refuse_same_file(a.output.as_deref(), &inputs, a.overwrite_input)?;
     let rest = a.rest.dtypes()?;
-    let cov = KeyCounts::count_files_from(&paths, true, rest.as_ref(), a.rest.from.format())?;
+    let cov = count(&a.files, true, rest.as_ref(), &a.rest, &a.input_args, false);
     let reps: Vec<&tfreq::Message> = match a.by {
         By::Shape => cov
             .shape_keys()
@@ -127,11 +177,11 @@ pub fn run_warmup(a: WarmupArgs) -> Outcome {
             .collect(),
     };
     if reps.is_empty() {
-        return Err(Failure("no PredictRequest in the input files".into()));
+        return Err(Failure::msg("no PredictRequest in the input files"));
     }
     let n = a.top.unwrap_or(reps.len()).min(reps.len());
     if n > 1 && a.wire != OutWire::Tfrecord {
-        return Err(Failure(format!(
+        return Err(Failure::msg(format!(
             "production has {n} keys to cover and a bare {} file holds one request: write --wire tfrecord, or --top 1 for the most frequent",
             tfreq::formats::Target::from(a.wire).as_str()
         )));
@@ -147,12 +197,8 @@ pub fn run_warmup(a: WarmupArgs) -> Outcome {
     }
     let data = write(&msgs, a.wire.into())?;
     write_output(a.output.as_deref(), &data)?;
-    let mut err = anstream::stderr();
-    let _ = writeln!(
-        err,
-        "tfreq: wrote {n} request{} covering {} of {} requests",
-        if n == 1 { "" } else { "s" },
-        match a.by {
+    if !crate::common::quiet() {
+        let covered = match a.by {
             By::Shape => cov.shape_keys()[..n]
                 .iter()
                 .map(|(_, s)| s.count)
@@ -161,8 +207,15 @@ pub fn run_warmup(a: WarmupArgs) -> Outcome {
                 .iter()
                 .map(|g| g.count)
                 .sum::<u64>(),
-        },
-        cov.requests
-    );
-    Ok(0)
+        };
+        let mut err = anstream::stderr();
+        let _ = writeln!(
+            err,
+            "tfreq: wrote {} covering {} of {}",
+            crate::common::count(n as u64, "request"),
+            tfreq::io::group_digits(covered),
+            crate::common::count(cov.requests, "request"),
+        );
+    }
+    Ok(if cov.unreadable.is_empty() { 0 } else { 2 })
 }

@@ -14,7 +14,7 @@ mod signature;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -27,6 +27,9 @@ struct Cli {
     /// When to colour output: auto (a terminal, and NO_COLOR unset), always, never.
     #[arg(long, global = true, value_enum, default_value_t = common::Color::Auto)]
     color: common::Color,
+    /// Print nothing on stderr but errors (no progress, no notes), and results on stdout.
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -51,6 +54,21 @@ enum Cmd {
     Keys(keys::KeysArgs),
     /// Write a scrubbed warm-up covering the most frequent production keys.
     Warmup(keys::WarmupArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    #[command(
+        after_help = "Install, for example:\n  bash: tfreq completions bash > ~/.local/share/bash-completion/completions/tfreq\n  zsh:  tfreq completions zsh > \"${fpath[1]}/_tfreq\"\n  fish: tfreq completions fish > ~/.config/fish/completions/tfreq.fish"
+    )]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), of tfreq or of one command.
+    #[command(after_help = "Read it with: tfreq man | man -l -")]
+    Man {
+        /// A command, for its own page (tfreq-inspect(1) and so on).
+        command: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -63,6 +81,7 @@ fn main() -> ExitCode {
         }
     };
     cli.color.apply();
+    common::set_quiet(cli.quiet);
     let result = match cli.cmd {
         Cmd::Inspect(a) => inspect::run(a),
         Cmd::Diff(a) => diff::run(a),
@@ -73,6 +92,38 @@ fn main() -> ExitCode {
         Cmd::Scrub(a) => scrub::run(a),
         Cmd::Keys(a) => keys::run_keys(a),
         Cmd::Warmup(a) => keys::run_warmup(a),
+        Cmd::Completions { shell } => completions(shell),
+        Cmd::Man { command } => man(command.as_deref()),
     };
     common::finish(result)
+}
+
+fn completions(shell: clap_complete::Shell) -> common::Outcome {
+    let mut out = std::io::stdout().lock();
+    clap_complete::generate(shell, &mut Cli::command(), "tfreq", &mut out);
+    std::io::Write::flush(&mut out)?;
+    Ok(0)
+}
+
+fn man(command: Option<&str>) -> common::Outcome {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let page = match command {
+        None => cmd,
+        Some(name) => {
+            let sub = cmd
+                .find_subcommand(name)
+                .ok_or_else(|| {
+                    common::Failure::msg(format!("no command {name:?}; see tfreq --help"))
+                })?
+                .clone();
+            // The page of a command is named as man(1) names it: tfreq-inspect.
+            let full: &'static str = Box::leak(format!("tfreq-{name}").into_boxed_str());
+            sub.name(full).bin_name(full)
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    clap_mangen::Man::new(page).render(&mut out)?;
+    std::io::Write::flush(&mut out)?;
+    Ok(0)
 }

@@ -8,7 +8,8 @@ use tfreq::scrub::FillMode;
 use tfreq::DecodeOptions;
 
 use crate::common::{
-    in_file, lossy_hint, report_left_out, write_output, InputFrom, OutWire, Outcome,
+    in_file, lossy_hint, refuse_same_file, report_left_out, write_output, InputFrom, OutWire,
+    Outcome,
 };
 
 #[derive(clap::Args)]
@@ -36,6 +37,11 @@ pub struct Args {
     /// --lossy`), listing what was left out on stderr.
     #[arg(long)]
     lossy: bool,
+    /// Allow -o to name an input file and replace it (refused otherwise).
+    #[arg(long)]
+    overwrite_input: bool,
+    #[command(flatten)]
+    input_args: crate::common::InputArgs,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -71,7 +77,8 @@ impl Fill {
 
 pub fn run(a: Args) -> Outcome {
     let label = a.input.display().to_string();
-    let bytes = tfreq::io::read_input(&a.input).map_err(|e| in_file(&label, e))?;
+    refuse_same_file(a.output.as_deref(), &[a.input.as_path()], a.overwrite_input)?;
+    let bytes = a.input_args.read(&a.input)?;
     let src = Source::for_path(&a.input, a.from.format());
     let opts = ConvertOptions {
         model_name: None,
