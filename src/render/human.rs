@@ -401,7 +401,7 @@ pub fn write_coverage(
                 .collect();
             writeln!(
                 out,
-                "  {:>9}  {}  (first: {})",
+                "  {:>8}  {}  (first: {})",
                 crate::io::group_digits(*n),
                 shapes.join(", "),
                 cov.describe(*first)
