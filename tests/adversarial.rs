@@ -703,7 +703,7 @@ fn the_cli_prints_decode_errors_on_one_line_with_the_file() {
     let (code, err) = run(&["inspect", "--max-size", "100", big.to_str().unwrap()]);
     assert_eq!(code, Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("over the limit of 100"), "{err}");
+    assert!(err.contains("over the size limit of 100 bytes"), "{err}");
     let amb = dir.join("ambiguous.bin");
     std::fs::write(&amb, [0x0a, 0x00]).unwrap();
     let (code, err) = run(&["inspect", amb.to_str().unwrap()]);

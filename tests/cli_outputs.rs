@@ -444,3 +444,62 @@ fn a_closed_stdout_ends_quietly() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stderr(&o), "");
 }
+
+#[test]
+fn a_mapped_file_truncated_under_us_is_exit_2_not_sigbus() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("shrinks.bin");
+    for attempt in 0..3 {
+        std::fs::write(&input, bigreq::big_request(40_000_000)).unwrap(); // 160 MB: mapped
+        let mut child = tfreq()
+            .args(["inspect", "--format", "text"])
+            .arg(&input)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait until the file is mapped in the child, then cut it to nothing.
+        let maps = format!("/proc/{}/maps", child.id());
+        let name = input.display().to_string();
+        let start = std::time::Instant::now();
+        let mut mapped = false;
+        while start.elapsed() < std::time::Duration::from_secs(60) {
+            if std::fs::read_to_string(&maps).is_ok_and(|m| m.contains(&name)) {
+                mapped = true;
+                break;
+            }
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        if mapped {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&input)
+                .unwrap()
+                .set_len(0)
+                .unwrap();
+        }
+        let o = child.wait_with_output().unwrap();
+        if o.status.code() == Some(0) {
+            println!("attempt {attempt}: finished before the truncation, again");
+            continue;
+        }
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            o.status.signal(),
+            None,
+            "killed by a signal: {:?}",
+            o.status
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains(&format!("{name}: an input shrank while it was being read")),
+            "{}",
+            stderr(&o)
+        );
+        return;
+    }
+    panic!("inspect finished before the truncation three times");
+}
