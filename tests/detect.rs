@@ -188,7 +188,8 @@ fn the_warmup_file_must_be_a_tfrecord_in_every_command() {
     assert_eq!(code, 0, "{err}");
     assert!(stdout.contains("4 records"), "{stdout}");
     // A bare TF Serving request (TensorFlow's bytes) put where the warm-up file goes:
-    // refused, and converted in place.
+    // refused, and converted in place (which -o onto the input asks to be said
+    // explicitly, with --overwrite-input).
     let dir = tmp("model/assets.extra");
     std::fs::create_dir_all(&dir).unwrap();
     let w = dir.join("tf_serving_warmup_requests");
@@ -198,6 +199,17 @@ fn the_warmup_file_must_be_a_tfrecord_in_every_command() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("one bare TF Serving request"), "{err}");
     let (code, _, err) = run(&["convert", w, "--wire", "tfrecord", "-o", w]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--overwrite-input"), "{err}");
+    let (code, _, err) = run(&[
+        "convert",
+        w,
+        "--wire",
+        "tfrecord",
+        "-o",
+        w,
+        "--overwrite-input",
+    ]);
     assert_eq!(code, 0, "{err}");
     let (code, stdout, err) = run(&["inspect", w]);
     assert_eq!(code, 0, "{err}");
