@@ -100,7 +100,7 @@ fn forced(bytes: &[u8], wire: WireFormat) -> Result<Message, tfreq::DecodeError>
 }
 
 fn codes(msg: &Message) -> Vec<&'static str> {
-    lint(msg).iter().map(|f| f.code).collect()
+    lint(msg).iter().map(|f| f.code.as_str()).collect()
 }
 
 /// Renders every way the CLI does (nothing may panic).

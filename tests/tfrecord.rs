@@ -105,7 +105,7 @@ fn loader_limits_are_findings() {
         detailed(read("tfrecord", file))
             .findings
             .iter()
-            .map(|f| f.code)
+            .map(|f| f.code.as_str())
             .collect()
     };
     assert_eq!(codes("warmup_predict.tfrecord"), Vec::<&str>::new());
@@ -123,7 +123,10 @@ fn loader_limits_are_findings() {
     let c = detailed(many);
     assert_eq!(c.entries.len(), 1001);
     assert_eq!(
-        c.findings.iter().map(|f| f.code).collect::<Vec<_>>(),
+        c.findings
+            .iter()
+            .map(|f| f.code.as_str())
+            .collect::<Vec<_>>(),
         vec!["TOO_MANY_RECORDS"]
     );
     let exactly: Vec<u8> = rec.repeat(1000);

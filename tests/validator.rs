@@ -360,7 +360,11 @@ fn several_warmups_cover_production_keys() {
     );
     assert_eq!(r.requests[0].verdict, Verdict::SameExecutor);
     assert_eq!(r.requests[2].verdict, Verdict::NewExecutor);
-    let c: Vec<_> = r.requests[2].findings.iter().map(|f| f.code).collect();
+    let c: Vec<_> = r.requests[2]
+        .findings
+        .iter()
+        .map(|f| f.code.as_str())
+        .collect();
     assert_eq!(c, ["NOT_WARMED", "FEED_MISSING"]);
     assert_eq!(r.requests[2].compared_with.as_deref(), Some("warm 2"));
     assert_eq!(r.exit_code(), 1);
@@ -613,7 +617,7 @@ fn library_check_matches_cli() {
     );
     assert_eq!(r.verdict, Verdict::Incompatible);
     assert_eq!(
-        r.findings().map(|f| f.code).collect::<Vec<_>>(),
+        r.findings().map(|f| f.code.as_str()).collect::<Vec<_>>(),
         ["DTYPE_MISMATCH"]
     );
     // An unknown tag set is a finding in the library (the CLI refuses it with exit 2).
@@ -623,7 +627,7 @@ fn library_check_matches_cli() {
     };
     let r = check_labeled(&[Labeled::new("f", "f", &m)], &model, &opts);
     assert_eq!(
-        r.findings().map(|f| f.code).collect::<Vec<_>>(),
+        r.findings().map(|f| f.code.as_str()).collect::<Vec<_>>(),
         ["UNKNOWN_TAG_SET"]
     );
 }

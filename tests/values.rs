@@ -308,25 +308,6 @@ fn inspect_exit_codes() {
     assert_eq!(run(&["inspect", &s("values/no_such_file.bin")]).code, 2);
 }
 
-/// Each code has one severity per wire format in every command that reports it: the
-/// codes tables of inspect, check and diff do not disagree, and a code both inspect and
-/// check list is reported once by check.
-#[test]
-fn codes_tables_agree() {
-    use tfreq::analysis::{check, diff, lint, warmup};
-    let mut seen: std::collections::BTreeMap<&str, tfreq::analysis::Severity> = Default::default();
-    for (code, sev, _) in lint::CODES
-        .iter()
-        .chain(check::CODES)
-        .chain(diff::CODES)
-        .chain(warmup::CODES)
-    {
-        if let Some(old) = seen.insert(code, *sev) {
-            assert_eq!(old, *sev, "{code} has two default severities");
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------------------
 // 8- and 4-bit floats: the numbers TensorFlow (ml_dtypes) decodes them to
 // ---------------------------------------------------------------------------------------

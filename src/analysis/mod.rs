@@ -1,10 +1,11 @@
 //! Analysis: what the decoded model means for a TensorFlow server. Findings only —
 //! rendering is elsewhere.
 //!
-//! Every finding has a stable code (`FETCH_SET_CHANGED`, `VALUES_REPEAT_LAST`, …) so a
+//! Every finding has a stable [`Code`] (`FETCH_ADDED`, `VALUES_REPEAT_LAST`, …) so a
 //! pipeline can match on it, a severity, the name it is about, and a sentence.
 
 pub mod check;
+mod code;
 pub mod coverage;
 pub mod diff;
 pub mod key;
@@ -15,6 +16,8 @@ pub mod warmup;
 use std::fmt;
 
 use serde::Serialize;
+
+pub use code::{Code, Commands, Rule};
 
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -39,10 +42,22 @@ impl fmt::Display for Severity {
 }
 
 /// One finding about a request, a pair of requests, or a request and a model.
+///
+/// ```
+/// use tfreq::analysis::{Code, Finding, Severity};
+/// let f = Finding::new(Code::FeedAdded, Severity::Error, "production also feeds \"k\"").name("k");
+/// assert_eq!(f.code.as_str(), "FEED_ADDED");
+/// assert_eq!(
+///     serde_json::to_string(&f)?,
+///     r#"{"code":"FEED_ADDED","severity":"error","name":"k","message":"production also feeds \"k\""}"#
+/// );
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Finding {
-    /// Stable identifier, `UPPER_SNAKE`.
-    pub code: &'static str,
+    /// Its rule (serialized as the stable id, `UPPER_SNAKE`).
+    pub code: Code,
     /// How much it matters.
     pub severity: Severity,
     /// The feed, fetch or signature name it is about, if any.
@@ -60,7 +75,7 @@ pub struct Finding {
 
 impl Finding {
     /// A finding with no name or sides.
-    pub fn new(code: &'static str, severity: Severity, message: impl Into<String>) -> Self {
+    pub fn new(code: Code, severity: Severity, message: impl Into<String>) -> Self {
         Finding {
             code,
             severity,

@@ -1,29 +1,8 @@
 //! TF Serving's warm-up loader limits (formats.md §5.2), checked on the record kinds
 //! of a TFRecord warm-up file.
 
-use crate::analysis::{Finding, Severity};
+use crate::analysis::{Code, Finding, Severity};
 use crate::formats::prediction_log::LogKind;
-
-/// Finding codes of TF Serving's warm-up loader limits, with their severity (the same in
-/// `inspect`, `check` and `diff`).
-pub const CODES: &[(&str, Severity, &str)] = &[
-    (
-        "TOO_MANY_RECORDS",
-        Severity::Error,
-        "more than 1000 records: the model fails to load",
-    ),
-    (
-        "UNSUPPORTED_LOG_TYPE",
-        Severity::Error,
-        "session_run_log or predict_stream_log: the classic warm-up fails the model load",
-    ),
-    (
-        "NO_LOG_TYPE",
-        Severity::Warning,
-        "a record with no log type: skipped (warms nothing)",
-    ),
-    ("EMPTY_INPUT", Severity::Error, "a classify / regress / multi_inference record whose Input holds no examples: 'Input is empty.' fails the model load"),
-];
 
 /// `EMPTY_INPUT`: classify, regress and multi-inference warm-up records whose
 /// `tensorflow.serving.Input` holds no `Example` (no `input`, or an empty example list).
@@ -35,7 +14,7 @@ pub const CODES: &[(&str, Severity, &str)] = &[
 /// use tfreq::formats::{load_detailed, Hint};
 /// let bytes = tfreq::io::read_input("tests/data/check/warmup_classify_empty.tfrecord".as_ref())?;
 /// let c = load_detailed(bytes, Default::default(), Hint::Auto)?;
-/// let codes: Vec<_> = c.findings.iter().map(|f| f.code).collect();
+/// let codes: Vec<_> = c.findings.iter().map(|f| f.code.as_str()).collect();
 /// assert_eq!(codes, ["EMPTY_INPUT", "EMPTY_INPUT"]);
 /// # Ok::<(), tfreq::Error>(())
 /// ```
@@ -58,7 +37,7 @@ pub fn empty_inputs(entries: &[crate::formats::Entry]) -> Vec<Finding> {
         if examples(&req) == Some(0) {
             out.push(
                 Finding::new(
-                    "EMPTY_INPUT",
+                    Code::EmptyInput,
                     Severity::Error,
                     format!(
                         "record {}: {} request whose Input holds no examples: TF Serving's warm-up answers 'Input is empty.', which fails the model load",
@@ -110,14 +89,14 @@ pub const MAX_RECORDS: usize = 1000;
 /// use tfreq::analysis::warmup::limits;
 /// use tfreq::formats::prediction_log::LogKind;
 /// let f = limits(&[LogKind::Predict, LogKind::SessionRun, LogKind::None]);
-/// let codes: Vec<_> = f.iter().map(|f| f.code).collect();
+/// let codes: Vec<_> = f.iter().map(|f| f.code.as_str()).collect();
 /// assert_eq!(codes, vec!["UNSUPPORTED_LOG_TYPE", "NO_LOG_TYPE"]);
 /// ```
 pub fn limits(kinds: &[LogKind]) -> Vec<Finding> {
     let mut out = Vec::new();
     if kinds.len() > MAX_RECORDS {
         out.push(Finding::new(
-            "TOO_MANY_RECORDS",
+            Code::TooManyRecords,
             Severity::Error,
             format!(
                 "{} records: TF Serving's warm-up runs at most {MAX_RECORDS}; record {MAX_RECORDS} (the 1001st) fails the model load with 'Number of warmup records exceeds the maximum (1000)'",
@@ -129,7 +108,7 @@ pub fn limits(kinds: &[LogKind]) -> Vec<Finding> {
         match k {
             LogKind::SessionRun | LogKind::PredictStreamed => out.push(
                 Finding::new(
-                    "UNSUPPORTED_LOG_TYPE",
+                    Code::UnsupportedLogType,
                     Severity::Error,
                     format!(
                         "record {i}: {k} is refused by the classic (SavedModelBundle) warm-up with UNIMPLEMENTED 'Unsupported log_type for warmup', which fails the model load{}",
@@ -140,7 +119,7 @@ pub fn limits(kinds: &[LogKind]) -> Vec<Finding> {
             ),
             LogKind::None => out.push(
                 Finding::new(
-                    "NO_LOG_TYPE",
+                    Code::NoLogType,
                     Severity::Warning,
                     format!("record {i}: no log_type set; the classic warm-up silently skips it (warms nothing), TFRT returns UNIMPLEMENTED"),
                 )

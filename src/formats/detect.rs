@@ -46,7 +46,7 @@ use std::path::Path;
 
 use bytes::Bytes;
 
-use crate::analysis::{Finding, Severity};
+use crate::analysis::{Code, Finding, Severity};
 use crate::decode::{decode_with, DecodeOptions};
 use crate::error::Error;
 use crate::formats::prediction_log::LogKind;
@@ -272,7 +272,7 @@ pub fn detect(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detect
 fn empty(fmt: InputFormat, src: &Source) -> Detected {
     let zero_records = || {
         Finding::new(
-            "EMPTY_WARMUP",
+            Code::EmptyWarmup,
             Severity::Warning,
             "the file is empty: 0 records. TF Serving loads the model and warms nothing",
         )
@@ -291,7 +291,7 @@ fn empty(fmt: InputFormat, src: &Source) -> Detected {
         _ => Detected {
             kind: ContainerKind::Bare,
             findings: vec![Finding::new(
-                "EMPTY_REQUEST",
+                Code::EmptyRequest,
                 Severity::Warning,
                 "the file is empty: the valid empty request (what every SDK writes for TFRequest() with nothing added), with no feeds and no fetches; a server runs nothing for it",
             )],

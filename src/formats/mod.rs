@@ -23,7 +23,7 @@ pub mod savedmodel;
 
 use bytes::Bytes;
 
-use crate::analysis::Finding;
+use crate::analysis::{Code, Finding};
 use crate::decode::{decode_with, DecodeOptions};
 use crate::encode::{encode, TfsEncoding};
 use crate::error::Error;
@@ -216,7 +216,7 @@ impl Iterator for Entries {
                     decode_with(b.clone(), self.opts).map(|(m, det)| {
                         if det.agree {
                             self.findings.push(Finding::new(
-                                "READINGS_AGREE",
+                                Code::ReadingsAgree,
                                 crate::analysis::Severity::Note,
                                 "the bytes read the same as an EAS and a TF Serving request (the same signature and fetches, no feeds); shown as EAS",
                             ));

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use crate::analysis::report::{Command, Report, Verdict};
-use crate::analysis::{Finding, Severity};
+use crate::analysis::{Code, Finding, Severity};
 use crate::render::human::{severity_color, style};
 use crate::signature::MatchedBy;
 
@@ -21,9 +21,15 @@ fn verdict_color(v: Verdict) -> &'static str {
 /// missing, `~ name` for something changed.
 fn marked_name(f: &Finding) -> Option<String> {
     let name = f.name.as_deref()?;
-    let mark = if f.code.ends_with("_ADDED") || matches!(f.code, "UNKNOWN_FEED" | "UNKNOWN_FETCH") {
+    let mark = if matches!(
+        f.code,
+        Code::FeedAdded | Code::FetchAdded | Code::UnknownFeed | Code::UnknownFetch
+    ) {
         "+"
-    } else if f.code.ends_with("_MISSING") || f.code.starts_with("MISSING_") {
+    } else if matches!(
+        f.code,
+        Code::FeedMissing | Code::FetchMissing | Code::MissingFeed | Code::ValuesMissing
+    ) {
         "-"
     } else {
         "~"
@@ -271,7 +277,7 @@ pub fn write_github_finding(
         out,
         "::{level} file={},title={}::{}",
         gh_prop(file),
-        gh_prop(f.code),
+        gh_prop(f.code.as_str()),
         gh_data(&msg)
     )
 }
