@@ -14,6 +14,7 @@ const PROTOS: &[&str] = &[
     "tensorflow_serving/apis/model.proto",
     "tensorflow_serving/apis/predict.proto",
     "tensorflow_serving/apis/prediction_log.proto",
+    "tensorflow_serving/apis/get_model_metadata.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -31,6 +32,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     prost_build::Config::new()
         .bytes(["."])
         .btree_map(["."])
+        // GetModelMetadataResponse's one well-known type, defined in src/wire/mod.rs
+        // (so no prost-types dependency for two fields).
+        .extern_path(".google.protobuf.Any", "crate::wire::Any")
         .compile_fds(fds)?;
     Ok(())
 }

@@ -13,6 +13,8 @@ pub mod fuzzing;
 pub mod io;
 pub mod minifloat;
 pub mod model;
+#[cfg(feature = "net")]
+pub mod net;
 pub mod par;
 pub mod render;
 pub mod scrub;

@@ -8,9 +8,11 @@ pub mod check;
 mod code;
 pub mod coverage;
 pub mod diff;
+pub mod expect;
 pub mod key;
 pub mod lint;
 pub mod report;
+pub mod timing;
 pub mod warmup;
 
 use std::fmt;

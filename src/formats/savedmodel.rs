@@ -222,23 +222,27 @@ pub fn from_saved_model_pb(bytes: &[u8], file: &str) -> Result<ModelSignatures, 
         .into_iter()
         .map(|mg| MetaGraph {
             tags: mg.meta_info_def.map(|m| m.tags).unwrap_or_default(),
-            signatures: mg
-                .signature_def
-                .into_iter()
-                .map(|(key, sd)| {
-                    let sig = Signature {
-                        key: key.clone(),
-                        method_name: sd.method_name,
-                        inputs: specs(sd.inputs),
-                        outputs: specs(sd.outputs),
-                        defaults: sd.defaults.into_keys().collect(),
-                    };
-                    (key, sig)
-                })
-                .collect(),
+            signatures: signatures(mg.signature_def),
         })
         .collect();
     Ok(ModelSignatures { meta_graphs })
+}
+
+/// The neutral signatures of a `signature_def` map (a meta graph's, or the
+/// `SignatureDefMap` a gRPC GetModelMetadata answer carries).
+pub fn signatures(defs: BTreeMap<String, tf::SignatureDef>) -> BTreeMap<String, Signature> {
+    defs.into_iter()
+        .map(|(key, sd)| {
+            let sig = Signature {
+                key: key.clone(),
+                method_name: sd.method_name,
+                inputs: specs(sd.inputs),
+                outputs: specs(sd.outputs),
+                defaults: sd.defaults.into_keys().collect(),
+            };
+            (key, sig)
+        })
+        .collect()
 }
 
 fn specs(m: BTreeMap<String, tf::TensorInfo>) -> BTreeMap<String, TensorSpec> {

@@ -28,6 +28,18 @@ pub mod tf {
 
 pub use tf::serving as tfs;
 
+/// `google.protobuf.Any`: a message's type URL and its bytes (what TF Serving's
+/// `GetModelMetadataResponse.metadata` holds).
+#[derive(Clone, PartialEq, Eq, ::prost::Message)]
+pub struct Any {
+    /// `type.googleapis.com/tensorflow.serving.SignatureDefMap`.
+    #[prost(string, tag = "1")]
+    pub type_url: String,
+    /// The message's bytes.
+    #[prost(bytes = "bytes", tag = "2")]
+    pub value: bytes::Bytes,
+}
+
 /// The encoded `FileDescriptorSet` of `proto/`.
 pub const DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/descriptors.bin"));
 

@@ -9,7 +9,13 @@ mod convert;
 mod diff;
 mod inspect;
 mod keys;
+#[cfg(feature = "net")]
+mod live;
+#[cfg(feature = "net")]
+mod replay;
 mod scrub;
+#[cfg(feature = "net")]
+mod send;
 mod signature;
 
 use std::process::ExitCode;
@@ -69,6 +75,12 @@ enum Cmd {
         /// A command, for its own page (tfreq-inspect(1) and so on).
         command: Option<String>,
     },
+    /// Send requests to a live service (EAS, TF Serving gRPC or REST) and show the answers.
+    #[cfg(feature = "net")]
+    Send(send::Args),
+    /// Does the warm-up warm? Send it, then production requests, and time first calls.
+    #[cfg(feature = "net")]
+    Replay(replay::Args),
 }
 
 fn main() -> ExitCode {
@@ -94,6 +106,10 @@ fn main() -> ExitCode {
         Cmd::Warmup(a) => keys::run_warmup(a),
         Cmd::Completions { shell } => completions(shell),
         Cmd::Man { command } => man(command.as_deref()),
+        #[cfg(feature = "net")]
+        Cmd::Send(a) => send::run(a),
+        #[cfg(feature = "net")]
+        Cmd::Replay(a) => replay::run(a),
     };
     common::finish(result)
 }

@@ -1,0 +1,271 @@
+//! `tfreq replay WARMUP [PROD...] --to URL [--count N]`: does the warm-up warm?
+//! Measured: each warm-up request N times, then each production request twice; a
+//! production request whose first call is much slower than its second was cold after
+//! the warm-up ran (a new executor). Shown beside `diff`'s static verdict for it.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde::Serialize;
+use tfreq::analysis::diff::{diff_labeled, DiffOptions};
+use tfreq::analysis::report::{Labeled, Verdict};
+use tfreq::analysis::timing::{ms, ColdRule, Timing};
+use tfreq::analysis::{Finding, Severity};
+use tfreq::net::{prepare, NetError};
+use tfreq::render::human;
+
+use crate::common::{in_file, stdout, Failure, Outcome};
+use crate::live::{fatal, load_requests, Conn, Req};
+
+/// Output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One screen for people.
+    Human,
+    /// One JSON document.
+    Json,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The warm-up file (one or more requests: EAS warm_up.bin, TFRecord, text format).
+    warmup: PathBuf,
+    /// Production request files.
+    prod: Vec<PathBuf>,
+    #[command(flatten)]
+    conn: Conn,
+    /// Calls per warm-up request (EAS's warm_up_count).
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    count: u32,
+    /// Calls per production request (the first is compared with the later ones).
+    #[arg(long, default_value_t = 2, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    prod_count: u32,
+    /// A first call is cold when it takes more than this many times the later calls' median...
+    #[arg(long, default_value_t = ColdRule::default().factor, value_name = "X")]
+    cold_factor: f64,
+    /// ...and more than this many milliseconds longer.
+    #[arg(long, default_value_t = ColdRule::default().min_gap_ms, value_name = "MS")]
+    cold_ms: f64,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+/// One request's measurement.
+#[derive(Serialize)]
+struct Row {
+    request: String,
+    /// Latencies of every call, in milliseconds.
+    #[serde(flatten)]
+    timing: Timing,
+    first_ms: Option<f64>,
+    later_median_ms: Option<f64>,
+    /// Measured: cold (first call slow) or warm; None when a call was refused.
+    cold: Option<bool>,
+    /// `diff`'s verdict for a production request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    static_verdict: Option<Verdict>,
+    findings: Vec<Finding>,
+}
+
+#[derive(Serialize)]
+struct ReplayReport {
+    to: String,
+    protocol: tfreq::net::Protocol,
+    rule: ColdRule,
+    warmup: Vec<Row>,
+    production: Vec<Row>,
+    /// Production requests measured cold after the warm-up.
+    cold: usize,
+    calls: u64,
+    seconds: f64,
+    calls_per_second: f64,
+}
+
+pub fn run(a: Args) -> Outcome {
+    let rule = ColdRule {
+        factor: a.cold_factor,
+        min_gap_ms: a.cold_ms,
+    };
+    let warm = load_requests(std::slice::from_ref(&a.warmup))?;
+    let prod = load_requests(&a.prod)?;
+    let mut client = a.conn.connect()?;
+    let target = client.target().clone();
+    let opts = client.options().clone();
+    let prep =
+        |r: &Req| prepare(&r.message, &r.bytes, &target, &opts).map_err(|e| in_file(&r.label, e));
+    let wp: Vec<_> = warm.iter().map(prep).collect::<Result<_, _>>()?;
+    let pp: Vec<_> = prod.iter().map(prep).collect::<Result<_, _>>()?;
+
+    let started = std::time::Instant::now();
+    let mut calls = 0u64;
+    let mut measure =
+        |p: &tfreq::net::Prepared, n: u32| -> Result<(Timing, Option<NetError>), Failure> {
+            let mut lat = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                calls += 1;
+                match client.send(p) {
+                    Ok(ex) => lat.push(ex.latency),
+                    Err(e @ NetError::Refused { .. }) => return Ok((Timing::new(lat), Some(e))),
+                    Err(e) => return Err(fatal(&a.conn.to, e)),
+                }
+            }
+            Ok((Timing::new(lat), None))
+        };
+    let mut wrows = Vec::new();
+    for (r, p) in warm.iter().zip(&wp) {
+        let (t, refused) = measure(p, a.count)?;
+        wrows.push(row(r, t, refused, None, rule, false));
+    }
+    let mut prows = Vec::new();
+    for (r, p) in prod.iter().zip(&pp) {
+        let (t, refused) = measure(p, a.prod_count)?;
+        prows.push((r, t, refused));
+    }
+    let seconds = started.elapsed().as_secs_f64();
+
+    // The static verdict for the same pairs.
+    let wl: Vec<Labeled> = warm
+        .iter()
+        .map(|r| Labeled::new(&r.file, &r.label, &r.message))
+        .collect();
+    let pl: Vec<Labeled> = prod
+        .iter()
+        .map(|r| Labeled::new(&r.file, &r.label, &r.message))
+        .collect();
+    let report = diff_labeled(&wl, &pl, &DiffOptions::default());
+    let production: Vec<Row> = prows
+        .into_iter()
+        .zip(&report.requests)
+        .map(|((r, t, refused), rr)| row(r, t, refused, Some(rr.verdict), rule, true))
+        .collect();
+    let cold = production.iter().filter(|r| r.cold == Some(true)).count();
+    let refused = wrows.iter().chain(&production).any(|r| r.cold.is_none());
+    let rep = ReplayReport {
+        to: a.conn.to.clone(),
+        protocol: target.protocol(),
+        rule,
+        warmup: wrows,
+        production,
+        cold,
+        calls,
+        seconds,
+        calls_per_second: if seconds > 0.0 {
+            calls as f64 / seconds
+        } else {
+            0.0
+        },
+    };
+    let mut out = stdout();
+    match a.format {
+        Format::Json => writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&rep).map_err(|e| Failure(e.to_string()))?
+        )?,
+        Format::Human => write_human(&mut out, &rep)?,
+    }
+    out.flush()?;
+    Ok(u8::from(cold > 0 || refused))
+}
+
+fn row(
+    r: &Req,
+    t: Timing,
+    refused: Option<NetError>,
+    verdict: Option<Verdict>,
+    rule: ColdRule,
+    production: bool,
+) -> Row {
+    let mut findings = Vec::new();
+    let cold = match &refused {
+        Some(e) => {
+            findings.push(
+                Finding::new("REQUEST_REFUSED", Severity::Error, e.to_string()).name(&r.label),
+            );
+            None
+        }
+        None => Some(t.is_cold(rule)),
+    };
+    let (first, later) = (t.first().map(ms), t.later_median().map(ms));
+    if production {
+        if let (Some(c), Some(f), Some(l)) = (cold, first, later) {
+            let v = verdict.map_or(String::new(), |v| format!("; static diff: {v}"));
+            findings.push(if c {
+                Finding::new(
+                    "MEASURED_COLD",
+                    Severity::Error,
+                    format!("first call {f:.3} ms against {l:.3} ms later, after the warm-up ran: evidence of a new executor, the warm-up does not warm this request{v}"),
+                )
+            } else {
+                Finding::new(
+                    "MEASURED_WARM",
+                    Severity::Note,
+                    format!("first call {f:.3} ms against {l:.3} ms later: already warm{v}"),
+                )
+            }.name(&r.label));
+        }
+    }
+    Row {
+        request: r.label.clone(),
+        first_ms: first,
+        later_median_ms: later,
+        timing: t,
+        cold,
+        static_verdict: verdict,
+        findings,
+    }
+}
+
+fn write_human(out: &mut dyn Write, rep: &ReplayReport) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "replay to {} ({}): cold = first call > {}x the later calls' median and > {} ms longer",
+        rep.to, rep.protocol, rep.rule.factor, rep.rule.min_gap_ms
+    )?;
+    let line = |out: &mut dyn Write, what: &str, r: &Row| -> std::io::Result<()> {
+        let f = r.first_ms.map_or("-".into(), |v| format!("{v:.3} ms"));
+        let l = r
+            .later_median_ms
+            .map_or("-".into(), |v| format!("{v:.3} ms"));
+        let m = match r.cold {
+            Some(true) => "COLD",
+            Some(false) => "warm",
+            None => "refused",
+        };
+        write!(
+            out,
+            "  {what} {}: {} calls, first {f}, later median {l}: {m}",
+            r.request,
+            r.timing.calls.len()
+        )?;
+        if let Some(v) = r.static_verdict {
+            write!(out, " (static diff: {v})")?;
+        }
+        writeln!(out)
+    };
+    for r in &rep.warmup {
+        line(out, "warm-up", r)?;
+    }
+    for r in &rep.production {
+        line(out, "production", r)?;
+    }
+    let findings: Vec<Finding> = rep
+        .warmup
+        .iter()
+        .chain(&rep.production)
+        .flat_map(|r| r.findings.iter().cloned())
+        .collect();
+    if !findings.is_empty() {
+        human::write_findings(out, &findings)?;
+    }
+    writeln!(
+        out,
+        "{} calls in {:.3} s ({:.0} calls/s); {} of {} production requests cold after the warm-up",
+        rep.calls,
+        rep.seconds,
+        rep.calls_per_second,
+        rep.cold,
+        rep.production.len()
+    )
+}

@@ -1,0 +1,310 @@
+//! `tfreq send FILE... --to URL [--expect RESPONSE] [--save DIR] [--async]`
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use tfreq::analysis::expect::{compare, Tolerance};
+use tfreq::analysis::timing::ms;
+use tfreq::analysis::Finding;
+use tfreq::net::{prepare, Exchange, NetError, Protocol};
+use tfreq::render::{human, json::ValuesMode};
+use tfreq::{DecodeOptions, Kind, Message, WireFormat};
+
+use crate::common::{in_file, stdout, Failure, Outcome};
+use crate::inspect::{Format, Values};
+use crate::live::{fatal, load_requests, Conn, Req};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Request files (bare EAS or TF Serving requests, TFRecord warm-ups, text format).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    #[command(flatten)]
+    conn: Conn,
+    /// Output format of each response.
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Values in JSON output.
+    #[arg(long, value_enum, default_value_t = Values::Preview)]
+    values: Values,
+    /// Keep each raw response in this directory, as STEM.response.bin (REST: .json).
+    #[arg(long, value_name = "DIR")]
+    save: Option<PathBuf>,
+    /// The expected response (a file), or a directory of them named as --save names
+    /// them: a difference in output names, dtypes, shapes or values fails (exit 1).
+    #[arg(long, value_name = "RESPONSE")]
+    expect: Option<PathBuf>,
+    /// Relative tolerance of --expect.
+    #[arg(long, default_value_t = 1e-5)]
+    rtol: f64,
+    /// Absolute tolerance of --expect.
+    #[arg(long, default_value_t = 1e-8)]
+    atol: f64,
+    /// EAS asynchronous service: put the request on the service's queue and wait for
+    /// its result on the sink queue (--timeout bounds the wait).
+    #[arg(long = "async")]
+    is_async: bool,
+    /// Tags of the queued request (--async), NAME=VALUE, as query parameters.
+    #[arg(long = "tag", value_name = "NAME=VALUE")]
+    tags: Vec<String>,
+}
+
+/// How one call went.
+struct Outcome1 {
+    exchange: Exchange,
+    findings: Vec<Finding>,
+    expected_from: Option<String>,
+}
+
+pub fn run(a: Args) -> Outcome {
+    let reqs = load_requests(&a.files)?;
+    let (target, opts) = a.conn.resolve()?;
+    if a.is_async && target.protocol() != Protocol::Eas {
+        return Err(Failure(
+            "--async is for EAS queue services (http(s)://HOST/api/predict/SERVICE)".into(),
+        ));
+    }
+    if !a.is_async && !a.tags.is_empty() {
+        return Err(Failure("--tag is for --async".into()));
+    }
+    let tol = Tolerance {
+        rtol: a.rtol,
+        atol: a.atol,
+    };
+    if !(tol.rtol >= 0.0 && tol.atol >= 0.0) {
+        return Err(Failure("--rtol and --atol must be >= 0".into()));
+    }
+    if let Some(dir) = &a.save {
+        std::fs::create_dir_all(dir).map_err(|e| in_file(&dir.display().to_string(), e))?;
+    }
+    // Every expected response is read before anything is sent.
+    let expected: Vec<Option<(String, Message)>> = reqs
+        .iter()
+        .map(|r| expected_for(a.expect.as_deref(), r, target.protocol(), reqs.len()))
+        .collect::<Result<_, _>>()?;
+    let prepared: Vec<_> = reqs
+        .iter()
+        .map(|r| prepare(&r.message, &r.bytes, &target, &opts).map_err(|e| in_file(&r.label, e)))
+        .collect::<Result<_, _>>()?;
+    let mut client = if a.is_async {
+        None
+    } else {
+        Some(a.conn.connect()?)
+    };
+    let mut queue = if a.is_async {
+        Some(
+            tfreq::net::queue::Queue::new(&a.conn.to, &opts, &a.tags)
+                .map_err(|e| fatal(&a.conn.to, e))?,
+        )
+    } else {
+        None
+    };
+    let mut out = stdout();
+    let mode = match a.values {
+        Values::None => ValuesMode::None,
+        Values::Preview => ValuesMode::Preview,
+        Values::All => ValuesMode::All,
+    };
+    let json_many = a.format == Format::Json && reqs.len() > 1;
+    if json_many {
+        out.write_all(b"[")?;
+    }
+    let mut code = 0u8;
+    for (i, ((r, p), want)) in reqs.iter().zip(&prepared).zip(&expected).enumerate() {
+        let got = match (&mut client, &mut queue) {
+            (Some(c), _) => c.send(p),
+            (None, Some(q)) => q.send(p),
+            (None, None) => unreachable!("a client or a queue is made above"),
+        };
+        let ex = match got {
+            Ok(ex) => ex,
+            Err(e @ NetError::Refused { .. }) => {
+                out.flush()?;
+                let mut err = anstream::stderr();
+                writeln!(err, "tfreq: {}: {e}", r.label)?;
+                code = 1;
+                continue;
+            }
+            Err(e) => {
+                out.flush()?;
+                return Err(fatal(&a.conn.to, e));
+            }
+        };
+        if let Some(dir) = &a.save {
+            let ext = if target.protocol() == Protocol::Rest {
+                "json"
+            } else {
+                "bin"
+            };
+            let path = dir.join(format!("{}.response.{ext}", r.stem));
+            tfreq::io::write_atomic(&path, &ex.raw)
+                .map_err(|e| in_file(&path.display().to_string(), e))?;
+        }
+        let (findings, expected_from) = match want {
+            Some((from, m)) => (compare(m, &ex.response, tol), Some(from.clone())),
+            None => (Vec::new(), None),
+        };
+        if findings
+            .iter()
+            .any(|f| f.severity == tfreq::analysis::Severity::Error)
+        {
+            code = code.max(1);
+        }
+        let o = Outcome1 {
+            exchange: ex,
+            findings,
+            expected_from,
+        };
+        match a.format {
+            Format::Human => {
+                if i > 0 {
+                    writeln!(out)?;
+                }
+                write_human(&mut out, r, &a.conn.to, target.protocol(), &o)?
+            }
+            Format::Text => write_text(&mut out, r, &o)?,
+            Format::Json => {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                write_json(&mut out, r, &a.conn.to, target.protocol(), &o, mode)?;
+                if !json_many {
+                    writeln!(out)?;
+                }
+            }
+        }
+    }
+    if json_many {
+        out.write_all(b"]\n")?;
+    }
+    out.flush()?;
+    Ok(code)
+}
+
+/// The expected response of request `r`: `--expect FILE` (one request), or the file
+/// `--save` would have written for it in `--expect DIR`.
+fn expected_for(
+    expect: Option<&Path>,
+    r: &Req,
+    protocol: Protocol,
+    n: usize,
+) -> Result<Option<(String, Message)>, Failure> {
+    let Some(p) = expect else {
+        return Ok(None);
+    };
+    let path = if p.is_dir() {
+        let bin = p.join(format!("{}.response.bin", r.stem));
+        let json = p.join(format!("{}.response.json", r.stem));
+        match (bin.exists(), json.exists(), protocol) {
+            (_, true, Protocol::Rest) | (false, true, _) => json,
+            _ => bin,
+        }
+    } else if n > 1 {
+        return Err(Failure(format!(
+            "--expect {} is one file for {n} requests; give a directory of STEM.response.bin files",
+            p.display()
+        )));
+    } else {
+        p.to_path_buf()
+    };
+    let label = path.display().to_string();
+    let bytes = tfreq::io::read_input(&path).map_err(|e| in_file(&label, e))?;
+    let msg = if path.extension().is_some_and(|e| e == "json") {
+        tfreq::net::rest::Outputs::default()
+            .response(&bytes, r.message.effective_signature(), &r.message.fetches)
+            .map_err(|e| in_file(&label, e))?
+    } else {
+        let opts = DecodeOptions {
+            kind: Some(Kind::Response),
+            ..DecodeOptions::default()
+        };
+        tfreq::decode_with(bytes, opts)
+            .map_err(|e| in_file(&label, e))?
+            .0
+    };
+    Ok(Some((label, msg)))
+}
+
+fn head(r: &Req, to: &str, protocol: Protocol, o: &Outcome1) -> String {
+    format!(
+        "{} -> {to} ({protocol}): answered in {:.3} ms",
+        r.label,
+        ms(o.exchange.latency)
+    )
+}
+
+fn write_human(
+    out: &mut dyn Write,
+    r: &Req,
+    to: &str,
+    protocol: Protocol,
+    o: &Outcome1,
+) -> std::io::Result<()> {
+    writeln!(out, "{}", head(r, to, protocol, o))?;
+    for n in &o.exchange.notes {
+        writeln!(out, "note: {n}")?;
+    }
+    human::write_summary(out, "response", &o.exchange.response, &[])?;
+    if let Some(from) = &o.expected_from {
+        if o.findings.is_empty() {
+            writeln!(out, "expect {from}: the answer matches")?;
+        } else {
+            writeln!(out, "expect {from}:")?;
+            human::write_findings(out, &o.findings)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_text(out: &mut dyn Write, r: &Req, o: &Outcome1) -> Result<(), Failure> {
+    let m = &o.exchange.response;
+    writeln!(
+        out,
+        "# {}: response, {:.3} ms",
+        r.label,
+        ms(o.exchange.latency)
+    )?;
+    // A REST answer is JSON: print the TF Serving response it stands for.
+    let bytes = if m.size == o.exchange.raw.len() && !o.exchange.raw.starts_with(b"{") {
+        o.exchange.raw.clone()
+    } else {
+        tfreq::encode(m, WireFormat::TfServing, tfreq::TfsEncoding::Python)
+            .map_err(|e| in_file(&r.label, e))?
+            .into()
+    };
+    tfreq::render::text::write_text(
+        out,
+        bytes,
+        tfreq::wire::message_name(m.wire, Kind::Response),
+    )
+    .map_err(|e| in_file(&r.label, e))?;
+    writeln!(out)?;
+    for f in &o.findings {
+        writeln!(out, "# {}: {}", f.code, f.message)?;
+    }
+    Ok(())
+}
+
+fn write_json(
+    out: &mut dyn Write,
+    r: &Req,
+    to: &str,
+    protocol: Protocol,
+    o: &Outcome1,
+    mode: ValuesMode,
+) -> std::io::Result<()> {
+    let head = serde_json::json!({
+        "request": r.label,
+        "to": to,
+        "protocol": protocol,
+        "latency_ms": ms(o.exchange.latency),
+        "notes": o.exchange.notes,
+        "expect": o.expected_from,
+        "findings": o.findings,
+    });
+    let s = serde_json::to_string(&head)?;
+    out.write_all(&s.as_bytes()[..s.len() - 1])?;
+    out.write_all(b",\"response\":")?;
+    tfreq::render::json::write_message(out, &r.label, &o.exchange.response, &[], mode)?;
+    out.write_all(b"}")
+}

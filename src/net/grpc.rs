@@ -1,0 +1,206 @@
+//! TF Serving's gRPC `PredictionService` (tensorflow_serving/apis/prediction_service.proto,
+//! <https://github.com/tensorflow/serving>): `Predict` and `GetModelMetadata`.
+//!
+//! `Predict` sends the request's protobuf bytes as they are (a codec that passes bytes
+//! through), so what goes on the wire is exactly what the file holds, unknown fields
+//! included, and the answer is decoded by tfreq's own decoder. The message limit is
+//! raised from tonic's 4 MiB to protobuf's 2 GiB (TF Serving's own server still has
+//! its limit, tensorflow/serving#1382).
+
+use std::time::Duration;
+
+use bytes::{Buf, BufMut, Bytes};
+use prost::Message as _;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
+
+use super::web::chain;
+use super::{NetError, MAX_MESSAGE};
+use crate::signature::{MetaGraph, ModelSignatures, SERVE_TAG};
+use crate::wire::{tf, tfs};
+
+/// `PredictionService/Predict`.
+pub const PREDICT: &str = "/tensorflow.serving.PredictionService/Predict";
+/// `PredictionService/GetModelMetadata`.
+pub const GET_MODEL_METADATA: &str = "/tensorflow.serving.PredictionService/GetModelMetadata";
+
+/// A codec that sends and receives messages as bytes, unparsed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RawCodec;
+
+/// [`RawCodec`]'s both halves.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RawCoder;
+
+impl Codec for RawCodec {
+    type Encode = Bytes;
+    type Decode = Bytes;
+    type Encoder = RawCoder;
+    type Decoder = RawCoder;
+    fn encoder(&mut self) -> RawCoder {
+        RawCoder
+    }
+    fn decoder(&mut self) -> RawCoder {
+        RawCoder
+    }
+}
+
+impl Encoder for RawCoder {
+    type Item = Bytes;
+    type Error = tonic::Status;
+    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
+        dst.put(item);
+        Ok(())
+    }
+}
+
+impl Decoder for RawCoder {
+    type Item = Bytes;
+    type Error = tonic::Status;
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, tonic::Status> {
+        Ok(Some(src.copy_to_bytes(src.remaining())))
+    }
+}
+
+/// A gRPC connection to TF Serving.
+pub struct Grpc {
+    client: tonic::client::Grpc<Channel>,
+    endpoint: String,
+}
+
+impl Grpc {
+    /// Connects (`https://` endpoints with TLS and the webpki roots).
+    pub async fn connect(endpoint: &str, timeout: Duration) -> Result<Grpc, NetError> {
+        let mut ep = Endpoint::from_shared(endpoint.to_string())
+            .map_err(|e| NetError::BadUrl(format!("{endpoint}: {e}")))?
+            .connect_timeout(timeout)
+            .tcp_nodelay(true);
+        if endpoint.starts_with("https://") {
+            ep = ep
+                .tls_config(ClientTlsConfig::new().with_webpki_roots())
+                .map_err(|e| NetError::BadUrl(format!("{endpoint}: {}", chain(&e))))?;
+        }
+        let channel = tokio::time::timeout(timeout, ep.connect())
+            .await
+            .map_err(|_| NetError::Timeout(timeout))?
+            .map_err(|e| NetError::Unreachable(format!("{endpoint}: {}", chain(&e))))?;
+        let client = tonic::client::Grpc::new(channel)
+            .max_decoding_message_size(MAX_MESSAGE)
+            .max_encoding_message_size(MAX_MESSAGE);
+        Ok(Grpc {
+            client,
+            endpoint: endpoint.to_string(),
+        })
+    }
+
+    async fn unary(
+        &mut self,
+        path: &'static str,
+        body: Bytes,
+        timeout: Duration,
+    ) -> Result<Bytes, NetError> {
+        let call = async {
+            self.client
+                .ready()
+                .await
+                .map_err(|e| NetError::Unreachable(format!("{}: {}", self.endpoint, chain(&e))))?;
+            let mut req = tonic::Request::new(body);
+            req.set_timeout(timeout);
+            self.client
+                .unary(req, ::http::uri::PathAndQuery::from_static(path), RawCodec)
+                .await
+                .map(tonic::Response::into_inner)
+                .map_err(|s| status_error(&self.endpoint, s))
+        };
+        tokio::time::timeout(timeout, call)
+            .await
+            .map_err(|_| NetError::Timeout(timeout))?
+    }
+
+    /// `Predict`: the request's bytes, the response's bytes.
+    pub async fn predict(&mut self, body: Bytes, timeout: Duration) -> Result<Bytes, NetError> {
+        self.unary(PREDICT, body, timeout).await
+    }
+
+    /// `GetModelMetadata` for `signature_def`: the served model's signatures (one meta
+    /// graph tagged `serve`, as for the REST metadata JSON).
+    pub async fn metadata(
+        &mut self,
+        model: &str,
+        timeout: Duration,
+    ) -> Result<ModelSignatures, NetError> {
+        let req = tfs::GetModelMetadataRequest {
+            model_spec: Some(tfs::ModelSpec {
+                name: model.to_string(),
+                ..Default::default()
+            }),
+            metadata_field: vec!["signature_def".into()],
+        };
+        let raw = self
+            .unary(
+                GET_MODEL_METADATA,
+                Bytes::from(req.encode_to_vec()),
+                timeout,
+            )
+            .await?;
+        let bad = |e: &dyn std::fmt::Display| {
+            NetError::BadResponse(format!("GetModelMetadata answer: {e}"))
+        };
+        let resp = tfs::GetModelMetadataResponse::decode(raw).map_err(|e| bad(&e))?;
+        let any = resp
+            .metadata
+            .get("signature_def")
+            .ok_or_else(|| bad(&"no \"signature_def\" in metadata"))?;
+        let map = tfs::SignatureDefMap::decode(any.value.clone()).map_err(|e| bad(&e))?;
+        let defs: std::collections::BTreeMap<String, tf::SignatureDef> =
+            map.signature_def.into_iter().collect();
+        Ok(ModelSignatures {
+            meta_graphs: vec![MetaGraph {
+                tags: vec![SERVE_TAG.to_string()],
+                signatures: crate::formats::savedmodel::signatures(defs),
+            }],
+        })
+    }
+}
+
+/// A gRPC status as an error: no connection is [`NetError::Unreachable`], a deadline
+/// [`NetError::Timeout`]-like, any other status the server's refusal.
+fn status_error(endpoint: &str, s: tonic::Status) -> NetError {
+    use tonic::Code;
+    match s.code() {
+        Code::Unavailable => NetError::Unreachable(format!("{endpoint}: {}", s.message())),
+        Code::DeadlineExceeded
+            if s.message().is_empty() || s.message().contains("Timeout expired") =>
+        {
+            NetError::Unreachable(format!("{endpoint}: deadline exceeded"))
+        }
+        code => NetError::Refused {
+            status: format!("gRPC {}", code_name(code)),
+            message: s.message().to_string(),
+        },
+    }
+}
+
+/// The status code's canonical name (`INVALID_ARGUMENT`).
+fn code_name(c: tonic::Code) -> &'static str {
+    use tonic::Code::*;
+    match c {
+        Ok => "OK",
+        Cancelled => "CANCELLED",
+        Unknown => "UNKNOWN",
+        InvalidArgument => "INVALID_ARGUMENT",
+        DeadlineExceeded => "DEADLINE_EXCEEDED",
+        NotFound => "NOT_FOUND",
+        AlreadyExists => "ALREADY_EXISTS",
+        PermissionDenied => "PERMISSION_DENIED",
+        ResourceExhausted => "RESOURCE_EXHAUSTED",
+        FailedPrecondition => "FAILED_PRECONDITION",
+        Aborted => "ABORTED",
+        OutOfRange => "OUT_OF_RANGE",
+        Unimplemented => "UNIMPLEMENTED",
+        Internal => "INTERNAL",
+        Unavailable => "UNAVAILABLE",
+        DataLoss => "DATA_LOSS",
+        Unauthenticated => "UNAUTHENTICATED",
+    }
+}

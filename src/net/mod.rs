@@ -1,0 +1,545 @@
+//! Sending requests to live services (feature `net`): PAI-EAS over HTTP, TF Serving
+//! over gRPC and over REST, and EAS asynchronous (queue) services.
+//!
+//! [`Target::parse`] picks the protocol from the URL; [`Client`] connects once and
+//! sends any number of requests over the same connection, converting each request to
+//! the wire the service speaks with [`crate::formats::write`]'s rules (and saying
+//! what the conversion lost, see [`Exchange::notes`]). Every answer is decoded into the
+//! neutral [`Message`], so the same renderers, comparisons and analyses apply.
+//!
+//! Errors say which side failed ([`NetError`]): a service that answered and refused
+//! (HTTP status, gRPC status), or one that could not be reached or did not answer in
+//! time. The CLI maps the first to exit 1 and the second to exit 2.
+//!
+//! ```
+//! use tfreq::net::{Protocol, Target};
+//! let t = Target::parse("http://127.0.0.1:8080/api/predict/faq", None)?;
+//! assert_eq!(t.protocol(), Protocol::Eas);
+//! let t = Target::parse("grpc://127.0.0.1:8500", None)?;
+//! assert_eq!(t.protocol(), Protocol::Grpc);
+//! let t = Target::parse("http://127.0.0.1:8501/v1/models/faq/versions/2:predict", None)?;
+//! assert_eq!(t.protocol(), Protocol::Rest);
+//! # Ok::<(), tfreq::net::NetError>(())
+//! ```
+
+pub mod eas;
+pub mod grpc;
+pub mod queue;
+pub mod rest;
+pub mod web;
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use crate::decode::decode_as;
+use crate::encode::{encode, TfsEncoding};
+use crate::model::{Kind, Message, WireFormat};
+use crate::signature::ModelSignatures;
+
+/// TF Serving's gRPC server default message limit is 4 MiB (tensorflow/serving#1382);
+/// tfreq's client accepts and sends up to 2 GiB − 1, protobuf's own limit.
+pub const MAX_MESSAGE: usize = i32::MAX as usize;
+
+/// The protocol a service speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protocol {
+    /// PAI-EAS: `POST` of the EAS `PredictRequest` bytes.
+    Eas,
+    /// TF Serving's gRPC `PredictionService`.
+    Grpc,
+    /// TF Serving's REST API (`/v1/models/NAME:predict`).
+    Rest,
+}
+
+impl Protocol {
+    /// `eas`, `grpc` or `rest`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Eas => "eas",
+            Protocol::Grpc => "grpc",
+            Protocol::Rest => "rest",
+        }
+    }
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where to send requests, as the URL says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// An EAS service: the full URL requests are posted to.
+    Eas {
+        /// `http(s)://HOST[:PORT]/api/predict/SERVICE` (or any URL, with `--protocol eas`).
+        url: String,
+    },
+    /// TF Serving gRPC (`grpc://HOST:PORT`, `grpcs://` for TLS).
+    Grpc {
+        /// `http://HOST:PORT` or `https://HOST:PORT`.
+        endpoint: String,
+    },
+    /// TF Serving REST.
+    Rest {
+        /// `http(s)://HOST[:PORT]`.
+        base: String,
+        /// The model name from the path.
+        model: String,
+        /// `/versions/N` of the path.
+        version: Option<i64>,
+        /// `/labels/L` of the path.
+        label: Option<String>,
+    },
+}
+
+impl Target {
+    /// Reads a URL: `grpc://` / `grpcs://` is TF Serving gRPC, a path with
+    /// `/v1/models/NAME` is TF Serving REST, a path with `/api/predict/` is EAS.
+    /// `protocol` overrides the choice for `http(s)` URLs.
+    pub fn parse(url: &str, protocol: Option<Protocol>) -> Result<Target, NetError> {
+        let bad = |why: &str| NetError::BadUrl(format!("{url}: {why}"));
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| bad("expected grpc://HOST:PORT, http://HOST/api/predict/SERVICE or http://HOST:PORT/v1/models/NAME"))?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, ""),
+        };
+        if authority.is_empty() {
+            return Err(bad("no host"));
+        }
+        let scheme = scheme.to_ascii_lowercase();
+        match scheme.as_str() {
+            "grpc" | "grpcs" => {
+                if matches!(protocol, Some(p) if p != Protocol::Grpc) {
+                    return Err(bad("a grpc:// URL speaks gRPC only"));
+                }
+                let s = if scheme == "grpcs" { "https" } else { "http" };
+                Ok(Target::Grpc {
+                    endpoint: format!("{s}://{authority}"),
+                })
+            }
+            "http" | "https" => {
+                let base = format!("{scheme}://{authority}");
+                let rest_path = path.split_once("/v1/models/").map(|(_, p)| p);
+                let chosen = protocol.unwrap_or(if rest_path.is_some() {
+                    Protocol::Rest
+                } else if path.contains("/api/predict/") {
+                    Protocol::Eas
+                } else {
+                    return Err(bad(
+                        "cannot tell the protocol: the path has neither /api/predict/SERVICE (EAS) nor /v1/models/NAME (TF Serving REST); give --protocol",
+                    ));
+                });
+                match chosen {
+                    Protocol::Eas => Ok(Target::Eas {
+                        url: url.to_string(),
+                    }),
+                    Protocol::Grpc => Ok(Target::Grpc { endpoint: base }),
+                    Protocol::Rest => {
+                        let p = rest_path.ok_or_else(|| bad("a TF Serving REST URL has the path /v1/models/NAME[/versions/N][:predict]"))?;
+                        let p = p.strip_suffix(":predict").unwrap_or(p);
+                        let p = p.strip_suffix("/metadata").unwrap_or(p);
+                        let p = p.trim_end_matches('/');
+                        let mut parts = p.split('/');
+                        let model = parts.next().unwrap_or_default().to_string();
+                        if model.is_empty() {
+                            return Err(bad("no model name after /v1/models/"));
+                        }
+                        let (mut version, mut label) = (None, None);
+                        match (parts.next(), parts.next(), parts.next()) {
+                            (None, _, _) => {}
+                            (Some("versions"), Some(v), None) => {
+                                version =
+                                    Some(v.parse().map_err(|_| {
+                                        bad(&format!("version {v:?} is not a number"))
+                                    })?)
+                            }
+                            (Some("labels"), Some(l), None) => label = Some(l.to_string()),
+                            _ => {
+                                return Err(bad("expected /v1/models/NAME[/versions/N|/labels/L]"))
+                            }
+                        }
+                        Ok(Target::Rest {
+                            base,
+                            model,
+                            version,
+                            label,
+                        })
+                    }
+                }
+            }
+            other => Err(bad(&format!(
+                "unknown scheme {other:?} (expected http, https, grpc or grpcs)"
+            ))),
+        }
+    }
+
+    /// The protocol it speaks.
+    pub fn protocol(&self) -> Protocol {
+        match self {
+            Target::Eas { .. } => Protocol::Eas,
+            Target::Grpc { .. } => Protocol::Grpc,
+            Target::Rest { .. } => Protocol::Rest,
+        }
+    }
+
+    /// The wire format requests are converted to before sending (REST requests are
+    /// written as JSON from the TF Serving form).
+    pub fn wire(&self) -> WireFormat {
+        match self {
+            Target::Eas { .. } => WireFormat::Eas,
+            _ => WireFormat::TfServing,
+        }
+    }
+}
+
+/// Why a call failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NetError {
+    /// The URL is not one tfreq understands.
+    BadUrl(String),
+    /// The request cannot be sent this way (e.g. a dtype the target cannot carry, no
+    /// model name for TF Serving).
+    BadRequest(String),
+    /// No connection could be made, or it broke.
+    Unreachable(String),
+    /// No answer within the deadline.
+    Timeout(Duration),
+    /// The service answered and refused: an HTTP status other than 200, or a gRPC
+    /// status other than OK.
+    Refused {
+        /// `HTTP 401`, `gRPC INVALID_ARGUMENT`, ...
+        status: String,
+        /// The body or status message the service sent.
+        message: String,
+    },
+    /// The service answered with something that is not the expected response.
+    BadResponse(String),
+}
+
+impl NetError {
+    /// Whether the service answered (and refused): the CLI's exit 1, not 2.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, NetError::Refused { .. })
+    }
+}
+
+impl fmt::Display for NetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NetError::BadUrl(s) => write!(f, "bad URL: {s}"),
+            NetError::BadRequest(s) => write!(f, "cannot send the request: {s}"),
+            NetError::Unreachable(s) => write!(f, "could not reach the service: {s}"),
+            NetError::Timeout(d) => {
+                write!(f, "no answer within {:.1} s (--timeout)", d.as_secs_f64())
+            }
+            NetError::Refused { status, message } => {
+                write!(f, "the service refused the request: {status}")?;
+                if !message.is_empty() {
+                    write!(f, ": {}", message.trim_end())?;
+                }
+                Ok(())
+            }
+            NetError::BadResponse(s) => write!(f, "unreadable response: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for NetError {}
+
+/// How to authenticate to an EAS service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EasAuth {
+    /// The token as it is in `Authorization` (the EAS warm-up page's curl).
+    #[default]
+    Raw,
+    /// The SDK's signature: `Content-MD5`, `Date` and `Authorization: EAS <HMAC-SHA1>`
+    /// (see [`eas::sign`]).
+    Signed,
+}
+
+/// Client settings.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The EAS token.
+    pub token: Option<String>,
+    /// How the EAS token is sent.
+    pub auth: EasAuth,
+    /// Connect and per-call deadline.
+    pub timeout: Duration,
+    /// The TF Serving model name, over the request's `model_spec.name`.
+    pub model_name: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            token: None,
+            auth: EasAuth::Raw,
+            timeout: Duration::from_secs(30),
+            model_name: None,
+        }
+    }
+}
+
+/// One request sent and its answer.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    /// The decoded response.
+    pub response: Message,
+    /// The response bytes as received (protobuf, or REST JSON).
+    pub raw: Bytes,
+    /// From just before the request was written to the end of the answer.
+    pub latency: Duration,
+    /// What converting the request for this protocol changed or lost.
+    pub notes: Vec<String>,
+}
+
+/// A request prepared for one protocol: its bytes, and what the conversion noted.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The body to send (protobuf, or REST JSON).
+    pub body: Bytes,
+    /// What the conversion changed or lost.
+    pub notes: Vec<String>,
+    /// The request's signature (for reading REST answers).
+    pub signature: String,
+    /// The request's fetches (for naming a lone REST output).
+    pub fetches: Vec<String>,
+}
+
+/// Prepares `msg` (read from `raw`, its bytes in the file) for `target`: the file's own
+/// bytes when the wire already matches and nothing is to change, else re-encoded with
+/// `convert`'s rules.
+pub fn prepare(
+    msg: &Message,
+    raw: &Bytes,
+    target: &Target,
+    opts: &Options,
+) -> Result<Prepared, NetError> {
+    if msg.kind != Kind::Request {
+        return Err(NetError::BadRequest(format!(
+            "it is a {}, not a request",
+            msg.kind
+        )));
+    }
+    let mut notes = Vec::new();
+    let signature = msg.effective_signature().to_string();
+    let body = match target {
+        Target::Eas { .. } => {
+            if msg.wire == WireFormat::Eas {
+                raw.clone()
+            } else {
+                notes.push(
+                    "converted from a TF Serving request to EAS (as `tfreq convert --wire eas` does)"
+                        .into(),
+                );
+                if let Some(spec) = msg.model_spec.as_ref().filter(|s| !s.name.is_empty()) {
+                    notes.push(format!(
+                        "model_spec (name {:?}) is not sent: an EAS service is chosen by its URL",
+                        spec.name
+                    ));
+                }
+                Bytes::from(encode(msg, WireFormat::Eas, TfsEncoding::Python).map_err(bad)?)
+            }
+        }
+        Target::Grpc { .. } => {
+            let has_name = msg.model_spec.as_ref().is_some_and(|s| !s.name.is_empty());
+            if msg.wire == WireFormat::TfServing && has_name && opts.model_name.is_none() {
+                raw.clone()
+            } else {
+                let mut m = msg.clone();
+                if msg.wire == WireFormat::Eas {
+                    notes.push(
+                        "converted from an EAS request to TF Serving (as `tfreq convert --wire tf-serving` does)"
+                            .into(),
+                    );
+                }
+                match (&opts.model_name, has_name) {
+                    (Some(name), _) => set_name(&mut m, name),
+                    (None, true) => {}
+                    (None, false) => {
+                        return Err(NetError::BadRequest(
+                            "TF Serving needs a model name: the request has no model_spec.name; give --model-name".into(),
+                        ))
+                    }
+                }
+                let style = if msg.wire == WireFormat::TfServing {
+                    TfsEncoding::AsIs
+                } else {
+                    TfsEncoding::Python
+                };
+                Bytes::from(encode(&m, WireFormat::TfServing, style).map_err(bad)?)
+            }
+        }
+        Target::Rest { model, .. } => {
+            if msg.wire == WireFormat::Eas {
+                notes.push("converted from an EAS request to TF Serving REST JSON".into());
+            }
+            if let Some(spec) = msg.model_spec.as_ref().filter(|s| !s.name.is_empty()) {
+                if spec.name != *model {
+                    notes.push(format!(
+                        "the request's model_spec names {:?}; REST sends to the URL's model {model:?}",
+                        spec.name
+                    ));
+                }
+            }
+            let (json, lost) = crate::formats::rest_json::to_json(msg).map_err(bad)?;
+            notes.extend(lost);
+            Bytes::from(json)
+        }
+    };
+    Ok(Prepared {
+        body,
+        notes,
+        signature,
+        fetches: msg.fetches.clone(),
+    })
+}
+
+/// Sets `model_spec.name`, over any name the request has.
+fn set_name(m: &mut Message, name: &str) {
+    if let Some(spec) = m.model_spec.as_mut() {
+        spec.name.clear();
+    }
+    crate::formats::set_model_name(m, name);
+}
+
+fn bad(e: impl fmt::Display) -> NetError {
+    NetError::BadRequest(e.to_string())
+}
+
+/// A connection to one service, reused for every call.
+pub struct Client {
+    rt: tokio::runtime::Runtime,
+    target: Target,
+    opts: Options,
+    inner: Inner,
+}
+
+enum Inner {
+    Eas(web::Http),
+    Grpc(grpc::Grpc),
+    Rest(web::Http, rest::Outputs),
+}
+
+impl Client {
+    /// Connects to `target` (gRPC connects now; HTTP on the first call).
+    pub fn connect(target: Target, opts: Options) -> Result<Client, NetError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| NetError::Unreachable(format!("cannot start the I/O runtime: {e}")))?;
+        let inner = match &target {
+            Target::Eas { .. } => Inner::Eas(web::Http::new(&rt)),
+            Target::Rest { .. } => Inner::Rest(web::Http::new(&rt), rest::Outputs::default()),
+            Target::Grpc { endpoint } => {
+                Inner::Grpc(rt.block_on(grpc::Grpc::connect(endpoint, opts.timeout))?)
+            }
+        };
+        Ok(Client {
+            rt,
+            target,
+            opts,
+            inner,
+        })
+    }
+
+    /// The target.
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// The options.
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// Sends a prepared request and decodes the answer.
+    pub fn send(&mut self, req: &Prepared) -> Result<Exchange, NetError> {
+        let t = self.opts.timeout;
+        let start = Instant::now();
+        let (raw, response) = match (&mut self.inner, &self.target) {
+            (Inner::Eas(h), Target::Eas { url }) => {
+                let raw = self
+                    .rt
+                    .block_on(eas::predict(h, url, &req.body, &self.opts))?;
+                let m = decode_as(&raw, WireFormat::Eas, Kind::Response).map_err(|e| {
+                    NetError::BadResponse(format!("not an EAS PredictResponse: {e}"))
+                })?;
+                (raw, m)
+            }
+            (Inner::Grpc(g), _) => {
+                let raw = self.rt.block_on(g.predict(req.body.clone(), t))?;
+                let m = decode_as(&raw, WireFormat::TfServing, Kind::Response).map_err(|e| {
+                    NetError::BadResponse(format!("not a TF Serving PredictResponse: {e}"))
+                })?;
+                (raw, m)
+            }
+            (Inner::Rest(h, outs), target) => {
+                let url = rest::predict_url(target);
+                let raw = self.rt.block_on(h.post(
+                    &url,
+                    vec![("content-type", "application/json".into())],
+                    req.body.clone(),
+                    t,
+                ))?;
+                let raw = web::ok_body(raw)?;
+                let latency = start.elapsed();
+                if outs.is_empty() {
+                    // Output dtypes: JSON carries none, the signature has them.
+                    let meta = rest::metadata_url(target);
+                    if let Ok(r) = self.rt.block_on(h.get(&meta, vec![], t)) {
+                        if let Ok(b) = web::ok_body(r) {
+                            outs.learn(&b);
+                        }
+                    }
+                }
+                let m = outs.response(&raw, &req.signature, &req.fetches)?;
+                return Ok(Exchange {
+                    response: m,
+                    raw,
+                    latency,
+                    notes: req.notes.clone(),
+                });
+            }
+            _ => unreachable!("the client's connection matches its target"),
+        };
+        Ok(Exchange {
+            response,
+            raw,
+            latency: start.elapsed(),
+            notes: req.notes.clone(),
+        })
+    }
+
+    /// Reads the served model's signatures: gRPC GetModelMetadata, or REST
+    /// `GET /v1/models/NAME[/versions/N]/metadata`.
+    pub fn metadata(&mut self) -> Result<ModelSignatures, NetError> {
+        let t = self.opts.timeout;
+        match (&mut self.inner, &self.target) {
+            (Inner::Grpc(g), _) => {
+                let name = self.opts.model_name.clone().ok_or_else(|| {
+                    NetError::BadRequest("GetModelMetadata needs --model-name".into())
+                })?;
+                self.rt.block_on(g.metadata(&name, t))
+            }
+            (Inner::Rest(h, _), target) => {
+                let url = rest::metadata_url(target);
+                let raw = web::ok_body(self.rt.block_on(h.get(&url, vec![], t))?)?;
+                crate::formats::savedmodel::from_metadata_json(&raw, &url)
+                    .map_err(|e| NetError::BadResponse(e.to_string()))
+            }
+            (Inner::Eas(_), _) => Err(NetError::BadRequest(
+                "an EAS service has no metadata endpoint; give a TF Serving grpc:// or REST URL"
+                    .into(),
+            )),
+        }
+    }
+}

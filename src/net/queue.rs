@@ -1,0 +1,213 @@
+//! EAS asynchronous services: the request goes on the service's input queue, its
+//! result comes back on the sink queue. The protocol is the EAS SDKs' queue clients'
+//! (`eas_prediction/queue_client.py`, <https://github.com/pai-eas/eas-golang-sdk>
+//! `eas/queue_client.go`):
+//!
+//! - **put**: `POST {url}?{tags}` with the body, headers `Authorization` (the token as
+//!   it is), `X-EAS-QueueService-Redis-Uid` / `-Gid`; a 200 (or 204) answer's body is
+//!   the item's index and its `X-Eas-Queueservice-Request-Id` header the request id.
+//!   A put is sent **once**: the Python client retries on any non-2xx status and can
+//!   enqueue the same request twice; tfreq reports the status instead.
+//! - **get**: `GET {url}/sink?_index_=0&_length_=1&_timeout_=Ns&_raw_=false&_auto_delete_=true&requestId=ID`
+//!   with `Accept: application/vnd.google.protobuf`; the answer is a
+//!   `DataFrameListProto` whose item's `data` is the `PredictResponse`. Reading with
+//!   `_auto_delete_=true` deletes the item from the sink, as the SDKs' `GetByRequestId`
+//!   does. An empty list means not yet: tfreq asks again until `--timeout`.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use bytes::Bytes;
+use prost::Message as _;
+
+use super::web::{refusal, Http};
+use super::{Exchange, NetError, Options, Prepared};
+use crate::decode::decode_as;
+use crate::model::{Kind, WireFormat};
+
+/// The SDKs' header naming the request id of a queued item.
+pub const REQUEST_ID_HEADER: &str = "X-Eas-Queueservice-Request-Id";
+/// The SDKs' user id header.
+pub const UID_HEADER: &str = "X-EAS-QueueService-Redis-Uid";
+/// The SDKs' group id header.
+pub const GID_HEADER: &str = "X-EAS-QueueService-Redis-Gid";
+/// The media type of protobuf data frames.
+pub const PROTOBUF: &str = "application/vnd.google.protobuf";
+
+/// `streaming.DataFrameProto` (the SDKs' `queueservice.proto`).
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct DataFrame {
+    /// The item's index in its queue.
+    #[prost(uint64, tag = "1")]
+    pub index: u64,
+    /// Its tags (the request id among them).
+    #[prost(btree_map = "string, string", tag = "2")]
+    pub tags: std::collections::BTreeMap<String, String>,
+    /// The payload: the `PredictResponse` bytes on the sink.
+    #[prost(bytes = "bytes", tag = "3")]
+    pub data: Bytes,
+    /// A message (an error's text, when the worker failed).
+    #[prost(string, tag = "4")]
+    pub message: String,
+}
+
+/// `streaming.DataFrameListProto`.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct DataFrameList {
+    /// The items.
+    #[prost(message, repeated, tag = "1")]
+    pub index: Vec<DataFrame>,
+}
+
+/// A client of one queue service.
+pub struct Queue {
+    rt: tokio::runtime::Runtime,
+    http: Http,
+    input: String,
+    sink: String,
+    tags: Vec<(String, String)>,
+    opts: Options,
+    uid: String,
+}
+
+impl Queue {
+    /// A client of the queue service at `url` (`http(s)://HOST/api/predict/SERVICE`),
+    /// its results at `url/sink`. `tags` are `NAME=VALUE`.
+    pub fn new(url: &str, opts: &Options, tags: &[String]) -> Result<Queue, NetError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| NetError::Unreachable(format!("cannot start the I/O runtime: {e}")))?;
+        let http = Http::new(&rt);
+        let base = url
+            .split(['?', '#'])
+            .next()
+            .unwrap_or(url)
+            .trim_end_matches('/');
+        let mut t = Vec::new();
+        for s in tags {
+            let (k, v) = s
+                .split_once('=')
+                .ok_or_else(|| NetError::BadRequest(format!("--tag {s:?}: expected NAME=VALUE")))?;
+            t.push((k.to_string(), v.to_string()));
+        }
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
+        Ok(Queue {
+            rt,
+            http,
+            input: base.to_string(),
+            sink: format!("{base}/sink"),
+            tags: t,
+            opts: opts.clone(),
+            uid: format!("tfreq-{}-{}", std::process::id(), now.as_nanos()),
+        })
+    }
+
+    fn identity(&self) -> Vec<(&'static str, String)> {
+        let mut h = vec![
+            (UID_HEADER, self.uid.clone()),
+            (GID_HEADER, "eas".to_string()),
+        ];
+        if let Some(t) = &self.opts.token {
+            h.push(("authorization", t.clone()));
+        }
+        h
+    }
+
+    /// Puts the request on the input queue and waits for its result on the sink.
+    pub fn send(&mut self, req: &Prepared) -> Result<Exchange, NetError> {
+        let start = Instant::now();
+        let deadline = start + self.opts.timeout;
+        let url = with_query(&self.input, &self.tags);
+        let put = self.rt.block_on(self.http.post(
+            &url,
+            self.identity(),
+            req.body.clone(),
+            self.opts.timeout,
+        ))?;
+        if put.status != 200 && put.status != 204 {
+            return Err(refusal(&put));
+        }
+        let id = put
+            .header(REQUEST_ID_HEADER)
+            .map(str::to_string)
+            .ok_or_else(|| {
+                NetError::BadResponse(format!("the put answer has no {REQUEST_ID_HEADER} header"))
+            })?;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(NetError::Timeout(self.opts.timeout));
+            }
+            // The server holds the call open up to _timeout_ while the sink is empty.
+            let wait = left.as_secs().clamp(1, 60);
+            let q = vec![
+                ("_index_".to_string(), "0".to_string()),
+                ("_length_".to_string(), "1".to_string()),
+                ("_timeout_".to_string(), format!("{wait}s")),
+                ("_raw_".to_string(), "false".to_string()),
+                ("_auto_delete_".to_string(), "true".to_string()),
+                ("requestId".to_string(), id.clone()),
+            ];
+            let mut h = self.identity();
+            h.push(("accept", PROTOBUF.to_string()));
+            let got = self.rt.block_on(self.http.get(
+                &with_query(&self.sink, &q),
+                h,
+                left + Duration::from_secs(1),
+            ))?;
+            if !(200..300).contains(&got.status) {
+                return Err(refusal(&got));
+            }
+            let list = DataFrameList::decode(got.body.clone()).map_err(|e| {
+                NetError::BadResponse(format!(
+                    "the sink's answer is not a DataFrameListProto: {e}"
+                ))
+            })?;
+            let Some(df) = list.index.into_iter().next() else {
+                continue;
+            };
+            let latency = start.elapsed();
+            let response = decode_as(&df.data, WireFormat::Eas, Kind::Response).map_err(|e| {
+                let msg = if df.message.is_empty() {
+                    super::web::body_text(&df.data)
+                } else {
+                    df.message.clone()
+                };
+                NetError::BadResponse(format!(
+                    "sink item {} (request {id}) is not an EAS PredictResponse ({e}): {msg}",
+                    df.index
+                ))
+            })?;
+            return Ok(Exchange {
+                response,
+                raw: df.data,
+                latency,
+                notes: req.notes.clone(),
+            });
+        }
+    }
+}
+
+/// `url?k=v&...`, percent-encoded.
+fn with_query(url: &str, q: &[(String, String)]) -> String {
+    if q.is_empty() {
+        return url.to_string();
+    }
+    let enc = |s: &str| {
+        s.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect::<String>()
+    };
+    let qs: Vec<String> = q
+        .iter()
+        .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
+        .collect();
+    format!("{url}?{}", qs.join("&"))
+}

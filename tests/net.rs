@@ -1,0 +1,898 @@
+//! The network clients against in-process servers (no Python): a tiny HTTP/1.1 server
+//! for EAS, TF Serving REST and the EAS queue service, and a tonic gRPC server for TF
+//! Serving's PredictionService. The EAS signature is held to what eas-prediction's
+//! PredictClient signs (tests/data/eas_sign/cases.json, tests/data/gen/make_eas_sign.py).
+#![cfg(feature = "net")]
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use assert_cmd::Command;
+use bytes::Bytes;
+use prost::Message as _;
+use tfreq::net::eas::sign;
+use tfreq::net::grpc::RawCodec;
+use tfreq::net::queue::{DataFrame, DataFrameList};
+use tfreq::net::{prepare, Client, EasAuth, NetError, Options, Protocol, Target};
+use tfreq::wire::{tf, tfs};
+use tfreq::{Kind, WireFormat};
+
+const TOKEN: &str = "test-token";
+
+fn data(p: &str) -> Vec<u8> {
+    std::fs::read(p).unwrap()
+}
+
+// ---------------------------------------------------------------------------------------
+// A tiny HTTP/1.1 server
+// ---------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    target: String,
+    headers: BTreeMap<String, String>,
+    body: Vec<u8>,
+}
+
+type Handler = dyn Fn(&Seen) -> (u16, Vec<(String, String)>, Vec<u8>) + Send + Sync;
+
+struct HttpServer {
+    port: u16,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl HttpServer {
+    fn start(handler: Box<Handler>) -> HttpServer {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s2 = seen.clone();
+        let h: Arc<Handler> = Arc::from(handler);
+        std::thread::spawn(move || {
+            for c in l.incoming() {
+                let Ok(c) = c else { continue };
+                let (s3, h2) = (s2.clone(), h.clone());
+                std::thread::spawn(move || serve_conn(c, &s3, &*h2));
+            }
+        });
+        HttpServer { port, seen }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn serve_conn(c: TcpStream, seen: &Mutex<Vec<Seen>>, h: &Handler) {
+    let mut r = BufReader::new(c.try_clone().unwrap());
+    let mut w = c;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut parts = line.split_whitespace();
+        let (method, target) = (
+            parts.next().unwrap_or("").to_string(),
+            parts.next().unwrap_or("").to_string(),
+        );
+        let mut headers = BTreeMap::new();
+        loop {
+            let mut l = String::new();
+            r.read_line(&mut l).unwrap();
+            let l = l.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            let (k, v) = l.split_once(':').unwrap();
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+        let n: usize = headers
+            .get("content-length")
+            .map_or(0, |v| v.parse().unwrap());
+        let mut body = vec![0; n];
+        r.read_exact(&mut body).unwrap();
+        let s = Seen {
+            method,
+            target,
+            headers,
+            body,
+        };
+        seen.lock().unwrap().push(s.clone());
+        let (status, hs, body) = h(&s);
+        let mut out = format!("HTTP/1.1 {status} X\r\ncontent-length: {}\r\n", body.len());
+        for (k, v) in hs {
+            out.push_str(&format!("{k}: {v}\r\n"));
+        }
+        out.push_str("\r\n");
+        let mut bytes = out.into_bytes();
+        bytes.extend_from_slice(&body);
+        if w.write_all(&bytes).is_err() {
+            return;
+        }
+    }
+}
+
+/// The EAS service: a fixed response for a request with the right token (raw or signed).
+fn eas_handler(s: &Seen) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let auth = s.headers.get("authorization").cloned().unwrap_or_default();
+    let ok = auth == TOKEN
+        || (auth.starts_with("EAS ") && {
+            let path = s.target.split('?').next().unwrap();
+            let want = sign(
+                TOKEN,
+                &s.body,
+                s.headers.get("content-type").map_or("", |s| s.as_str()),
+                s.headers.get("date").map_or("", |s| s.as_str()),
+                path,
+            );
+            s.headers.get("content-md5") == Some(&want.content_md5) && auth == want.authorization
+        });
+    if !ok {
+        return (401, vec![], b"Unauthorized: invalid token".to_vec());
+    }
+    if tfreq::decode_as(&s.body, WireFormat::Eas, Kind::Request).is_err() {
+        return (400, vec![], b"bad request body".to_vec());
+    }
+    (200, vec![], data("tests/data/eas/response.bin"))
+}
+
+fn eas_server() -> HttpServer {
+    HttpServer::start(Box::new(eas_handler))
+}
+
+fn opts(token: Option<&str>, auth: EasAuth) -> Options {
+    Options {
+        token: token.map(str::to_string),
+        auth,
+        timeout: Duration::from_secs(10),
+        model_name: None,
+    }
+}
+
+fn send_file(target: Target, o: Options, file: &str) -> Result<tfreq::net::Exchange, NetError> {
+    let bytes = Bytes::from(data(file));
+    let msg = tfreq::decode(&bytes).unwrap();
+    let p = prepare(&msg, &bytes, &target, &o)?;
+    Client::connect(target, o)?.send(&p)
+}
+
+// ---------------------------------------------------------------------------------------
+// EAS
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn signature_equals_the_sdks() {
+    let cases: serde_json::Value =
+        serde_json::from_slice(&data("tests/data/eas_sign/cases.json")).unwrap();
+    let cases = cases.as_array().unwrap();
+    assert!(cases.len() >= 5);
+    for c in cases {
+        let body = match (c["body"]["file"].as_str(), c["body"]["hex"].as_str()) {
+            (Some(f), _) => data(f),
+            (_, Some(h)) => (0..h.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+                .collect(),
+            _ => panic!("case without body"),
+        };
+        let h = &c["headers"];
+        let s = sign(
+            c["token"].as_str().unwrap(),
+            &body,
+            h["Content-Type"].as_str().unwrap(),
+            h["Date"].as_str().unwrap(),
+            c["path"].as_str().unwrap(),
+        );
+        assert_eq!(s.content_md5, h["Content-MD5"].as_str().unwrap(), "{c}");
+        assert_eq!(s.authorization, h["Authorization"].as_str().unwrap(), "{c}");
+        assert_eq!(
+            tfreq::net::eas::canonical_path(&format!(
+                "http://h:1{}?x=1",
+                c["path"].as_str().unwrap()
+            )),
+            c["path"].as_str().unwrap()
+        );
+    }
+    // The Date header tfreq writes has the SDK's layout (2026-12-03 08:00:00 UTC).
+    let t = UNIX_EPOCH + Duration::from_secs(1_796_284_800);
+    assert_eq!(
+        httpdate::fmt_http_date(t),
+        cases[0]["headers"]["Date"].as_str().unwrap()
+    );
+}
+
+#[test]
+fn eas_raw_and_signed_tokens() {
+    let srv = eas_server();
+    let url = srv.url("/api/predict/faq");
+    for auth in [EasAuth::Raw, EasAuth::Signed] {
+        let t = Target::parse(&url, None).unwrap();
+        let ex = send_file(t, opts(Some(TOKEN), auth), "tests/data/eas/faq_prod.bin").unwrap();
+        assert_eq!(ex.response.kind, Kind::Response);
+        assert_eq!(ex.response.wire, WireFormat::Eas);
+        assert_eq!(&ex.raw[..], &data("tests/data/eas/response.bin")[..]);
+        assert!(ex.notes.is_empty());
+    }
+    let seen = srv.seen();
+    // The file's own bytes went on the wire.
+    assert_eq!(seen[0].body, data("tests/data/eas/faq_prod.bin"));
+    assert_eq!(seen[0].headers["authorization"], TOKEN);
+    assert!(seen[1].headers["authorization"].starts_with("EAS "));
+    assert_eq!(seen[1].headers["content-md5"].len(), 32);
+    // The Date is now, in the SDK's layout.
+    let date = httpdate::parse_http_date(&seen[1].headers["date"]).unwrap();
+    let age = SystemTime::now().duration_since(date).unwrap_or_default();
+    assert!(age < Duration::from_secs(60));
+}
+
+#[test]
+fn eas_wrong_token_is_the_servers_refusal() {
+    let srv = eas_server();
+    let t = Target::parse(&srv.url("/api/predict/faq"), None).unwrap();
+    let e = send_file(
+        t,
+        opts(Some("wrong"), EasAuth::Signed),
+        "tests/data/eas/faq_prod.bin",
+    )
+    .unwrap_err();
+    assert!(e.is_refusal());
+    assert_eq!(
+        e.to_string(),
+        "the service refused the request: HTTP 401 Unauthorized: Unauthorized: invalid token"
+    );
+}
+
+#[test]
+fn tf_serving_request_to_eas_is_converted() {
+    let srv = eas_server();
+    let t = Target::parse(&srv.url("/api/predict/faq"), None).unwrap();
+    let ex = send_file(
+        t,
+        opts(Some(TOKEN), EasAuth::Raw),
+        "tests/data/tfs/faq_prod.bin",
+    )
+    .unwrap();
+    assert!(
+        ex.notes
+            .iter()
+            .any(|n| n.contains("converted from a TF Serving request")),
+        "{:?}",
+        ex.notes
+    );
+    assert!(
+        ex.notes.iter().any(|n| n.contains("model_spec")),
+        "{:?}",
+        ex.notes
+    );
+    // What the server got is the EAS form of the same request.
+    let sent = tfreq::decode_as(&srv.seen()[0].body, WireFormat::Eas, Kind::Request).unwrap();
+    let orig = tfreq::decode(&data("tests/data/tfs/faq_prod.bin")).unwrap();
+    let names = |m: &tfreq::Message| m.tensors.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+    let mut a = names(&sent);
+    let mut b = names(&orig);
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+}
+
+// ---------------------------------------------------------------------------------------
+// CLI: exit codes, --save, --expect
+// ---------------------------------------------------------------------------------------
+
+fn tfreq() -> Command {
+    let mut c = Command::cargo_bin("tfreq").unwrap();
+    c.env_remove("TFREQ_TOKEN");
+    c
+}
+
+/// Fails with the command's stderr unless it exited 0.
+fn assert_ok(out: &std::process::Output) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}
+
+/// `tfreq send faq_prod.bin --to URL --expect EXPECT` with the right token.
+fn send_expect(url: &str, expect: &std::path::Path) -> std::process::Output {
+    tfreq()
+        .args([
+            "send",
+            "tests/data/eas/faq_prod.bin",
+            "--to",
+            url,
+            "--token",
+            TOKEN,
+            "--expect",
+        ])
+        .arg(expect)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn cli_send_exit_codes_save_and_expect() {
+    let srv = eas_server();
+    let url = srv.url("/api/predict/faq");
+    let dir = tempfile::tempdir().unwrap();
+    // 0, and the raw answer kept.
+    let out = tfreq()
+        .args([
+            "send",
+            "tests/data/eas/faq_prod.bin",
+            "--to",
+            &url,
+            "--save",
+        ])
+        .arg(dir.path())
+        .env("TFREQ_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("EAS PredictResponse"), "{stdout}");
+    let saved = dir.path().join("faq_prod.response.bin");
+    assert_eq!(
+        std::fs::read(&saved).unwrap(),
+        data("tests/data/eas/response.bin")
+    );
+    // --expect: the same answer passes (file or directory) ...
+    for expect in [saved.clone(), dir.path().to_path_buf()] {
+        let out = send_expect(&url, &expect);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("the answer matches"));
+    }
+    // ... a changed one fails, naming the output.
+    // The same response with sorted_probs moved by 0.01, rebuilt output by output.
+    let golden = tfreq::decode(&data("tests/data/eas/response.bin")).unwrap();
+    let mut b = tfreq::TFRequest::new("");
+    for t in &golden.tensors {
+        let e = t.elements(WireFormat::Eas);
+        let vals: Vec<tfreq::Scalar> = (0..e.expected.unwrap() as usize)
+            .map(|i| e.get(i).unwrap())
+            .collect();
+        let shape = t.shape.sizes();
+        let fv: tfreq::FeedValues = match t.name.as_str() {
+            "sorted_probs" => vals
+                .iter()
+                .map(|v| match v {
+                    tfreq::Scalar::F32(x) => x + 0.01,
+                    v => panic!("{v:?}"),
+                })
+                .collect::<Vec<f32>>()
+                .into(),
+            _ => tfreq::FeedValues::Str(
+                vals.iter()
+                    .map(|v| match v {
+                        tfreq::Scalar::Bytes(b) => b.clone(),
+                        v => panic!("{v:?}"),
+                    })
+                    .collect(),
+            ),
+        };
+        b.add_feed(t.name.clone(), &shape, t.dtype.dtype().unwrap(), fv)
+            .unwrap();
+    }
+    let mut changed_msg = b.into_message();
+    changed_msg.kind = Kind::Response;
+    let golden = changed_msg;
+    let changed = dir.path().join("changed.bin");
+    std::fs::write(
+        &changed,
+        tfreq::encode(&golden, WireFormat::Eas, tfreq::TfsEncoding::Python).unwrap(),
+    )
+    .unwrap();
+    let out = send_expect(&url, &changed);
+    assert_eq!(out.status.code(), Some(1));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("OUTPUT_VALUES_DIFFER") && s.contains("\"sorted_probs\""),
+        "{s}"
+    );
+    // A wrong token: exit 1 with the server's message.
+    let out = tfreq()
+        .args([
+            "send",
+            "tests/data/eas/faq_prod.bin",
+            "--to",
+            &url,
+            "--token",
+            "nope",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("HTTP 401 Unauthorized: Unauthorized: invalid token"));
+}
+
+#[test]
+fn cli_unreachable_and_silent_servers_exit_2_without_hanging() {
+    // Nothing listens: a port just freed.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    for to in [
+        format!("http://127.0.0.1:{port}/api/predict/faq"),
+        format!("grpc://127.0.0.1:{port}"),
+        format!("http://127.0.0.1:{port}/v1/models/faq"),
+    ] {
+        let t0 = Instant::now();
+        let out = tfreq()
+            .args([
+                "send",
+                "tests/data/tfs/faq_prod.bin",
+                "--to",
+                &to,
+                "--timeout",
+                "5",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{to}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("could not reach the service") && err.contains("refused"),
+            "{err}"
+        );
+        assert!(t0.elapsed() < Duration::from_secs(5));
+    }
+    // A server that accepts and never answers: the deadline ends it.
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut keep = Vec::new();
+        for c in l.incoming() {
+            keep.push(c);
+        }
+    });
+    let t0 = Instant::now();
+    let out = tfreq()
+        .args([
+            "send",
+            "tests/data/eas/faq_prod.bin",
+            "--timeout",
+            "0.5",
+            "--to",
+        ])
+        .arg(format!("http://127.0.0.1:{port}/api/predict/faq"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no answer within 0.5 s"));
+    assert!(t0.elapsed() < Duration::from_secs(4));
+}
+
+// ---------------------------------------------------------------------------------------
+// TF Serving REST
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn rest_sends_json_and_reads_the_answer_with_the_signatures_dtypes() {
+    let srv = HttpServer::start(Box::new(|s: &Seen| {
+        if s.method == "GET" && s.target == "/v1/models/faq/versions/1/metadata" {
+            return (200, vec![], data("tests/data/models/faq.metadata.json"));
+        }
+        if s.method == "POST" && s.target == "/v1/models/faq/versions/1:predict" {
+            let body = br#"{"outputs": {"model_version_id": "v3", "sorted_labels": [["positive", "neutral", "negative"]], "sorted_probs": [[0.5, 0.25, 0]]}}"#;
+            return (200, vec![], body.to_vec());
+        }
+        (
+            404,
+            vec![],
+            br#"{ "error": "Servable not found" }"#.to_vec(),
+        )
+    }));
+    let t = Target::parse(&srv.url("/v1/models/faq/versions/1:predict"), None).unwrap();
+    assert_eq!(t.protocol(), Protocol::Rest);
+    let ex = send_file(t, opts(None, EasAuth::Raw), "tests/data/eas/faq_prod.bin").unwrap();
+    assert!(
+        ex.notes.iter().any(|n| n.contains("output_filter")),
+        "{:?}",
+        ex.notes
+    );
+    let m = &ex.response;
+    assert_eq!(m.kind, Kind::Response);
+    // The dtypes come from the model's signature: sorted_probs is DT_FLOAT even where
+    // JSON wrote 0.
+    let probs = m.tensor("sorted_probs").unwrap();
+    assert_eq!(probs.dtype.to_string(), "DT_FLOAT");
+    assert_eq!(probs.shape.sizes(), vec![1, 3]);
+    assert_eq!(
+        m.tensor("model_version_id").unwrap().shape.sizes(),
+        Vec::<i64>::new()
+    );
+    // The request went as REST JSON that reads back as the same request.
+    let posted = srv.seen().into_iter().find(|s| s.method == "POST").unwrap();
+    let d = tfreq::formats::rest_json::dtypes_from_metadata(
+        &data("tests/data/models/faq.metadata.json"),
+        "serving_default",
+    )
+    .unwrap();
+    let back =
+        tfreq::formats::rest_json::from_json(&posted.body, &d, &[], WireFormat::Eas).unwrap();
+    let orig = tfreq::decode(&data("tests/data/eas/faq_prod.bin")).unwrap();
+    assert_same_inputs(&orig, &back);
+    // A refusal keeps the server's message.
+    let t = Target::parse(&srv.url("/v1/models/nope:predict"), None).unwrap();
+    let e = send_file(t, opts(None, EasAuth::Raw), "tests/data/eas/faq_prod.bin").unwrap_err();
+    assert!(
+        e.is_refusal() && e.to_string().contains("Servable not found"),
+        "{e}"
+    );
+}
+
+fn assert_same_inputs(a: &tfreq::Message, b: &tfreq::Message) {
+    assert_eq!(a.tensors.len(), b.tensors.len());
+    for t in &a.tensors {
+        let u = b
+            .tensor(&t.name)
+            .unwrap_or_else(|| panic!("{} missing", t.name));
+        assert_eq!(t.dtype, u.dtype, "{}", t.name);
+        assert_eq!(t.shape.sizes(), u.shape.sizes(), "{}", t.name);
+        let (e, f) = (t.elements(a.wire), u.elements(b.wire));
+        assert_eq!(e.expected, f.expected);
+        for i in 0..e.expected.unwrap() as usize {
+            assert_eq!(e.get(i), f.get(i), "{}[{i}]", t.name);
+        }
+    }
+}
+
+#[test]
+fn rest_json_writer_round_trips_every_request_it_can_carry() {
+    let mut n = 0;
+    for dir in ["tests/data/eas", "tests/data/tfs", "tests/data/validator"] {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for f in rd {
+            let p = f.unwrap().path();
+            if p.extension().is_none_or(|e| e != "bin") {
+                continue;
+            }
+            let Ok(m) = tfreq::decode(&data(p.to_str().unwrap())) else {
+                continue;
+            };
+            if m.kind != Kind::Request {
+                continue;
+            }
+            let Ok((json, _)) = tfreq::formats::rest_json::to_json(&m) else {
+                continue;
+            };
+            let mut d = tfreq::formats::rest_json::Dtypes::default();
+            let mut skip = false;
+            for t in &m.tensors {
+                match t.dtype.dtype() {
+                    Some(dt) => d.set(t.name.clone(), dt),
+                    None => skip = true,
+                }
+                // NaN and infinities are written as TF Serving reads them, which JSON
+                // (and tfreq's reader) does not.
+                skip |= json.contains("NaN") || json.contains("Infinity");
+                // Zero-size dims are not in JSON's nesting.
+                skip |= t.shape.sizes().contains(&0);
+            }
+            if skip {
+                continue;
+            }
+            let back = tfreq::formats::rest_json::from_json(json.as_bytes(), &d, &[], m.wire)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{json}", p.display()));
+            assert_same_inputs(&m, &back);
+            assert_eq!(back.effective_signature(), m.effective_signature());
+            n += 1;
+        }
+    }
+    assert!(n >= 20, "only {n} requests round-tripped");
+}
+
+#[test]
+fn rest_json_says_what_it_cannot_carry() {
+    let m = tfreq::decode(&data("tests/data/tfs/dtype_complex64_typed.bin")).unwrap();
+    let e = tfreq::formats::rest_json::to_json(&m)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cannot carry DT_COMPLEX64"), "{e}");
+}
+
+// ---------------------------------------------------------------------------------------
+// TF Serving gRPC (an in-process tonic server)
+// ---------------------------------------------------------------------------------------
+
+#[derive(Clone)]
+struct Tfs {
+    seen: Arc<Mutex<Vec<(String, Bytes)>>>,
+    delay: Duration,
+}
+
+impl tonic::server::NamedService for Tfs {
+    const NAME: &'static str = "tensorflow.serving.PredictionService";
+}
+
+struct Unary(Tfs, String);
+
+impl tonic::server::UnaryService<Bytes> for Unary {
+    type Response = Bytes;
+    type Future =
+        Pin<Box<dyn Future<Output = Result<tonic::Response<Bytes>, tonic::Status>> + Send>>;
+    fn call(&mut self, req: tonic::Request<Bytes>) -> Self::Future {
+        let (svc, path) = (self.0.clone(), self.1.clone());
+        Box::pin(async move {
+            let body = req.into_inner();
+            svc.seen.lock().unwrap().push((path.clone(), body.clone()));
+            tokio::time::sleep(svc.delay).await;
+            if path.ends_with("/Predict") {
+                let r = tfs::PredictRequest::decode(body.clone())
+                    .map_err(|e| tonic::Status::invalid_argument(e.to_string()))?;
+                let spec = r.model_spec.unwrap_or_default();
+                if spec.name != "faq" {
+                    return Err(tonic::Status::not_found(format!(
+                        "Servable not found for request: Latest({})",
+                        spec.name
+                    )));
+                }
+                Ok(tonic::Response::new(Bytes::from(data(
+                    "tests/data/tfs/response.bin",
+                ))))
+            } else {
+                // The faq SavedModel's own signatures.
+                let sm = tf::SavedModel::decode(&data("tests/data/models/faq/saved_model.pb")[..])
+                    .unwrap();
+                let map = tfs::SignatureDefMap {
+                    signature_def: sm.meta_graphs[0]
+                        .signature_def
+                        .clone()
+                        .into_iter()
+                        .collect(),
+                };
+                let mut metadata = BTreeMap::new();
+                metadata.insert(
+                    "signature_def".to_string(),
+                    tfreq::wire::Any {
+                        type_url: "type.googleapis.com/tensorflow.serving.SignatureDefMap".into(),
+                        value: map.encode_to_vec().into(),
+                    },
+                );
+                let resp = tfs::GetModelMetadataResponse {
+                    model_spec: None,
+                    metadata: metadata.into_iter().collect(),
+                };
+                Ok(tonic::Response::new(Bytes::from(resp.encode_to_vec())))
+            }
+        })
+    }
+}
+
+impl tower::Service<http::Request<tonic::body::Body>> for Tfs {
+    type Response = http::Response<tonic::body::Body>;
+    type Error = std::convert::Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+    fn call(&mut self, req: http::Request<tonic::body::Body>) -> Self::Future {
+        let svc = self.clone();
+        Box::pin(async move {
+            let path = req.uri().path().to_string();
+            let mut grpc = tonic::server::Grpc::new(RawCodec)
+                .max_decoding_message_size(64 << 20)
+                .max_encoding_message_size(64 << 20);
+            Ok(grpc.unary(Unary(svc, path), req).await)
+        })
+    }
+}
+
+/// Starts the gRPC server on its own runtime thread; returns its port and what it saw.
+fn grpc_server(delay: Duration) -> (u16, Arc<Mutex<Vec<(String, Bytes)>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let svc = Tfs {
+        seen: seen.clone(),
+        delay,
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(l.local_addr().unwrap().port()).unwrap();
+            tonic::transport::Server::builder()
+                .add_service(svc)
+                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(l))
+                .await
+                .unwrap();
+        });
+    });
+    (rx.recv().unwrap(), seen)
+}
+
+#[test]
+fn grpc_predict_and_metadata() {
+    let (port, seen) = grpc_server(Duration::ZERO);
+    let url = format!("grpc://127.0.0.1:{port}");
+    // A TF Serving request naming its model: its own bytes go on the wire.
+    let t = Target::parse(&url, None).unwrap();
+    let ex = send_file(
+        t.clone(),
+        opts(None, EasAuth::Raw),
+        "tests/data/tfs/faq_prod.bin",
+    )
+    .unwrap();
+    assert_eq!(ex.response.wire, WireFormat::TfServing);
+    assert_eq!(&ex.raw[..], &data("tests/data/tfs/response.bin")[..]);
+    assert_eq!(
+        &seen.lock().unwrap()[0].1[..],
+        &data("tests/data/tfs/faq_prod.bin")[..]
+    );
+    assert_eq!(seen.lock().unwrap()[0].0, tfreq::net::grpc::PREDICT);
+    // An EAS request needs a model name, and is converted.
+    let e = send_file(
+        t.clone(),
+        opts(None, EasAuth::Raw),
+        "tests/data/eas/faq_prod.bin",
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, NetError::BadRequest(ref s) if s.contains("--model-name")),
+        "{e}"
+    );
+    let mut o = opts(None, EasAuth::Raw);
+    o.model_name = Some("faq".into());
+    let ex = send_file(t.clone(), o.clone(), "tests/data/eas/faq_prod.bin").unwrap();
+    assert!(ex.notes[0].contains("converted from an EAS request"));
+    let sent = tfs::PredictRequest::decode(seen.lock().unwrap()[1].1.clone()).unwrap();
+    assert_eq!(sent.model_spec.unwrap().name, "faq");
+    // A gRPC status is the server's refusal, with its message.
+    o.model_name = Some("other".into());
+    let e = send_file(t.clone(), o.clone(), "tests/data/eas/faq_prod.bin").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the service refused the request: gRPC NOT_FOUND: Servable not found for request: Latest(other)"
+    );
+    // GetModelMetadata gives the SavedModel's signatures.
+    o.model_name = Some("faq".into());
+    let live = Client::connect(t, o).unwrap().metadata().unwrap();
+    let (file, _) =
+        tfreq::formats::savedmodel::read_model("tests/data/models/faq".as_ref()).unwrap();
+    assert_eq!(
+        live.meta_graph("serve").unwrap().signatures,
+        file.meta_graph("serve").unwrap().signatures
+    );
+}
+
+#[test]
+fn grpc_deadline() {
+    let (port, _) = grpc_server(Duration::from_secs(5));
+    let t = Target::parse(&format!("grpc://127.0.0.1:{port}"), None).unwrap();
+    let mut o = opts(None, EasAuth::Raw);
+    o.timeout = Duration::from_millis(300);
+    let t0 = Instant::now();
+    let e = send_file(t, o, "tests/data/tfs/faq_prod.bin").unwrap_err();
+    assert!(!e.is_refusal(), "{e}");
+    assert!(t0.elapsed() < Duration::from_secs(3));
+}
+
+#[test]
+fn cli_replay_measures_and_diffs() {
+    let (port, seen) = grpc_server(Duration::from_millis(1));
+    let out = tfreq()
+        .args([
+            "replay",
+            "tests/data/tfs/faq_warmup.bin",
+            "tests/data/tfs/faq_prod.bin",
+            "--count",
+            "3",
+            "--format",
+            "json",
+            "--to",
+        ])
+        .arg(format!("grpc://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["warmup"][0]["calls"].as_array().unwrap().len(), 3);
+    assert_eq!(v["production"][0]["calls"].as_array().unwrap().len(), 2);
+    assert_eq!(v["production"][0]["cold"], false);
+    assert_eq!(v["production"][0]["static_verdict"], "new-executor");
+    assert_eq!(v["cold"], 0);
+    assert_eq!(seen.lock().unwrap().len(), 5);
+}
+
+// ---------------------------------------------------------------------------------------
+// EAS queue service
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn async_put_once_then_get_by_request_id() {
+    let state = Arc::new(Mutex::new(0u32)); // sink polls before the result is "ready"
+    let s2 = state.clone();
+    let srv = HttpServer::start(Box::new(move |s: &Seen| {
+        if s.headers.get("authorization").map(String::as_str) != Some(TOKEN) {
+            return (401, vec![], b"bad token".to_vec());
+        }
+        if s.method == "POST" && s.target.starts_with("/api/predict/faq_async?") {
+            return (
+                200,
+                vec![("X-Eas-Queueservice-Request-Id".into(), "req-42".into())],
+                b"7".to_vec(),
+            );
+        }
+        if s.method == "GET" && s.target.starts_with("/api/predict/faq_async/sink?") {
+            assert!(s.target.contains("requestId=req-42"), "{}", s.target);
+            assert!(s.target.contains("_auto_delete_=true"));
+            let mut n = s2.lock().unwrap();
+            *n += 1;
+            let list = if *n < 2 {
+                DataFrameList::default()
+            } else {
+                DataFrameList {
+                    index: vec![DataFrame {
+                        index: 3,
+                        tags: [("requestId".to_string(), "req-42".to_string())].into(),
+                        data: data("tests/data/eas/response.bin").into(),
+                        message: String::new(),
+                    }],
+                }
+            };
+            return (200, vec![], list.encode_to_vec());
+        }
+        (500, vec![], b"queue is full".to_vec())
+    }));
+    let out = tfreq()
+        .args([
+            "send",
+            "tests/data/eas/faq_prod.bin",
+            "--async",
+            "--tag",
+            "user=a b",
+            "--to",
+        ])
+        .arg(srv.url("/api/predict/faq_async"))
+        .env("TFREQ_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("EAS PredictResponse"));
+    let seen = srv.seen();
+    let puts: Vec<_> = seen.iter().filter(|s| s.method == "POST").collect();
+    assert_eq!(puts.len(), 1);
+    assert_eq!(puts[0].target, "/api/predict/faq_async?user=a%20b");
+    assert_eq!(puts[0].body, data("tests/data/eas/faq_prod.bin"));
+    assert!(puts[0].headers.contains_key("x-eas-queueservice-redis-uid"));
+    // A refused put is reported, never sent again.
+    let out = tfreq()
+        .args(["send", "tests/data/eas/faq_prod.bin", "--async", "--to"])
+        .arg(srv.url("/api/predict/other"))
+        .env("TFREQ_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("HTTP 500 Internal Server Error: queue is full"));
+    let puts = srv
+        .seen()
+        .iter()
+        .filter(|s| s.target.starts_with("/api/predict/other"))
+        .count();
+    assert_eq!(puts, 1);
+}
