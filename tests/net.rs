@@ -615,9 +615,12 @@ fn rest_json_says_what_it_cannot_carry() {
 // TF Serving gRPC (an in-process tonic server)
 // ---------------------------------------------------------------------------------------
 
+/// The gRPC calls a server saw: method path and request bytes.
+type Calls = Arc<Mutex<Vec<(String, Bytes)>>>;
+
 #[derive(Clone)]
 struct Tfs {
-    seen: Arc<Mutex<Vec<(String, Bytes)>>>,
+    seen: Calls,
     delay: Duration,
 }
 
@@ -699,7 +702,7 @@ impl tower::Service<http::Request<tonic::body::Body>> for Tfs {
 }
 
 /// Starts the gRPC server on its own runtime thread; returns its port and what it saw.
-fn grpc_server(delay: Duration) -> (u16, Arc<Mutex<Vec<(String, Bytes)>>>) {
+fn grpc_server(delay: Duration) -> (u16, Calls) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let svc = Tfs {
         seen: seen.clone(),

@@ -14,9 +14,13 @@ pub struct Args {
     #[arg(required = true)]
     requests: Vec<PathBuf>,
     /// The model: a SavedModel directory (or saved_model.pb), TF Serving's metadata
-    /// JSON, or the text `saved_model_cli show --all` printed.
-    #[arg(long, value_name = "PATH", required = true)]
+    /// JSON, the text `saved_model_cli show --all` printed, or a live TF Serving
+    /// (grpc://HOST:PORT with --model-name, or http://HOST:PORT/v1/models/NAME).
+    #[arg(long, value_name = "PATH|URL", required = true)]
     model: PathBuf,
+    /// The model name for a grpc:// --model (default: the first request's model_spec.name).
+    #[arg(long)]
+    model_name: Option<String>,
     /// Meta graph tag.
     #[arg(long, default_value = SERVE_TAG)]
     tag: String,
@@ -37,7 +41,21 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Outcome {
-    let model = load_model(&a.model)?;
+    let url = a.model.to_str().filter(|s| is_url(s));
+    let how = Reading {
+        from: a.from,
+        // A live model's dtypes are not read from a file (give --dtype for REST JSON).
+        model: url.is_none().then_some(a.model.as_path()),
+        dtypes: &a.dtypes,
+        input: a.input_args,
+    };
+    let progress = Progress::new(&a.requests, a.format != Format::Human);
+    let reqs = load_all(&a.requests, &how, &progress);
+    drop(progress);
+    let model = match url {
+        Some(url) => live_model(url, a.model_name.clone(), &reqs.requests)?,
+        None => load_model(&a.model)?,
+    };
     if model.meta_graph(&a.tag).is_none() {
         return Err(Failure::msg(format!(
             "--model {}: no meta graph tagged {:?} (tag sets: {})",
@@ -46,15 +64,6 @@ pub fn run(a: Args) -> Outcome {
             model.tag_sets().join("; ")
         )));
     }
-    let how = Reading {
-        from: a.from,
-        model: Some(&a.model),
-        dtypes: &a.dtypes,
-        input: a.input_args,
-    };
-    let progress = Progress::new(&a.requests, a.format != Format::Human);
-    let reqs = load_all(&a.requests, &how, &progress);
-    drop(progress);
     let opts = CheckOptions {
         tag: a.tag,
         signature: a.signature,
@@ -63,4 +72,45 @@ pub fn run(a: Args) -> Outcome {
     reqs.report_problems(&mut report);
     report.model = Some(a.model.display().to_string());
     render(&report, a.format)
+}
+
+fn is_url(s: &str) -> bool {
+    ["grpc://", "grpcs://", "http://", "https://"]
+        .iter()
+        .any(|p| s.starts_with(p))
+}
+
+/// The signatures a live server reports (gRPC GetModelMetadata, REST `/metadata`).
+#[cfg(feature = "net")]
+fn live_model(
+    url: &str,
+    name: Option<String>,
+    reqs: &[crate::diff::Loaded],
+) -> Result<tfreq::signature::ModelSignatures, Failure> {
+    use tfreq::net::{Client, Options, Target};
+    let target = Target::parse(url, None).map_err(|e| Failure(format!("--model {e}")))?;
+    let model_name = name.or_else(|| {
+        reqs.iter()
+            .filter_map(|r| r.message.model_spec.as_ref())
+            .map(|s| s.name.clone())
+            .find(|n| !n.is_empty())
+    });
+    let opts = Options {
+        model_name,
+        ..Options::default()
+    };
+    Client::connect(target, opts)
+        .and_then(|mut c| c.metadata())
+        .map_err(|e| Failure(format!("--model {url}: {e}")))
+}
+
+#[cfg(not(feature = "net"))]
+fn live_model(
+    url: &str,
+    _: Option<String>,
+    _: &[crate::diff::Loaded],
+) -> Result<tfreq::signature::ModelSignatures, Failure> {
+    Err(Failure(format!(
+        "--model {url}: this tfreq was built without the network feature \"net\""
+    )))
 }
