@@ -110,7 +110,7 @@ impl Grpc {
                 .unary(req, ::http::uri::PathAndQuery::from_static(path), RawCodec)
                 .await
                 .map(tonic::Response::into_inner)
-                .map_err(|s| status_error(&self.endpoint, s))
+                .map_err(|s| status_error(&self.endpoint, s, timeout))
         };
         tokio::time::timeout(timeout, call)
             .await
@@ -163,17 +163,15 @@ impl Grpc {
     }
 }
 
-/// A gRPC status as an error: no connection is [`NetError::Unreachable`], a deadline
-/// [`NetError::Timeout`]-like, any other status the server's refusal.
-fn status_error(endpoint: &str, s: tonic::Status) -> NetError {
+/// A gRPC status as an error: no connection is [`NetError::Unreachable`], the
+/// deadline passing (the server's DEADLINE_EXCEEDED, or tonic's own "Timeout expired")
+/// [`NetError::Timeout`], any other status the server's refusal.
+fn status_error(endpoint: &str, s: tonic::Status, timeout: Duration) -> NetError {
     use tonic::Code;
     match s.code() {
         Code::Unavailable => NetError::Unreachable(format!("{endpoint}: {}", s.message())),
-        Code::DeadlineExceeded
-            if s.message().is_empty() || s.message().contains("Timeout expired") =>
-        {
-            NetError::Unreachable(format!("{endpoint}: deadline exceeded"))
-        }
+        Code::DeadlineExceeded => NetError::Timeout(timeout),
+        Code::Cancelled if s.message().contains("Timeout expired") => NetError::Timeout(timeout),
         code => NetError::Refused {
             status: format!("gRPC {}", code_name(code)),
             message: s.message().to_string(),
