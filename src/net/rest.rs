@@ -145,6 +145,6 @@ fn guess(v: &Json) -> DType {
         Json::String(_) | Json::Object(_) => DType::String,
         Json::Number(n) if n.is_f64() => DType::Float,
         Json::Number(_) => DType::Int64,
-        Json::Null => DType::Float,
+        Json::Null | Json::NonFinite(_) => DType::Float,
     }
 }
