@@ -42,6 +42,11 @@ pub struct Args {
 
 pub fn run(a: Args) -> Outcome {
     let url = a.model.to_str().filter(|s| is_url(s));
+    // A model file is read first: when it cannot be read, nothing else is.
+    let file_model = match url {
+        None => Some(load_model(&a.model)?),
+        Some(_) => None,
+    };
     let how = Reading {
         from: a.from,
         // A live model's dtypes are not read from a file (give --dtype for REST JSON).
@@ -52,9 +57,13 @@ pub fn run(a: Args) -> Outcome {
     let progress = Progress::new(&a.requests, a.format != Format::Human);
     let reqs = load_all(&a.requests, &how, &progress);
     drop(progress);
-    let model = match url {
-        Some(url) => live_model(url, a.model_name.clone(), &reqs.requests)?,
-        None => load_model(&a.model)?,
+    let model = match (file_model, url) {
+        (Some(m), _) => m,
+        (None, url) => live_model(
+            url.unwrap_or_default(),
+            a.model_name.clone(),
+            &reqs.requests,
+        )?,
     };
     if model.meta_graph(&a.tag).is_none() {
         return Err(Failure::msg(format!(
@@ -88,7 +97,7 @@ fn live_model(
     reqs: &[crate::diff::Loaded],
 ) -> Result<tfreq::signature::ModelSignatures, Failure> {
     use tfreq::net::{Client, Options, Target};
-    let target = Target::parse(url, None).map_err(|e| Failure(format!("--model {e}")))?;
+    let target = Target::parse(url, None).map_err(|e| Failure::msg(format!("--model {e}")))?;
     let model_name = name.or_else(|| {
         reqs.iter()
             .filter_map(|r| r.message.model_spec.as_ref())
@@ -101,7 +110,7 @@ fn live_model(
     };
     Client::connect(target, opts)
         .and_then(|mut c| c.metadata())
-        .map_err(|e| Failure(format!("--model {url}: {e}")))
+        .map_err(|e| Failure::msg(format!("--model {url}: {e}")))
 }
 
 #[cfg(not(feature = "net"))]
@@ -110,7 +119,7 @@ fn live_model(
     _: Option<String>,
     _: &[crate::diff::Loaded],
 ) -> Result<tfreq::signature::ModelSignatures, Failure> {
-    Err(Failure(format!(
+    Err(Failure::msg(format!(
         "--model {url}: this tfreq was built without the network feature \"net\""
     )))
 }

@@ -65,10 +65,11 @@ impl Conn {
             ProtocolArg::Grpc => Protocol::Grpc,
             ProtocolArg::Rest => Protocol::Rest,
         });
-        let target = Target::parse(&self.to, protocol).map_err(|e| Failure(format!("--to {e}")))?;
+        let target =
+            Target::parse(&self.to, protocol).map_err(|e| Failure::msg(format!("--to {e}")))?;
         if !(self.timeout > 0.0 && self.timeout.is_finite()) {
-            return Err(Failure(
-                "--timeout must be a positive number of seconds".into(),
+            return Err(Failure::msg(
+                "--timeout must be a positive number of seconds",
             ));
         }
         let token = self
@@ -90,7 +91,7 @@ impl Conn {
     /// Connects (exit 2 when the service cannot be reached).
     pub fn connect(&self) -> Result<Client, Failure> {
         let (target, opts) = self.resolve()?;
-        Client::connect(target, opts).map_err(|e| Failure(format!("{}: {e}", self.to)))
+        Client::connect(target, opts).map_err(|e| Failure::msg(format!("{}: {e}", self.to)))
     }
 }
 
@@ -126,14 +127,14 @@ pub fn load_requests(paths: &[PathBuf]) -> Result<Vec<Req>, Failure> {
             }
         }
         if found.is_empty() {
-            return Err(in_file(&file, "holds no request"));
+            return Err(in_file(&file, Failure::msg("holds no request")));
         }
         let many = found.len() > 1 || kind == ContainerKind::TfRecord;
         for (index, label, message, bytes) in found {
             if message.kind != Kind::Request {
                 return Err(in_file(
                     &file,
-                    format!("holds a {}, not a request", message.kind),
+                    Failure::msg(format!("holds a {}, not a request", message.kind)),
                 ));
             }
             let (label, stem) = if many {
@@ -162,5 +163,5 @@ fn file_stem(p: &Path) -> String {
 /// A network error as the command's failure: a refusal is returned for the caller to
 /// report (exit 1), anything else ends the run (exit 2).
 pub fn fatal(to: &str, e: NetError) -> Failure {
-    Failure(format!("{to}: {e}"))
+    Failure::msg(format!("{to}: {e}"))
 }

@@ -57,22 +57,27 @@ struct Outcome1 {
 }
 
 pub fn run(a: Args) -> Outcome {
+    if a.format == Format::Github {
+        return Err(Failure::msg(
+            "send writes --format human, text or json (github annotations are for diff and check)",
+        ));
+    }
     let reqs = load_requests(&a.files)?;
     let (target, opts) = a.conn.resolve()?;
     if a.is_async && target.protocol() != Protocol::Eas {
-        return Err(Failure(
-            "--async is for EAS queue services (http(s)://HOST/api/predict/SERVICE)".into(),
+        return Err(Failure::msg(
+            "--async is for EAS queue services (http(s)://HOST/api/predict/SERVICE)",
         ));
     }
     if !a.is_async && !a.tags.is_empty() {
-        return Err(Failure("--tag is for --async".into()));
+        return Err(Failure::msg("--tag is for --async"));
     }
     let tol = Tolerance {
         rtol: a.rtol,
         atol: a.atol,
     };
     if !(tol.rtol >= 0.0 && tol.atol >= 0.0) {
-        return Err(Failure("--rtol and --atol must be >= 0".into()));
+        return Err(Failure::msg("--rtol and --atol must be >= 0"));
     }
     if let Some(dir) = &a.save {
         std::fs::create_dir_all(dir).map_err(|e| in_file(&dir.display().to_string(), e))?;
@@ -163,6 +168,7 @@ pub fn run(a: Args) -> Outcome {
                 write_human(&mut out, r, &a.conn.to, target.protocol(), &o)?
             }
             Format::Text => write_text(&mut out, r, &o)?,
+            Format::Github => unreachable!("refused at the start of run"),
             Format::Json => {
                 if i > 0 {
                     out.write_all(b",")?;
@@ -200,7 +206,7 @@ fn expected_for(
             _ => bin,
         }
     } else if n > 1 {
-        return Err(Failure(format!(
+        return Err(Failure::msg(format!(
             "--expect {} is one file for {n} requests; give a directory of STEM.response.bin files",
             p.display()
         )));
