@@ -161,7 +161,7 @@ pub fn run(a: Args) -> Outcome {
         Format::Json => writeln!(
             out,
             "{}",
-            serde_json::to_string_pretty(&rep).map_err(|e| Failure::from(e))?
+            serde_json::to_string_pretty(&rep)?
         )?,
         Format::Human => write_human(&mut out, &rep)?,
     }
