@@ -72,6 +72,20 @@ fn readme_code_table_matches_the_rules() {
             }
         }
     }
+    for row in table("| code | severity | meaning |") {
+        assert_eq!(row.len(), 3, "{row:?}");
+        let [id] = codes(&row[0])[..] else {
+            panic!("{row:?}: not one code");
+        };
+        let code = Code::from_id(id).unwrap_or_else(|| panic!("README names {id}, no such code"));
+        assert!(seen.insert(code), "{id} twice in the README tables");
+        let rule = code.rule();
+        assert!(
+            rule.commands.live,
+            "{id}: in the live table, not a live code"
+        );
+        assert_eq!(severity(&row[1], id), Some(rule.severity), "{id}: {row:?}");
+    }
     let missing: Vec<&str> = Code::ALL
         .iter()
         .filter(|c| !seen.contains(*c))

@@ -28,6 +28,8 @@ pub struct Commands {
     pub diff: bool,
     /// `tfreq check`.
     pub check: bool,
+    /// `tfreq send` / `tfreq replay`: what a live service answered or how fast.
+    pub live: bool,
 }
 
 /// `inspect`, `diff` and `check`: what a file or a request carries on its own.
@@ -35,24 +37,36 @@ const ALL3: Commands = Commands {
     inspect: true,
     diff: true,
     check: true,
+    live: false,
 };
 /// `inspect` and `diff` only (`check` says it with another code).
 const NOT_CHECK: Commands = Commands {
     inspect: true,
     diff: true,
     check: false,
+    live: false,
 };
 /// A comparison of a production request with the warm-up.
 const DIFF: Commands = Commands {
     inspect: false,
     diff: true,
     check: false,
+    live: false,
 };
 /// A comparison of a request with the model's signature.
 const CHECK: Commands = Commands {
     inspect: false,
     diff: false,
     check: true,
+    live: false,
+};
+
+/// A live service's answer or timing (`tfreq send --expect`, `tfreq replay`).
+const LIVE: Commands = Commands {
+    inspect: false,
+    diff: false,
+    check: false,
+    live: true,
 };
 
 /// A rule: what one [`Code`] means.
@@ -195,6 +209,23 @@ rules! {
         "what an empty output_filter fetches (a warning on EAS)";
     SignatureDefaulted = "SIGNATURE_DEFAULTED", Note, CHECK,
         "an EAS request without a signature name, checked against serving_default";
+    // A live service's answer against the expected one (analysis::expect), and replay.
+    OutputMissing = "OUTPUT_MISSING", Error, LIVE,
+        "an expected output is not in the answer";
+    OutputUnexpected = "OUTPUT_UNEXPECTED", Warning, LIVE,
+        "the answer has an output the expected response does not";
+    OutputDtypeChanged = "OUTPUT_DTYPE_CHANGED", Error, LIVE,
+        "an output's dtype is not the expected one";
+    OutputShapeChanged = "OUTPUT_SHAPE_CHANGED", Error, LIVE,
+        "an output's shape is not the expected one";
+    OutputValuesDiffer = "OUTPUT_VALUES_DIFFER", Error, LIVE,
+        "an output's values differ from the expected ones beyond --rtol/--atol";
+    RequestRefused = "REQUEST_REFUSED", Error, LIVE,
+        "the service refused the request (status and message in the finding)";
+    MeasuredCold = "MEASURED_COLD", Error, LIVE,
+        "after the warm-up ran, the request's first call was much slower than its later ones: a new executor";
+    MeasuredWarm = "MEASURED_WARM", Note, LIVE,
+        "after the warm-up ran, the request's first call was as fast as its later ones";
 }
 
 impl Code {

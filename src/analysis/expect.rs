@@ -24,7 +24,7 @@
 //! # Ok::<(), tfreq::BuildError>(())
 //! ```
 
-use crate::analysis::{Finding, Severity};
+use crate::analysis::{Code, Finding, Severity};
 use crate::model::{Message, Scalar, Tensor};
 
 /// How close two numbers must be.
@@ -56,7 +56,7 @@ pub fn compare(expected: &Message, got: &Message, tol: Tolerance) -> Vec<Finding
         let Some(have) = got.tensor(&want.name) else {
             out.push(
                 Finding::new(
-                    "OUTPUT_MISSING",
+                    Code::OutputMissing,
                     Severity::Error,
                     format!("the answer has no output {:?}", want.name),
                 )
@@ -72,7 +72,7 @@ pub fn compare(expected: &Message, got: &Message, tol: Tolerance) -> Vec<Finding
         if expected.tensor(&have.name).is_none() {
             out.push(
                 Finding::new(
-                    "OUTPUT_UNEXPECTED",
+                    Code::OutputUnexpected,
                     Severity::Warning,
                     format!(
                         "the answer has an output {:?} the expected response does not",
@@ -97,7 +97,7 @@ fn compare_tensor(
     if want.dtype != have.dtype {
         return Some(
             Finding::new(
-                "OUTPUT_DTYPE_CHANGED",
+                Code::OutputDtypeChanged,
                 Severity::Error,
                 format!("output {name:?} is {}, expected {}", have.dtype, want.dtype),
             )
@@ -110,7 +110,7 @@ fn compare_tensor(
     {
         return Some(
             Finding::new(
-                "OUTPUT_SHAPE_CHANGED",
+                Code::OutputShapeChanged,
                 Severity::Error,
                 format!(
                     "output {name:?} has shape {}, expected {}",
@@ -154,7 +154,7 @@ fn compare_tensor(
         msg.push_str(&format!(" (largest difference {worst:e})"));
     }
     Some(
-        Finding::new("OUTPUT_VALUES_DIFFER", Severity::Error, msg)
+        Finding::new(Code::OutputValuesDiffer, Severity::Error, msg)
             .name(name)
             .sides(Some(show(&w)), Some(show(&h))),
     )

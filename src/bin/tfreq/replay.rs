@@ -10,7 +10,7 @@ use serde::Serialize;
 use tfreq::analysis::diff::{diff_labeled, DiffOptions};
 use tfreq::analysis::report::{Labeled, Verdict};
 use tfreq::analysis::timing::{ms, ColdRule, Timing};
-use tfreq::analysis::{Finding, Severity};
+use tfreq::analysis::{Code, Finding, Severity};
 use tfreq::net::{prepare, NetError};
 use tfreq::render::human;
 
@@ -158,11 +158,7 @@ pub fn run(a: Args) -> Outcome {
     };
     let mut out = stdout();
     match a.format {
-        Format::Json => writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&rep)?
-        )?,
+        Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&rep)?)?,
         Format::Human => write_human(&mut out, &rep)?,
     }
     out.flush()?;
@@ -181,7 +177,7 @@ fn row(
     let cold = match &refused {
         Some(e) => {
             findings.push(
-                Finding::new("REQUEST_REFUSED", Severity::Error, e.to_string()).name(&r.label),
+                Finding::new(Code::RequestRefused, Severity::Error, e.to_string()).name(&r.label),
             );
             None
         }
@@ -193,13 +189,13 @@ fn row(
             let v = verdict.map_or(String::new(), |v| format!("; static diff: {v}"));
             findings.push(if c {
                 Finding::new(
-                    "MEASURED_COLD",
+                    Code::MeasuredCold,
                     Severity::Error,
                     format!("first call {f:.3} ms against {l:.3} ms later, after the warm-up ran: evidence of a new executor, the warm-up does not warm this request{v}"),
                 )
             } else {
                 Finding::new(
-                    "MEASURED_WARM",
+                    Code::MeasuredWarm,
                     Severity::Note,
                     format!("first call {f:.3} ms against {l:.3} ms later: already warm{v}"),
                 )
