@@ -23,9 +23,9 @@ use std::collections::HashSet;
 use crate::analysis::key::ExecutorKey;
 use crate::analysis::report::{Binding, Command, Labeled, Report, RequestReport, Verdict};
 use crate::analysis::{Code, Finding, Severity};
-use crate::model::{Message, WireFormat};
+use crate::model::{Message, Tensor, WireFormat};
 use crate::signature::{
-    MatchedBy, MetaGraph, ModelSignatures, Signature, DEFAULT_SIGNATURE, SERVE_TAG,
+    MatchedBy, MetaGraph, ModelSignatures, Signature, TensorSpec, DEFAULT_SIGNATURE, SERVE_TAG,
 };
 
 /// How [`check`] picks the signature.
@@ -162,184 +162,220 @@ pub fn check_meta_graph(msg: &Message, mg: &MetaGraph, signature: Option<&str>) 
 }
 
 /// Checks a request's feeds and fetches against one signature: how each name bound,
-/// and what is wrong.
+/// and what is wrong, rule by rule.
 pub fn check_signature(msg: &Message, sig: &Signature) -> (Vec<Binding>, Vec<Finding>) {
     let tfs = msg.wire == WireFormat::TfServing;
     let mut bindings = Vec::new();
     let mut out = Vec::new();
-    let mut fed: HashSet<&str> = HashSet::new();
+    let mut fed: HashSet<String> = HashSet::new();
     for t in &msg.tensors {
-        let name = t.name.clone();
-        let Some((alias, spec, by)) = sig.find_input(&t.name) else {
-            out.push(
-                Finding::new(
-                    Code::UnknownFeed,
-                    Severity::Error,
-                    format!(
-                        "{name:?} is not an input of signature {:?}; its inputs: {}",
-                        sig.key,
-                        names(
-                            sig.inputs
-                                .iter()
-                                .map(|(a, s)| (a.as_str(), s.name.as_str())),
-                            tfs
-                        )
-                    ),
-                )
-                .name(name.clone())
-                .sides(Some(name), None),
-            );
-            continue;
-        };
-        if tfs && by == MatchedBy::TensorName {
-            out.push(
-                Finding::new(
-                    Code::UnknownFeed,
-                    Severity::Error,
-                    format!("{name:?} is the tensor name of input alias {alias:?}: TF Serving takes aliases, so it refuses this request"),
-                )
-                .name(name.clone())
-                .sides(Some(name.clone()), Some(alias.to_string())),
-            );
-            continue;
-        }
-        fed.insert(alias);
-        bindings.push(Binding {
-            kind: "feed",
-            name: name.clone(),
-            alias: alias.to_string(),
-            tensor: spec.name.clone(),
-            matched_by: by,
-        });
-        if t.dtype != spec.dtype {
-            out.push(
-                Finding::new(
-                    Code::DtypeMismatch,
-                    Severity::Error,
-                    format!(
-                        "{name:?} is {} but the signature takes {}: the session refuses the request",
-                        t.dtype, spec.dtype
-                    ),
-                )
-                .name(name.clone())
-                .sides(Some(t.dtype.to_string()), Some(spec.dtype.to_string())),
-            );
-        }
-        if let Some(want) = &spec.shape {
-            let got = t.shape.sizes();
-            let why = if got.len() != want.len() {
-                Some(format!(
-                    "rank {} where the signature has rank {}",
-                    got.len(),
-                    want.len()
-                ))
-            } else {
-                got.iter()
-                    .zip(want)
-                    .enumerate()
-                    .find(|(_, (g, w))| **w >= 0 && g != w)
-                    .map(|(i, (g, w))| format!("dim {i} is {g} where the signature fixes {w}"))
-            };
-            if let Some(why) = why {
-                out.push(
-                    Finding::new(
-                        Code::ShapeIncompatible,
-                        Severity::Warning,
-                        format!(
-                            "{name:?} has shape {}, the signature {}: {why}. TF Serving and Session::Run do not check a signature's shape, so the model may still run: TensorFlow 2.21 ran half_plus_two on [3] where (-1, 1) is declared, and refused two_sigs' [1, 10] for (-1, 784) only in MatMul (tests/data/check/). Whether it runs depends on the graph's ops",
-                            t.shape,
-                            spec.shape_text()
-                        ),
-                    )
-                    .name(name.clone())
-                    .sides(Some(t.shape.to_string()), Some(spec.shape_text())),
-                );
+        match bind_feed(t, sig, tfs) {
+            Ok((binding, spec)) => {
+                fed.insert(binding.alias.clone());
+                out.extend(dtype_mismatch(t, spec));
+                out.extend(shape_incompatible(t, spec));
+                bindings.push(binding);
             }
+            Err(f) => out.push(f),
         }
     }
-    for (alias, spec) in &sig.inputs {
-        if fed.contains(alias.as_str()) {
-            continue;
-        }
-        let hint = if tfs {
-            format!("alias {alias:?}")
-        } else {
-            format!("alias {alias:?} or tensor name {:?}", spec.name)
-        };
-        let f = if sig.has_default(alias) {
-            Finding::new(
-                Code::MissingFeed,
-                if tfs { Severity::Note } else { Severity::Warning },
-                format!(
-                    "input {hint} is not fed; the signature has a default for it, which TF Serving fills in{}",
-                    if tfs { "" } else { " (EAS processors are not documented to)" }
-                ),
-            )
-        } else {
-            Finding::new(
-                Code::MissingFeed,
-                Severity::Error,
-                format!(
-                    "input {hint} ({spec}) is not fed and has no default: the request is refused"
-                ),
-            )
-        };
-        out.push(f.name(alias.clone()).sides(None, Some(alias.clone())));
-    }
+    out.extend(missing_feeds(sig, &fed, tfs));
     let mut seen = HashSet::new();
     for f in &msg.fetches {
         if !seen.insert(f.as_str()) {
             out.push(crate::analysis::lint::duplicate_fetch(msg.wire, f));
             continue;
         }
-        match sig.find_output(f) {
-            Some((alias, spec, by)) if !(tfs && by == MatchedBy::TensorName) => {
-                bindings.push(Binding {
-                    kind: "fetch",
-                    name: f.clone(),
-                    alias: alias.to_string(),
-                    tensor: spec.name.clone(),
-                    matched_by: by,
-                })
-            }
-            other => {
-                let hint = match other {
-                    Some((alias, _, _)) => format!(
-                        "{f:?} is the tensor name of output alias {alias:?}: TF Serving takes aliases ('output tensor alias not found in signature')"
-                    ),
-                    None => format!(
-                        "{f:?} is not an output of signature {:?}; its outputs: {}",
-                        sig.key,
-                        names(sig.outputs.iter().map(|(a, s)| (a.as_str(), s.name.as_str())), tfs)
-                    ),
-                };
-                out.push(
-                    Finding::new(Code::UnknownFetch, Severity::Error, hint)
-                        .name(f.clone())
-                        .sides(Some(f.clone()), None),
-                );
-            }
+        match bind_fetch(f, sig, tfs) {
+            Ok(b) => bindings.push(b),
+            Err(f) => out.push(f),
         }
     }
-    if msg.fetches.is_empty() {
-        let all = sig.outputs.keys().cloned().collect::<Vec<_>>().join(", ");
-        out.push(if tfs {
-            Finding::new(
-                Code::EmptyOutputFilter,
-                Severity::Note,
-                format!("output_filter is empty: TF Serving fetches every output of {:?}: {all}", sig.key),
-            )
-            .sides(None, Some(all))
-        } else {
-            Finding::new(
-                Code::EmptyOutputFilter,
-                Severity::Warning,
-                format!("output_filter is empty: the open-source EAS processor refuses a warm-up without fetches, and EAS's own processors are not documented to fetch all outputs ({all})"),
-            )
-            .sides(None, Some(all))
-        });
-    }
+    out.extend(empty_output_filter(msg, sig));
     (bindings, out)
+}
+
+/// How a feed binds to the signature, or `UNKNOWN_FEED`: not an input, or (on TF
+/// Serving, which takes aliases) a tensor name.
+fn bind_feed<'s>(
+    t: &Tensor,
+    sig: &'s Signature,
+    tfs: bool,
+) -> Result<(Binding, &'s TensorSpec), Finding> {
+    let name = t.name.clone();
+    let Some((alias, spec, by)) = sig.find_input(&t.name) else {
+        return Err(Finding::new(
+            Code::UnknownFeed,
+            Severity::Error,
+            format!(
+                "{name:?} is not an input of signature {:?}; its inputs: {}",
+                sig.key,
+                names(
+                    sig.inputs
+                        .iter()
+                        .map(|(a, s)| (a.as_str(), s.name.as_str())),
+                    tfs
+                )
+            ),
+        )
+        .name(name.clone())
+        .sides(Some(name), None));
+    };
+    if tfs && by == MatchedBy::TensorName {
+        return Err(Finding::new(
+            Code::UnknownFeed,
+            Severity::Error,
+            format!("{name:?} is the tensor name of input alias {alias:?}: TF Serving takes aliases, so it refuses this request"),
+        )
+        .name(name.clone())
+        .sides(Some(name), Some(alias.to_string())));
+    }
+    let binding = Binding {
+        kind: "feed",
+        name,
+        alias: alias.to_string(),
+        tensor: spec.name.clone(),
+        matched_by: by,
+    };
+    Ok((binding, spec))
+}
+
+/// `DTYPE_MISMATCH`: the session refuses a feed of another dtype.
+fn dtype_mismatch(t: &Tensor, spec: &TensorSpec) -> Option<Finding> {
+    let name = &t.name;
+    (t.dtype != spec.dtype).then(|| {
+        Finding::new(
+            Code::DtypeMismatch,
+            Severity::Error,
+            format!(
+                "{name:?} is {} but the signature takes {}: the session refuses the request",
+                t.dtype, spec.dtype
+            ),
+        )
+        .name(name.clone())
+        .sides(Some(t.dtype.to_string()), Some(spec.dtype.to_string()))
+    })
+}
+
+/// `SHAPE_INCOMPATIBLE`: another rank, or a fixed dim that differs (a warning: the
+/// server does not check it).
+fn shape_incompatible(t: &Tensor, spec: &TensorSpec) -> Option<Finding> {
+    let name = &t.name;
+    let want = spec.shape.as_ref()?;
+    let got = t.shape.sizes();
+    let why = if got.len() != want.len() {
+        format!(
+            "rank {} where the signature has rank {}",
+            got.len(),
+            want.len()
+        )
+    } else {
+        got.iter()
+            .zip(want)
+            .enumerate()
+            .find(|(_, (g, w))| **w >= 0 && g != w)
+            .map(|(i, (g, w))| format!("dim {i} is {g} where the signature fixes {w}"))?
+    };
+    Some(
+        Finding::new(
+            Code::ShapeIncompatible,
+            Severity::Warning,
+            format!(
+                "{name:?} has shape {}, the signature {}: {why}. TF Serving and Session::Run do not check a signature's shape, so the model may still run: TensorFlow 2.21 ran half_plus_two on [3] where (-1, 1) is declared, and refused two_sigs' [1, 10] for (-1, 784) only in MatMul (tests/data/check/). Whether it runs depends on the graph's ops",
+                t.shape,
+                spec.shape_text()
+            ),
+        )
+        .name(name.clone())
+        .sides(Some(t.shape.to_string()), Some(spec.shape_text())),
+    )
+}
+
+/// `MISSING_FEED`: a signature input not fed; a note (a warning on EAS) when the
+/// signature has a default for it.
+fn missing_feeds(sig: &Signature, fed: &HashSet<String>, tfs: bool) -> Vec<Finding> {
+    let unfed = sig.inputs.iter().filter(|(a, _)| !fed.contains(a.as_str()));
+    unfed
+        .map(|(alias, spec)| {
+            let hint = if tfs {
+                format!("alias {alias:?}")
+            } else {
+                format!("alias {alias:?} or tensor name {:?}", spec.name)
+            };
+            let f = if sig.has_default(alias) {
+                Finding::new(
+                    Code::MissingFeed,
+                    if tfs { Severity::Note } else { Severity::Warning },
+                    format!(
+                        "input {hint} is not fed; the signature has a default for it, which TF Serving fills in{}",
+                        if tfs { "" } else { " (EAS processors are not documented to)" }
+                    ),
+                )
+            } else {
+                Finding::new(
+                    Code::MissingFeed,
+                    Severity::Error,
+                    format!(
+                        "input {hint} ({spec}) is not fed and has no default: the request is refused"
+                    ),
+                )
+            };
+            f.name(alias.clone()).sides(None, Some(alias.clone()))
+        })
+        .collect()
+}
+
+/// How a fetch binds to the signature, or `UNKNOWN_FETCH`: not an output, or (on TF
+/// Serving) a tensor name.
+fn bind_fetch(f: &str, sig: &Signature, tfs: bool) -> Result<Binding, Finding> {
+    let hint = match sig.find_output(f) {
+        Some((alias, spec, by)) if !(tfs && by == MatchedBy::TensorName) => {
+            return Ok(Binding {
+                kind: "fetch",
+                name: f.to_string(),
+                alias: alias.to_string(),
+                tensor: spec.name.clone(),
+                matched_by: by,
+            })
+        }
+        Some((alias, _, _)) => format!(
+            "{f:?} is the tensor name of output alias {alias:?}: TF Serving takes aliases ('output tensor alias not found in signature')"
+        ),
+        None => format!(
+            "{f:?} is not an output of signature {:?}; its outputs: {}",
+            sig.key,
+            names(sig.outputs.iter().map(|(a, s)| (a.as_str(), s.name.as_str())), tfs)
+        ),
+    };
+    Err(Finding::new(Code::UnknownFetch, Severity::Error, hint)
+        .name(f.to_string())
+        .sides(Some(f.to_string()), None))
+}
+
+/// `EMPTY_OUTPUT_FILTER`: what no fetches fetch (every output on TF Serving; a warning
+/// on EAS, whose processor refuses a warm-up without fetches).
+fn empty_output_filter(msg: &Message, sig: &Signature) -> Option<Finding> {
+    if !msg.fetches.is_empty() {
+        return None;
+    }
+    let all = sig.outputs.keys().cloned().collect::<Vec<_>>().join(", ");
+    let f = if msg.wire == WireFormat::TfServing {
+        Finding::new(
+            Code::EmptyOutputFilter,
+            Severity::Note,
+            format!(
+                "output_filter is empty: TF Serving fetches every output of {:?}: {all}",
+                sig.key
+            ),
+        )
+    } else {
+        Finding::new(
+            Code::EmptyOutputFilter,
+            Severity::Warning,
+            format!("output_filter is empty: the open-source EAS processor refuses a warm-up without fetches, and EAS's own processors are not documented to fetch all outputs ({all})"),
+        )
+    };
+    Some(f.sides(None, Some(all)))
 }
 
 /// `SIGNATURE_NOT_CALLABLE`: a signature with no tensor output, such as the

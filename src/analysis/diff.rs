@@ -107,14 +107,14 @@ pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) ->
         let mut findings = Vec::new();
         let verdict;
         if let Some(i) = best {
-            compare(
-                warmup[i].message,
-                &wkeys[i],
-                p.message,
-                &pkey,
+            let pair = Pair {
+                w: warmup[i].message,
+                wkey: &wkeys[i],
+                p: p.message,
+                pkey: &pkey,
                 opts,
-                &mut findings,
-            );
+            };
+            compare(&pair, &mut findings);
             verdict = verdict_of(&findings, !warmed.is_empty());
             if warmed.is_empty() && verdict != Verdict::Undecided && warmup.len() > 1 {
                 findings.insert(
@@ -243,43 +243,69 @@ fn list(names: &BTreeSet<String>) -> String {
     names.iter().cloned().collect::<Vec<_>>().join(", ")
 }
 
-fn compare(
-    w: &Message,
-    wkey: &ExecutorKey,
-    p: &Message,
-    pkey: &ExecutorKey,
-    opts: &DiffOptions,
-    out: &mut Vec<Finding>,
-) {
-    const COST: &str = "the first such production request builds new executors (pruning, optimising and partitioning the graph, creating kernels): the cold start the warm-up was meant to absorb";
-    if w.wire != p.wire {
-        out.push(
-            Finding::new(
-                Code::WireFormatChanged,
-                Severity::Warning,
-                format!(
-                    "the warm-up is a {} request and production a {} request: they go to different servers, whose name rules differ",
-                    w.wire, p.wire
-                ),
-            )
-            .sides(Some(w.wire.as_str().into()), Some(p.wire.as_str().into())),
-        );
+/// What a new executor costs, said by every rule that finds one.
+const COST: &str = "the first such production request builds new executors (pruning, optimising and partitioning the graph, creating kernels): the cold start the warm-up was meant to absorb";
+
+/// A production request, the warm-up request it is compared with, and their keys.
+struct Pair<'a> {
+    w: &'a Message,
+    wkey: &'a ExecutorKey,
+    p: &'a Message,
+    pkey: &'a ExecutorKey,
+    opts: &'a DiffOptions<'a>,
+}
+
+/// The findings of one production request against one warm-up request: the rules in
+/// the order a report lists them.
+fn compare(pair: &Pair, out: &mut Vec<Finding>) {
+    out.extend(wire_format_changed(pair));
+    out.extend(signature_changed(pair));
+    out.extend(feed_set_changed(pair));
+    out.extend(fetch_set_changed(pair));
+    out.extend(fetch_all_resolved(pair));
+    out.extend(fetch_order_only(pair));
+    out.extend(input_order_only(pair));
+    for pt in &pair.p.tensors {
+        if let Some(wt) = pair.w.tensor(&pt.name) {
+            out.extend(tensor_changed(pair, wt, pt));
+        }
     }
-    if wkey.signature != pkey.signature {
-        out.push(
-            Finding::new(
-                Code::SignatureChanged,
-                Severity::Error,
-                format!(
-                    "production runs signature {:?}, the warm-up {:?}: another signature is another feed and fetch set, so {COST}",
-                    pkey.signature, wkey.signature
-                ),
-            )
-            .name(pkey.signature.clone())
-            .sides(Some(wkey.signature.clone()), Some(pkey.signature.clone())),
-        );
-    }
-    let tfs_note = if p.wire == WireFormat::TfServing && opts.model.is_none() {
+}
+
+/// `WIRE_FORMAT_CHANGED`: one is an EAS request, the other TF Serving.
+fn wire_format_changed(Pair { w, p, .. }: &Pair) -> Option<Finding> {
+    (w.wire != p.wire).then(|| {
+        Finding::new(
+            Code::WireFormatChanged,
+            Severity::Warning,
+            format!(
+                "the warm-up is a {} request and production a {} request: they go to different servers, whose name rules differ",
+                w.wire, p.wire
+            ),
+        )
+        .sides(Some(w.wire.as_str().into()), Some(p.wire.as_str().into()))
+    })
+}
+
+/// `SIGNATURE_CHANGED`: another signature is another feed and fetch set.
+fn signature_changed(Pair { wkey, pkey, .. }: &Pair) -> Option<Finding> {
+    (wkey.signature != pkey.signature).then(|| {
+        Finding::new(
+            Code::SignatureChanged,
+            Severity::Error,
+            format!(
+                "production runs signature {:?}, the warm-up {:?}: another signature is another feed and fetch set, so {COST}",
+                pkey.signature, wkey.signature
+            ),
+        )
+        .name(pkey.signature.clone())
+        .sides(Some(wkey.signature.clone()), Some(pkey.signature.clone()))
+    })
+}
+
+/// `FEED_ADDED`, `FEED_MISSING`: another feed set.
+fn feed_set_changed(pair: &Pair) -> Vec<Finding> {
+    let tfs_note = if pair.p.wire == WireFormat::TfServing && pair.opts.model.is_none() {
         " On TF Serving the feed set is the signature's input set: one of the two requests is refused unless the signature has a default for it (pass --model to know)."
     } else {
         ""
@@ -292,40 +318,24 @@ fn compare(
         input: true,
     };
     feeds.changes(
-        opts,
-        wkey,
-        &wkey.feeds,
-        pkey,
-        &pkey.feeds,
+        pair,
+        &pair.wkey.feeds,
+        &pair.pkey.feeds,
         &format!("{COST}.{tfs_note}"),
-        out,
-    );
-    if wkey.fetch_all != pkey.fetch_all {
-        let (all, explicit) = if wkey.fetch_all {
-            ("the warm-up", &pkey.fetches)
-        } else {
-            ("production", &wkey.fetches)
-        };
-        let why = if opts.model.is_some() {
-            format!("signature {:?} is not in the model, so", pkey.signature)
-        } else {
-            "without the model".to_string()
-        };
-        out.push(
-            Finding::new(
-                Code::FetchAllUnresolved,
-                Severity::Error,
-                format!(
-                    "{all} has an empty output_filter (TF Serving fetches every output of the signature), the other fetches {{{}}}; {why} tfreq cannot tell whether that is the same set: pass --model PATH (a SavedModel, its metadata JSON or saved_model_cli output)",
-                    list(explicit)
-                ),
-            )
-            .sides(
-                Some(fetch_text(wkey)),
-                Some(fetch_text(pkey)),
-            ),
-        );
-    } else if !wkey.fetch_all {
+    )
+}
+
+/// `FETCH_ALL_UNRESOLVED` when one side fetches every output (TF Serving's empty
+/// `output_filter`) and the model does not say what that is; else `FETCH_ADDED`,
+/// `FETCH_MISSING`: another fetch set.
+fn fetch_set_changed(pair: &Pair) -> Vec<Finding> {
+    let Pair {
+        wkey, pkey, opts, ..
+    } = pair;
+    if wkey.fetch_all == pkey.fetch_all {
+        if wkey.fetch_all {
+            return Vec::new();
+        }
         let fetches = NameSet {
             verb: "fetch",
             verbs: "fetches",
@@ -333,148 +343,195 @@ fn compare(
             missing: Code::FetchMissing,
             input: false,
         };
-        fetches.changes(
-            opts,
-            wkey,
-            &wkey.fetches,
-            pkey,
-            &pkey.fetches,
-            &format!("{COST}."),
-            out,
-        );
+        return fetches.changes(pair, &wkey.fetches, &pkey.fetches, &format!("{COST}."));
     }
-    for (side, m, key) in [("the warm-up", w, wkey), ("production", p, pkey)] {
-        if m.wire == WireFormat::TfServing && m.fetches.is_empty() && !key.fetch_all {
-            if let Some(sig) = model_sig(opts, key) {
-                out.push(Finding::new(
-                    Code::FetchAllResolved,
-                    Severity::Note,
-                    format!(
-                        "{side} has an empty output_filter: TF Serving fetches every output of {:?}: {}",
-                        sig.key,
-                        sig.outputs.keys().cloned().collect::<Vec<_>>().join(", ")
-                    ),
-                ));
-            }
-        }
-    }
-    // Order: the same sets, another sequence.
+    let (all, explicit) = if wkey.fetch_all {
+        ("the warm-up", &pkey.fetches)
+    } else {
+        ("production", &wkey.fetches)
+    };
+    let why = if opts.model.is_some() {
+        format!("signature {:?} is not in the model, so", pkey.signature)
+    } else {
+        "without the model".to_string()
+    };
+    vec![Finding::new(
+        Code::FetchAllUnresolved,
+        Severity::Error,
+        format!(
+            "{all} has an empty output_filter (TF Serving fetches every output of the signature), the other fetches {{{}}}; {why} tfreq cannot tell whether that is the same set: pass --model PATH (a SavedModel, its metadata JSON or saved_model_cli output)",
+            list(explicit)
+        ),
+    )
+    .sides(Some(fetch_text(wkey)), Some(fetch_text(pkey)))]
+}
+
+/// `FETCH_ALL_RESOLVED`: what an empty `output_filter` fetches, from the model, for
+/// each side that has one.
+fn fetch_all_resolved(pair: &Pair) -> Vec<Finding> {
+    let sides = [
+        ("the warm-up", pair.w, pair.wkey),
+        ("production", pair.p, pair.pkey),
+    ];
+    sides
+        .into_iter()
+        .filter(|(_, m, key)| {
+            m.wire == WireFormat::TfServing && m.fetches.is_empty() && !key.fetch_all
+        })
+        .filter_map(|(side, _, key)| {
+            let sig = model_sig(pair.opts, key)?;
+            Some(Finding::new(
+                Code::FetchAllResolved,
+                Severity::Note,
+                format!(
+                    "{side} has an empty output_filter: TF Serving fetches every output of {:?}: {}",
+                    sig.key,
+                    sig.outputs.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ))
+        })
+        .collect()
+}
+
+/// `ORDER_ONLY` on `output_filter`: the same fetch set in another sequence.
+fn fetch_order_only(
+    Pair {
+        w, wkey, p, pkey, ..
+    }: &Pair,
+) -> Option<Finding> {
     let wf: Vec<&str> = w.fetches.iter().map(String::as_str).collect();
     let pf: Vec<&str> = p.fetches.iter().map(String::as_str).collect();
-    if wkey.fetches == pkey.fetches && !wf.is_empty() && !pf.is_empty() && wf != pf {
-        out.push(
-            Finding::new(
-                Code::OrderOnly,
-                Severity::Note,
-                "output_filter lists the same names in another order: TensorFlow sorts feed and fetch names before looking up its executor, so order does not matter",
-            )
-            .name("output_filter")
-            .sides(Some(wf.join(", ")), Some(pf.join(", "))),
-        );
-    }
+    (wkey.fetches == pkey.fetches && !wf.is_empty() && !pf.is_empty() && wf != pf).then(|| {
+        Finding::new(
+            Code::OrderOnly,
+            Severity::Note,
+            "output_filter lists the same names in another order: TensorFlow sorts feed and fetch names before looking up its executor, so order does not matter",
+        )
+        .name("output_filter")
+        .sides(Some(wf.join(", ")), Some(pf.join(", ")))
+    })
+}
+
+/// `ORDER_ONLY` on the inputs: the same feed set in another sequence.
+fn input_order_only(
+    Pair {
+        w, wkey, p, pkey, ..
+    }: &Pair,
+) -> Option<Finding> {
     let wi: Vec<&str> = w.tensors.iter().map(|t| t.name.as_str()).collect();
     let pi: Vec<&str> = p.tensors.iter().map(|t| t.name.as_str()).collect();
-    if wkey.feeds == pkey.feeds && wi != pi && same_set(&wi, &pi) {
-        out.push(
-            Finding::new(
-                Code::OrderOnly,
-                Severity::Note,
-                "the inputs come in another order: a protobuf map has no order, and TensorFlow sorts feed names anyway, so order does not matter",
-            )
-            .name("inputs")
-            .sides(Some(wi.join(", ")), Some(pi.join(", "))),
-        );
+    (wkey.feeds == pkey.feeds && wi != pi && same_set(&wi, &pi)).then(|| {
+        Finding::new(
+            Code::OrderOnly,
+            Severity::Note,
+            "the inputs come in another order: a protobuf map has no order, and TensorFlow sorts feed names anyway, so order does not matter",
+        )
+        .name("inputs")
+        .sides(Some(wi.join(", ")), Some(pi.join(", ")))
+    })
+}
+
+/// The first that applies to a feed both sides send: another dtype, rank, shape or
+/// values.
+fn tensor_changed(pair: &Pair, wt: &Tensor, pt: &Tensor) -> Option<Finding> {
+    dtype_changed(wt, pt)
+        .or_else(|| rank_changed(wt, pt))
+        .or_else(|| shape_changed(pair.opts, wt, pt))
+        .or_else(|| values_differ(pair, wt, pt))
+}
+
+/// `DTYPE_CHANGED`: the model takes one dtype, so one of the two is refused.
+fn dtype_changed(wt: &Tensor, pt: &Tensor) -> Option<Finding> {
+    let name = &pt.name;
+    (wt.dtype != pt.dtype).then(|| {
+        Finding::new(
+            Code::DtypeChanged,
+            Severity::Error,
+            format!(
+                "{name:?} is {} in the warm-up and {} in production: the model takes one dtype, so one of the two requests is refused by the session",
+                wt.dtype, pt.dtype
+            ),
+        )
+        .name(name.clone())
+        .sides(Some(wt.dtype.to_string()), Some(pt.dtype.to_string()))
+    })
+}
+
+/// `RANK_CHANGED`: a placeholder has one rank.
+fn rank_changed(wt: &Tensor, pt: &Tensor) -> Option<Finding> {
+    let name = &pt.name;
+    let (ws, ps) = (wt.shape.sizes(), pt.shape.sizes());
+    (ws.len() != ps.len()).then(|| {
+        Finding::new(
+            Code::RankChanged,
+            Severity::Error,
+            format!(
+                "{name:?} has shape {} (rank {}) in the warm-up and {} (rank {}) in production: a placeholder has one rank, so one of the two requests is refused or fails in an op",
+                wt.shape, ws.len(), pt.shape, ps.len()
+            ),
+        )
+        .name(name.clone())
+        .sides(Some(wt.shape.to_string()), Some(pt.shape.to_string()))
+    })
+}
+
+/// `BATCH_SIZE_CHANGED` (dim 0 only) or `SHAPE_CHANGED`: the same executor, but
+/// shape-specialising compilers compile again; errors with `strict_shapes`.
+fn shape_changed(opts: &DiffOptions, wt: &Tensor, pt: &Tensor) -> Option<Finding> {
+    let name = &pt.name;
+    let (ws, ps) = (wt.shape.sizes(), pt.shape.sizes());
+    if ws == ps {
+        return None;
     }
-    let shape_sev = if opts.strict_shapes {
-        Severity::Error
+    let batch_only = ws.first() != ps.first() && ws.get(1..) == ps.get(1..);
+    let (code, what) = if batch_only {
+        (
+            Code::BatchSizeChanged,
+            format!(
+                "batch size {} in the warm-up, {} in production",
+                ws.first().copied().unwrap_or(0),
+                ps.first().copied().unwrap_or(0)
+            ),
+        )
     } else {
-        Severity::Warning
+        (
+            Code::ShapeChanged,
+            format!(
+                "shape {} in the warm-up, {} in production",
+                wt.shape, pt.shape
+            ),
+        )
     };
-    let strict = if opts.strict_shapes {
-        ""
+    let (severity, strict) = if opts.strict_shapes {
+        (Severity::Error, "")
     } else {
-        " (an error with --strict-shapes)"
+        (Severity::Warning, " (an error with --strict-shapes)")
     };
-    for pt in &p.tensors {
-        let Some(wt) = w.tensor(&pt.name) else {
-            continue;
-        };
-        let name = pt.name.clone();
-        if wt.dtype != pt.dtype {
-            out.push(
-                Finding::new(
-                    Code::DtypeChanged,
-                    Severity::Error,
-                    format!(
-                        "{name:?} is {} in the warm-up and {} in production: the model takes one dtype, so one of the two requests is refused by the session",
-                        wt.dtype, pt.dtype
-                    ),
-                )
-                .name(name)
-                .sides(Some(wt.dtype.to_string()), Some(pt.dtype.to_string())),
-            );
-            continue;
-        }
-        let (ws, ps) = (wt.shape.sizes(), pt.shape.sizes());
-        if ws.len() != ps.len() {
-            out.push(
-                Finding::new(
-                    Code::RankChanged,
-                    Severity::Error,
-                    format!(
-                        "{name:?} has shape {} (rank {}) in the warm-up and {} (rank {}) in production: a placeholder has one rank, so one of the two requests is refused or fails in an op",
-                        wt.shape, ws.len(), pt.shape, ps.len()
-                    ),
-                )
-                .name(name)
-                .sides(Some(wt.shape.to_string()), Some(pt.shape.to_string())),
-            );
-            continue;
-        }
-        if ws != ps {
-            let batch_only = ws.first() != ps.first() && ws.get(1..) == ps.get(1..);
-            let (code, what) = if batch_only {
-                (
-                    Code::BatchSizeChanged,
-                    format!(
-                        "batch size {} in the warm-up, {} in production",
-                        ws.first().copied().unwrap_or(0),
-                        ps.first().copied().unwrap_or(0)
-                    ),
-                )
-            } else {
-                (
-                    Code::ShapeChanged,
-                    format!(
-                        "shape {} in the warm-up, {} in production",
-                        wt.shape, pt.shape
-                    ),
-                )
-            };
-            out.push(
-                Finding::new(
-                    code,
-                    shape_sev,
-                    format!(
-                        "{name:?}: {what}. The same executor for TensorFlow's session, but XLA / jit_compile, TF Serving batching and PAI-Blade compile per shape: this shape is not warmed{strict}"
-                    ),
-                )
-                .name(name)
-                .sides(Some(wt.shape.to_string()), Some(pt.shape.to_string())),
-            );
-            continue;
-        }
-        if !values_equal(wt, w.wire, pt, p.wire) {
-            out.push(
-                Finding::new(
-                    Code::ValuesDiffer,
-                    Severity::Note,
-                    format!("{name:?} has other values in production: values are not in the executor key, so this does not matter for warm-up"),
-                )
-                .name(name),
-            );
-        }
-    }
+    Some(
+        Finding::new(
+            code,
+            severity,
+            format!(
+                "{name:?}: {what}. The same executor for TensorFlow's session, but XLA / jit_compile, TF Serving batching and PAI-Blade compile per shape: this shape is not warmed{strict}"
+            ),
+        )
+        .name(name.clone())
+        .sides(Some(wt.shape.to_string()), Some(pt.shape.to_string())),
+    )
+}
+
+/// `VALUES_DIFFER`: other elements after TensorFlow's reading rules (no effect on
+/// executors).
+fn values_differ(pair: &Pair, wt: &Tensor, pt: &Tensor) -> Option<Finding> {
+    let name = &pt.name;
+    (!values_equal(wt, pair.w.wire, pt, pair.p.wire)).then(|| {
+        Finding::new(
+            Code::ValuesDiffer,
+            Severity::Note,
+            format!("{name:?} has other values in production: values are not in the executor key, so this does not matter for warm-up"),
+        )
+        .name(name.clone())
+    })
 }
 
 /// One name set of the executor key (feeds or fetches) and its finding codes.
@@ -488,40 +545,33 @@ struct NameSet {
 
 impl NameSet {
     /// A finding for every name production has and the warm-up lacks, and back.
-    #[allow(clippy::too_many_arguments)]
     fn changes(
         &self,
-        opts: &DiffOptions,
-        wkey: &ExecutorKey,
+        pair: &Pair,
         warm: &BTreeSet<String>,
-        pkey: &ExecutorKey,
         prod: &BTreeSet<String>,
         cost: &str,
-        out: &mut Vec<Finding>,
-    ) {
-        let (verb, verbs) = (self.verb, self.verbs);
-        for f in prod.difference(warm) {
-            out.push(
-                Finding::new(
-                    self.added,
-                    Severity::Error,
-                    format!("production also {verbs} {f:?}, the warm-up does not: a new {verb} set, so {cost}{}", same_tensor(opts, pkey, f, warm, self.input)),
-                )
-                .name(f.clone())
-                .sides(None, Some(f.clone())),
-            );
-        }
-        for f in warm.difference(prod) {
-            out.push(
-                Finding::new(
-                    self.missing,
-                    Severity::Error,
-                    format!("production does not {verb} {f:?}, the warm-up does: a new {verb} set, so {cost}{}", same_tensor(opts, wkey, f, prod, self.input)),
-                )
-                .name(f.clone())
-                .sides(Some(f.clone()), None),
-            );
-        }
+    ) -> Vec<Finding> {
+        let (verb, verbs, opts) = (self.verb, self.verbs, pair.opts);
+        let added = prod.difference(warm).map(|f| {
+            Finding::new(
+                self.added,
+                Severity::Error,
+                format!("production also {verbs} {f:?}, the warm-up does not: a new {verb} set, so {cost}{}", same_tensor(opts, pair.pkey, f, warm, self.input)),
+            )
+            .name(f.clone())
+            .sides(None, Some(f.clone()))
+        });
+        let missing = warm.difference(prod).map(|f| {
+            Finding::new(
+                self.missing,
+                Severity::Error,
+                format!("production does not {verb} {f:?}, the warm-up does: a new {verb} set, so {cost}{}", same_tensor(opts, pair.wkey, f, prod, self.input)),
+            )
+            .name(f.clone())
+            .sides(Some(f.clone()), None)
+        });
+        added.chain(missing).collect()
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::analysis::{Code, Finding, Severity};
 use crate::dtype::{DType, ValueField};
-use crate::model::{Fill, Kind, Message, Shape, Source, Tensor, Values, WireFormat};
+use crate::model::{Elements, Fill, Kind, Message, Shape, Source, Tensor, Values, WireFormat};
 
 /// Every problem found in `msg`.
 ///
@@ -18,146 +18,193 @@ use crate::model::{Fill, Kind, Message, Shape, Source, Tensor, Values, WireForma
 /// # Ok::<(), tfreq::Error>(())
 /// ```
 pub fn lint(msg: &Message) -> Vec<Finding> {
-    let mut out = Vec::new();
-    for (name, offset) in &msg.duplicate_keys {
-        out.push(
+    let mut out = duplicate_keys(msg);
+    out.extend(unknown_fields(msg));
+    out.extend(duplicate_fetches(msg));
+    out.extend(no_fetches(msg));
+    for t in &msg.tensors {
+        let d = match bad_dtype(t) {
+            Ok(d) => d,
+            Err(f) => {
+                out.push(f);
+                continue;
+            }
+        };
+        out.extend(eas_cannot_carry(msg, t, d));
+        let e = t.elements(msg.wire);
+        out.extend(values_fill(msg, t, d, &e));
+        if let Some(f) = out_of_range(t, d, msg.wire, e.source) {
+            out.push(f.name(t.name.clone()));
+        }
+        out.extend(values_ignored(msg, t, d, &e));
+    }
+    out
+}
+
+/// `DUPLICATE_KEY`: an input name twice in the map.
+fn duplicate_keys(msg: &Message) -> Vec<Finding> {
+    msg.duplicate_keys
+        .iter()
+        .map(|(name, offset)| {
             Finding::new(
                 Code::DuplicateKey,
                 Severity::Warning,
                 format!("{name:?} appears more than once (again at byte {offset}); the last entry wins, as in protobuf"),
             )
-            .name(name.clone()),
-        );
-    }
-    for u in msg.all_unknown() {
-        let at = if u.path.is_empty() {
-            String::from("top level")
-        } else {
-            u.path.clone()
-        };
-        out.push(Finding::new(
-            Code::UnknownField,
-            Severity::Warning,
-            format!(
-                "field {} (wire type {}) at byte {} in {at} is not part of the {} schema; kept, not interpreted",
-                u.number, u.wire_type, u.offset, msg.wire
-            ),
-        ));
-    }
+            .name(name.clone())
+        })
+        .collect()
+}
+
+/// `UNKNOWN_FIELD`: a field the schema does not have.
+fn unknown_fields(msg: &Message) -> Vec<Finding> {
+    msg.all_unknown()
+        .map(|u| {
+            let at = if u.path.is_empty() {
+                String::from("top level")
+            } else {
+                u.path.clone()
+            };
+            Finding::new(
+                Code::UnknownField,
+                Severity::Warning,
+                format!(
+                    "field {} (wire type {}) at byte {} in {at} is not part of the {} schema; kept, not interpreted",
+                    u.number, u.wire_type, u.offset, msg.wire
+                ),
+            )
+        })
+        .collect()
+}
+
+/// `DUPLICATE_FETCH` for every fetch listed again.
+fn duplicate_fetches(msg: &Message) -> Vec<Finding> {
     let mut seen = std::collections::HashSet::new();
-    for f in &msg.fetches {
-        if !seen.insert(f.as_str()) {
-            out.push(duplicate_fetch(msg.wire, f));
-        }
-    }
-    if msg.kind == Kind::Request && msg.wire == WireFormat::Eas && msg.fetches.is_empty() {
-        out.push(Finding::new(
+    msg.fetches
+        .iter()
+        .filter(|f| !seen.insert(f.as_str()))
+        .map(|f| duplicate_fetch(msg.wire, f))
+        .collect()
+}
+
+/// `NO_FETCHES`: an EAS request without `output_filter`.
+fn no_fetches(msg: &Message) -> Option<Finding> {
+    (msg.kind == Kind::Request && msg.wire == WireFormat::Eas && msg.fetches.is_empty()).then(|| {
+        Finding::new(
             Code::NoFetches,
             Severity::Warning,
             "no output_filter: the EAS processor refuses a warm-up without fetches, and frozen models fail with 'Must specify at least one target to fetch'",
-        ));
-    }
-    for t in &msg.tensors {
-        let name = t.name.clone();
-        let Some(d) = t.dtype.dtype() else {
-            let what = if t.dtype.ref_of().is_some() {
-                "a _REF type, which a TensorProto cannot carry"
-            } else {
-                "not a known DataType"
-            };
-            out.push(
-                Finding::new(
-                    Code::BadDtype,
-                    Severity::Error,
-                    format!("{name:?}: dtype {} is {what}", t.dtype),
-                )
-                .name(name),
-            );
-            continue;
+        )
+    })
+}
+
+/// The tensor's dtype, or `BAD_DTYPE`: a `_REF` type, an unknown number, `DT_INVALID`.
+fn bad_dtype(t: &Tensor) -> Result<DType, Finding> {
+    let name = &t.name;
+    let Some(d) = t.dtype.dtype() else {
+        let what = if t.dtype.ref_of().is_some() {
+            "a _REF type, which a TensorProto cannot carry"
+        } else {
+            "not a known DataType"
         };
-        if d == crate::DType::Invalid {
-            out.push(
-                Finding::new(
-                    Code::BadDtype,
-                    Severity::Error,
-                    format!("{name:?}: dtype is DT_INVALID (unset)"),
-                )
-                .name(name),
-            );
-            continue;
-        }
-        if msg.wire == WireFormat::Eas && !d.eas_can_carry() {
-            out.push(
-                Finding::new(
-                    Code::BadDtype,
-                    Severity::Error,
-                    format!("{name:?}: EAS has no values field for {d}"),
-                )
-                .name(name.clone()),
-            );
-        }
-        let e = t.elements(msg.wire);
-        let expected = e.expected.map_or("?".to_string(), |n| n.to_string());
-        match e.fill {
-            Fill::Exact => {}
-            Fill::Defaults => {
-                if e.expected.unwrap_or(0) > 0 {
-                    out.push(Finding::new(
-                        Code::ValuesMissing,
-                        if msg.wire == WireFormat::Eas { Severity::Error } else { Severity::Note },
-                        format!("{name:?}: shape {} holds {expected} values and none are given; TensorFlow fills zeros{}", t.shape, eas_fatal(msg)),
-                    ).name(name.clone()));
-                }
-            }
-            Fill::RepeatLast => out.push(Finding::new(
-                Code::ValuesRepeatLast,
-                if msg.wire == WireFormat::Eas { Severity::Error } else { Severity::Note },
-                format!("{name:?}: {} values for shape {} ({expected}); TensorFlow repeats the last value to fill it{}", e.stored, t.shape, eas_fatal(msg)),
-            ).name(name.clone())),
-            Fill::Truncated => out.push(Finding::new(
-                Code::ValuesTruncated,
-                Severity::Error,
-                format!("{name:?}: {} values for shape {} ({expected}); TensorFlow silently drops the extra {}{}", e.stored, t.shape, e.stored as u64 - e.expected.unwrap_or(0), eas_fatal(msg)),
-            ).name(name.clone())),
-            Fill::BadShape => out.push(Finding::new(
-                Code::BadShape,
-                Severity::Error,
-                format!(
-                    "{name:?}: shape {} is not a tensor shape TensorFlow takes: {}; Tensor::FromProto refuses it",
-                    short_shape(&t.shape),
-                    t.shape.invalid().unwrap_or_default()
-                ),
-            ).name(name.clone())),
-            Fill::BadContent => out.push(Finding::new(
-                Code::BadContent,
-                Severity::Error,
-                format!("{name:?}: {}; TensorFlow refuses it", content_size_text(t, d, e.expected)),
-            ).name(name.clone())),
-        }
-        if let Some(f) = out_of_range(t, d, msg.wire, e.source) {
-            out.push(f.name(name.clone()));
-        }
-        let own = t.value_field(msg.wire);
-        for (f, v) in &t.fields {
-            let ignored = Some(*f) != own || e.source == Source::Content;
-            if ignored && !v.is_empty() {
-                out.push(
-                    Finding::new(
-                        Code::ValuesIgnored,
-                        Severity::Warning,
-                        format!(
-                            "{name:?}: {} values in {} are ignored: {d} reads {}",
-                            v.len(),
-                            f.name(),
-                            e.source
-                        ),
-                    )
-                    .name(name.clone()),
-                );
-            }
-        }
+        return Err(Finding::new(
+            Code::BadDtype,
+            Severity::Error,
+            format!("{name:?}: dtype {} is {what}", t.dtype),
+        )
+        .name(name.clone()));
+    };
+    if d == DType::Invalid {
+        return Err(Finding::new(
+            Code::BadDtype,
+            Severity::Error,
+            format!("{name:?}: dtype is DT_INVALID (unset)"),
+        )
+        .name(name.clone()));
     }
-    out
+    Ok(d)
+}
+
+/// `BAD_DTYPE` on EAS: a dtype the EAS `ArrayProto` has no values field for.
+fn eas_cannot_carry(msg: &Message, t: &Tensor, d: DType) -> Option<Finding> {
+    (msg.wire == WireFormat::Eas && !d.eas_can_carry()).then(|| {
+        Finding::new(
+            Code::BadDtype,
+            Severity::Error,
+            format!("{:?}: EAS has no values field for {d}", t.name),
+        )
+        .name(t.name.clone())
+    })
+}
+
+/// How the values fill the shape: `VALUES_MISSING`, `VALUES_REPEAT_LAST`,
+/// `VALUES_TRUNCATED`, `BAD_SHAPE` or `BAD_CONTENT` (nothing when exact).
+fn values_fill(msg: &Message, t: &Tensor, d: DType, e: &Elements) -> Option<Finding> {
+    let name = &t.name;
+    let expected = e.expected.map_or("?".to_string(), |n| n.to_string());
+    let eas_error = if msg.wire == WireFormat::Eas {
+        Severity::Error
+    } else {
+        Severity::Note
+    };
+    let f = match e.fill {
+        Fill::Exact => return None,
+        Fill::Defaults if e.expected.unwrap_or(0) == 0 => return None,
+        Fill::Defaults => Finding::new(
+            Code::ValuesMissing,
+            eas_error,
+            format!("{name:?}: shape {} holds {expected} values and none are given; TensorFlow fills zeros{}", t.shape, eas_fatal(msg)),
+        ),
+        Fill::RepeatLast => Finding::new(
+            Code::ValuesRepeatLast,
+            eas_error,
+            format!("{name:?}: {} values for shape {} ({expected}); TensorFlow repeats the last value to fill it{}", e.stored, t.shape, eas_fatal(msg)),
+        ),
+        Fill::Truncated => Finding::new(
+            Code::ValuesTruncated,
+            Severity::Error,
+            format!("{name:?}: {} values for shape {} ({expected}); TensorFlow silently drops the extra {}{}", e.stored, t.shape, e.stored as u64 - e.expected.unwrap_or(0), eas_fatal(msg)),
+        ),
+        Fill::BadShape => Finding::new(
+            Code::BadShape,
+            Severity::Error,
+            format!(
+                "{name:?}: shape {} is not a tensor shape TensorFlow takes: {}; Tensor::FromProto refuses it",
+                short_shape(&t.shape),
+                t.shape.invalid().unwrap_or_default()
+            ),
+        ),
+        Fill::BadContent => Finding::new(
+            Code::BadContent,
+            Severity::Error,
+            format!("{name:?}: {}; TensorFlow refuses it", content_size_text(t, d, e.expected)),
+        ),
+    };
+    Some(f.name(name.clone()))
+}
+
+/// `VALUES_IGNORED`: values in a field the dtype does not read (or beside
+/// `tensor_content`).
+fn values_ignored(msg: &Message, t: &Tensor, d: DType, e: &Elements) -> Vec<Finding> {
+    let own = t.value_field(msg.wire);
+    t.fields
+        .iter()
+        .filter(|(f, v)| (Some(*f) != own || e.source == Source::Content) && !v.is_empty())
+        .map(|(f, v)| {
+            Finding::new(
+                Code::ValuesIgnored,
+                Severity::Warning,
+                format!(
+                    "{:?}: {} values in {} are ignored: {d} reads {}",
+                    t.name,
+                    v.len(),
+                    f.name(),
+                    e.source
+                ),
+            )
+            .name(t.name.clone())
+        })
+        .collect()
 }
 
 /// Adds the findings of [`lint`] to a command's own findings about the same request,
