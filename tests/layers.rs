@@ -16,6 +16,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("wire", 1),
     ("model", 2),
     ("signature", 2),
+    ("finding", 2),
     ("error", 3),
     ("io", 4),
     ("decode", 4),
