@@ -18,6 +18,7 @@ pub mod model;
 pub mod net;
 pub mod par;
 pub mod render;
+pub mod scan;
 pub mod scrub;
 pub mod signature;
 pub mod wire;

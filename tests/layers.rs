@@ -26,6 +26,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("formats", 7),
     ("analysis", 8),
     ("render", 9),
+    ("scan", 9),
     ("net", 10),
 ];
 
@@ -68,7 +69,7 @@ fn root_reexports(lib_rs: &str) -> BTreeMap<String, String> {
         let Some((module, items)) = path.split_once("::") else {
             continue;
         };
-        for item in items.split(|c: char| c == ',' || c == '{' || c == '}') {
+        for item in items.split([',', '{', '}']) {
             let name = item.trim().rsplit("::").next().unwrap_or("").trim();
             if !name.is_empty() {
                 map.insert(name.to_string(), module.trim().to_string());
@@ -118,17 +119,29 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
+/// Every `.rs` file of `src/`: its path under `src/`, its top-level module, its text.
+fn src_files() -> Vec<(std::path::PathBuf, String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files
+        .into_iter()
+        .map(|f| {
+            let rel = f.strip_prefix(&src).unwrap().to_path_buf();
+            let from = top_module(&rel);
+            let text = std::fs::read_to_string(&f).unwrap();
+            (rel, from, text)
+        })
+        .collect()
+}
+
 #[test]
 fn layers_only_look_down() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let layer: BTreeMap<&str, u32> = LAYERS.iter().copied().collect();
     let reexports = root_reexports(&std::fs::read_to_string(src.join("lib.rs")).unwrap());
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut problems = Vec::new();
-    for f in files {
-        let rel = f.strip_prefix(&src).unwrap();
-        let from = top_module(rel);
+    for (rel, from, text) in src_files() {
         if OUTSIDE.contains(&from.as_str()) {
             continue;
         }
@@ -139,7 +152,6 @@ fn layers_only_look_down() {
             ));
             continue;
         };
-        let text = std::fs::read_to_string(&f).unwrap();
         for name in used_modules(&code_of(&text)) {
             let to = reexports.get(&name).cloned().unwrap_or(name);
             if to == from || to == "self" || OUTSIDE.contains(&to.as_str()) && to != "fuzzing" {
@@ -169,6 +181,40 @@ fn layers_only_look_down() {
     assert!(
         problems.is_empty(),
         "upward or unplaced imports:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// What the pure layer must not name even through `std` or a dependency: file access and
+/// threads (the callers above it read files and spread work over cores).
+const IMPURE: &[(&str, &[&str])] = &[(
+    "analysis",
+    &[
+        "std::fs",
+        "std::thread",
+        "thread::scope",
+        "thread::spawn",
+        "std::sync::mpsc",
+        "memmap2",
+        "File::open",
+    ],
+)];
+
+#[test]
+fn analysis_is_pure() {
+    let mut problems = Vec::new();
+    for (rel, from, text) in src_files() {
+        let Some((_, names)) = IMPURE.iter().find(|(m, _)| *m == from) else {
+            continue;
+        };
+        let code = code_of(&text);
+        for name in names.iter().filter(|n| code.contains(*n)) {
+            problems.push(format!("{}: `{from}` names `{name}`", rel.display()));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "file access or threads in a pure layer:\n{}",
         problems.join("\n")
     );
 }
