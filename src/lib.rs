@@ -17,6 +17,7 @@ pub mod model;
 #[cfg(feature = "net")]
 pub mod net;
 pub mod par;
+pub mod pyfloat;
 pub mod render;
 pub mod scan;
 pub mod scrub;

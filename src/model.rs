@@ -812,7 +812,7 @@ impl fmt::Display for Scalar {
             Scalar::Bytes(b) => write!(f, "\"{}\"", short_bytes(b)),
             Scalar::Byte(b) => write!(f, "0x{b:02x}"),
             // Every value is exact in f64: Python's repr of float(x).
-            Scalar::Mini(d, b) => f.write_str(&crate::render::pyfloat::f64_repr(
+            Scalar::Mini(d, b) => f.write_str(&crate::pyfloat::f64_repr(
                 crate::minifloat::decode(*d, *b).unwrap_or(f32::NAN) as f64,
             )),
             Scalar::Opaque(b) => write!(f, "<{} bytes>", b.len()),

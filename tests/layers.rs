@@ -13,6 +13,8 @@ use std::path::Path;
 const LAYERS: &[(&str, u32)] = &[
     ("par", 0),
     ("dtype", 0),
+    ("pyfloat", 0),
+    ("minifloat", 1),
     ("wire", 1),
     ("model", 2),
     ("signature", 2),
