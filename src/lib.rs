@@ -4,6 +4,7 @@
 pub mod analysis;
 pub mod builder;
 pub mod decode;
+pub mod digits;
 pub mod dtype;
 pub mod encode;
 pub mod error;

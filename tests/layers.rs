@@ -14,6 +14,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("par", 0),
     ("dtype", 0),
     ("pyfloat", 0),
+    ("digits", 0),
     ("minifloat", 1),
     ("wire", 1),
     ("model", 2),

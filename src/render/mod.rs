@@ -20,5 +20,5 @@ pub use crate::pyfloat;
 /// ```
 pub fn plural(n: u64, what: &str) -> String {
     let s = if n == 1 { "" } else { "s" };
-    format!("{} {what}{s}", crate::io::group_digits(n))
+    format!("{} {what}{s}", crate::digits::group_digits(n))
 }
