@@ -8,8 +8,8 @@
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use tfreq::analysis::coverage::count_bytes;
 use tfreq::formats::{prediction_log::encode_predict_log, tfrecord, Hint};
+use tfreq::scan::count_bytes;
 
 fn log() -> Vec<u8> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");

@@ -12,8 +12,8 @@ use bytes::Bytes;
 use crate::dtype::{DType, DTypeInfo, ValueField};
 use crate::error::BuildError;
 use crate::model::{
-    le_bytes, Elems, Ints, Kind, LeElem, Message, ModelSpec, Scope, Shape, Tensor, UnknownField,
-    Values, VarintElem, WireFormat,
+    le_bytes, put_le_elems, put_le_slice, Elems, Ints, Kind, LeElem, Message, ModelSpec, Scope,
+    Shape, Tensor, UnknownField, Values, VarintElem, WireFormat,
 };
 use crate::wire::reader::WireValue;
 use crate::wire::writer::*;

@@ -31,6 +31,8 @@ use bytes::Bytes;
 
 use crate::error::Error;
 
+pub use crate::digits::group_digits;
+
 /// The size cap of [`read_input`]: 2 GiB. Callers with other needs use
 /// [`read_input_limited`] (the command line's `--max-size`).
 pub const DEFAULT_MAX_SIZE: u64 = 2 << 30;
@@ -59,24 +61,6 @@ fn too_large(path: &Path, size: Option<u64>, limit: u64) -> Error {
         ),
     };
     io_err(path, io::Error::new(io::ErrorKind::FileTooLarge, msg))
-}
-
-/// `1234567` as `1,234,567`: how the command line prints large counts.
-///
-/// ```
-/// assert_eq!(tfreq::io::group_digits(2147483648), "2,147,483,648");
-/// assert_eq!(tfreq::io::group_digits(999), "999");
-/// ```
-pub fn group_digits(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Reads a whole input under the [`DEFAULT_MAX_SIZE`] cap: a file or `-` for standard

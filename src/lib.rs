@@ -4,9 +4,11 @@
 pub mod analysis;
 pub mod builder;
 pub mod decode;
+pub mod digits;
 pub mod dtype;
 pub mod encode;
 pub mod error;
+pub mod finding;
 pub mod formats;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -16,7 +18,9 @@ pub mod model;
 #[cfg(feature = "net")]
 pub mod net;
 pub mod par;
+pub mod pyfloat;
 pub mod render;
+pub mod scan;
 pub mod scrub;
 pub mod signature;
 pub mod wire;

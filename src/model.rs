@@ -12,62 +12,7 @@ use bytes::Bytes;
 use half::{bf16, f16};
 
 use crate::dtype::{DType, DTypeCode, ValueField};
-
-/// The two protobuf wire formats tfreq reads and writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum WireFormat {
-    /// PAI-EAS `PredictRequest` / `PredictResponse` (values in `ArrayProto`).
-    Eas,
-    /// TF Serving `tensorflow.serving.PredictRequest` / `PredictResponse` (`TensorProto`).
-    TfServing,
-}
-
-impl WireFormat {
-    /// The name used on the command line and in JSON (`eas`, `tf-serving`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WireFormat::Eas => "eas",
-            WireFormat::TfServing => "tf-serving",
-        }
-    }
-}
-
-impl fmt::Display for WireFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            WireFormat::Eas => "EAS",
-            WireFormat::TfServing => "TF Serving",
-        })
-    }
-}
-
-/// Request or response.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Kind {
-    /// A `PredictRequest`.
-    Request,
-    /// A `PredictResponse`.
-    Response,
-}
-
-impl Kind {
-    /// `request` or `response`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Request => "request",
-            Kind::Response => "response",
-        }
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Kind::Request => "PredictRequest",
-            Kind::Response => "PredictResponse",
-        })
-    }
-}
+pub use crate::wire::{Kind, WireFormat};
 
 /// TF Serving's `ModelSpec`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -447,8 +392,30 @@ impl<T: LeElem> DoubleEndedIterator for ElemsIter<'_, T> {
 /// The little-endian bytes of a slice, in one allocation.
 pub fn le_bytes<T: LeElem>(v: &[T]) -> Bytes {
     let mut out = Vec::with_capacity(v.len() * T::SIZE);
-    crate::wire::writer::put_le_slice(&mut out, v);
+    put_le_slice(&mut out, v);
     Bytes::from(out)
+}
+
+/// Appends fixed-width elements little-endian, in bulk.
+pub fn put_le_elems<T: LeElem>(out: &mut Vec<u8>, e: &Elems<T>) {
+    match e {
+        Elems::Le(b) => out.extend_from_slice(b),
+        Elems::Vec(v) => put_le_slice(out, v),
+    }
+}
+
+/// Appends a slice little-endian, in bulk: on little-endian machines one `memcpy`
+/// ([`LeElem::le_view`]), else one resize and a loop the compiler vectorises.
+pub fn put_le_slice<T: LeElem>(out: &mut Vec<u8>, v: &[T]) {
+    if let Some(b) = T::le_view(v) {
+        out.extend_from_slice(b);
+        return;
+    }
+    let start = out.len();
+    out.resize(start + v.len() * T::SIZE, 0);
+    for (c, x) in out[start..].chunks_exact_mut(T::SIZE).zip(v) {
+        x.write_le(c);
+    }
 }
 
 impl<T: LeElem + fmt::Debug> fmt::Debug for Elems<T> {
@@ -842,15 +809,53 @@ impl fmt::Display for Scalar {
             Scalar::Bool(v) => write!(f, "{v}"),
             Scalar::C64(r, i) => write!(f, "({r}{i:+}j)"),
             Scalar::C128(r, i) => write!(f, "({r}{i:+}j)"),
-            Scalar::Bytes(b) => write!(f, "\"{}\"", crate::render::escape::short_bytes(b)),
+            Scalar::Bytes(b) => write!(f, "\"{}\"", short_bytes(b)),
             Scalar::Byte(b) => write!(f, "0x{b:02x}"),
             // Every value is exact in f64: Python's repr of float(x).
-            Scalar::Mini(d, b) => f.write_str(&crate::render::pyfloat::f64_repr(
+            Scalar::Mini(d, b) => f.write_str(&crate::pyfloat::f64_repr(
                 crate::minifloat::decode(*d, *b).unwrap_or(f32::NAN) as f64,
             )),
             Scalar::Opaque(b) => write!(f, "<{} bytes>", b.len()),
         }
     }
+}
+
+/// A string element for summaries, to be shown between double quotes. One rule, so
+/// the text says which bytes were there: printable UTF-8 text as is; a backslash as
+/// `\\` and a double quote as `\"`; newline, carriage return and tab as `\n`, `\r`,
+/// `\t`, other control characters as `\u{1b}` (Rust's escapes); bytes that are not
+/// UTF-8 as `\xNN`. Cut at 40 characters (`…`).
+///
+/// ```
+/// use tfreq::model::short_bytes;
+/// assert_eq!(short_bytes(b"a\nb"), r"a\nb");       // a newline
+/// assert_eq!(short_bytes(br"a\nb"), r"a\\nb");     // a backslash and an n
+/// assert_eq!(short_bytes(b"say \"hi\"\xff"), r#"say \"hi\"\xff"#);
+/// ```
+pub fn short_bytes(b: &[u8]) -> String {
+    const MAX: usize = 40;
+    let mut s = String::new();
+    for chunk in b.utf8_chunks() {
+        for ch in chunk.valid().chars() {
+            match ch {
+                '\\' => s.push_str("\\\\"),
+                '"' => s.push_str("\\\""),
+                c if c.is_control() => s.extend(c.escape_default()),
+                c => s.push(c),
+            }
+        }
+        for &x in chunk.invalid() {
+            s.push_str(&format!("\\x{x:02x}"));
+        }
+        if s.chars().count() > MAX {
+            break;
+        }
+    }
+    if s.chars().count() > MAX {
+        let cut: String = s.chars().take(MAX).collect();
+        return format!("{cut}…");
+    }
+    s
 }
 
 /// How the stored values relate to the shape, by TensorFlow's rules (formats.md §2.4).
@@ -1105,6 +1110,31 @@ impl Elements<'_> {
         }
     }
 
+    /// Whether both store their values as equal runs of wire bytes of one encoding
+    /// (see [`Elements::stored_run`]), with the same fill and stored count: then, for
+    /// tensors of one dtype and shape, they hold equal values. Runs of
+    /// [`crate::par::PARALLEL_MIN`] bytes and up are compared on several threads
+    /// ([`crate::par::bytes_eq`]). `false` says nothing: compare element by element.
+    ///
+    /// ```
+    /// use tfreq::{DType, TFRequest};
+    /// let mut req = TFRequest::new("s");
+    /// req.add_feed("x", &[2], DType::Float, vec![1.0f32, 2.0])?;
+    /// let msg = tfreq::decode(&req.to_bytes())?;
+    /// let e = msg.tensors[0].elements(msg.wire);
+    /// assert!(e.same_stored_run(&e.clone()));
+    /// # Ok::<(), tfreq::Error>(())
+    /// ```
+    pub fn same_stored_run(&self, other: &Elements<'_>) -> bool {
+        if self.fill != other.fill || self.stored != other.stored {
+            return false;
+        }
+        match (self.stored_run(), other.stored_run()) {
+            (Some((kx, x)), Some((ky, y))) => kx == ky && crate::par::bytes_eq(x, y),
+            _ => false,
+        }
+    }
+
     /// The first `n` stored elements.
     pub fn preview(&self, n: usize) -> Vec<Scalar> {
         (0..n.min(self.stored))
@@ -1308,5 +1338,24 @@ mod tests {
         assert_eq!(e.iter().collect::<Vec<_>>(), [1.0]);
         let empty: Elems<f64> = Elems::Le(Bytes::new());
         assert!(empty.to_vec().is_empty() && empty.iter().next().is_none());
+    }
+
+    #[test]
+    fn bulk_le_writes_match_element_writes() {
+        fn check<T: LeElem>(v: &[T]) {
+            let mut bulk = vec![9u8];
+            put_le_slice(&mut bulk, v);
+            let mut each = vec![9u8];
+            for &x in v {
+                x.put_le(&mut each);
+            }
+            assert_eq!(bulk, each);
+        }
+        check(&[1.5f32, -0.0, f32::NAN, f32::MAX]);
+        check(&[1.5f64, -2.25]);
+        check(&[1i32, -1, i32::MIN]);
+        check(&[u64::MAX, 7]);
+        check(&[0x1234u16, 0xfffe]);
+        check::<i8>(&[]);
     }
 }

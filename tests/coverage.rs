@@ -5,8 +5,8 @@ mod common;
 
 use bytes::Bytes;
 use common::data_dir;
-use tfreq::analysis::coverage::{count_bytes, KeyCounts};
 use tfreq::formats::{prediction_log::encode_predict_log, tfrecord, Hint};
+use tfreq::scan::{count_bytes, count_files, count_files_with};
 use tfreq::{DType, TFRequest, WireFormat};
 
 fn request(kind: usize) -> Vec<u8> {
@@ -123,7 +123,7 @@ fn counts_sdk_files() {
     .map(|f| data_dir().join(f))
     .collect();
     let paths: Vec<&std::path::Path> = files.iter().map(|p| p.as_path()).collect();
-    let cov = KeyCounts::count_files(&paths, false).unwrap();
+    let cov = count_files(&paths, false).unwrap();
     // 4 bare requests, 3 + 1 predict_log records; 5 other records skipped.
     assert_eq!(cov.requests, 8);
     assert_eq!(cov.skipped, 5);
@@ -145,7 +145,7 @@ fn counts_rest_json_lines_with_model_dtypes() {
     let meta = std::fs::read(data_dir().join("models/faq.metadata.json")).unwrap();
     let d = tfreq::formats::rest_json::dtypes_from_metadata(&meta, "serving_default").unwrap();
     let p = data_dir().join("rest/faq_prod_log.jsonl");
-    let cov = KeyCounts::count_files_with(&[p.as_path()], false, Some(&d)).unwrap();
+    let cov = count_files_with(&[p.as_path()], false, Some(&d)).unwrap();
     assert_eq!(cov.requests, 4);
     let groups = cov.executor_keys();
     assert_eq!(groups.len(), 1);
@@ -156,7 +156,7 @@ fn counts_rest_json_lines_with_model_dtypes() {
         "REST requests have no output_filter"
     );
     // Without dtypes, JSON cannot be read.
-    assert!(KeyCounts::count_files(&[p.as_path()], false).is_err());
+    assert!(count_files(&[p.as_path()], false).is_err());
 }
 
 #[test]
@@ -174,16 +174,14 @@ fn many_files_the_first_bad_one_is_reported() {
         paths.push(p);
     }
     let refs: Vec<&std::path::Path> = paths.iter().map(|p| p.as_path()).collect();
-    let err = KeyCounts::count_files(&refs, false)
-        .unwrap_err()
-        .to_string();
+    let err = count_files(&refs, false).unwrap_err().to_string();
     assert!(err.contains("f4.bin"), "{err}");
     let ok: Vec<&std::path::Path> = refs
         .iter()
         .copied()
         .filter(|p| !p.ends_with("f4.bin") && !p.ends_with("f7.bin"))
         .collect();
-    let c = KeyCounts::count_files(&ok, true).unwrap();
+    let c = count_files(&ok, true).unwrap();
     assert_eq!(c.requests, 7);
     let (_, s) = c.shape_keys()[0];
     assert_eq!(

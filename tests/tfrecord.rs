@@ -7,6 +7,7 @@ mod common;
 use bytes::Bytes;
 use common::{data_dir, manifest, read};
 use serde_json::Value;
+use tfreq::analysis::warmup;
 use tfreq::formats::{load, load_detailed, tfrecord, write, ContainerKind, Content, Hint, Target};
 use tfreq::{DecodeOptions, Error};
 
@@ -101,9 +102,9 @@ fn manifest_files_list_every_record_with_its_kind() {
 
 #[test]
 fn loader_limits_are_findings() {
+    let limits = warmup::file_findings;
     let codes = |file: &str| -> Vec<&'static str> {
-        detailed(read("tfrecord", file))
-            .findings
+        limits(&detailed(read("tfrecord", file)))
             .iter()
             .map(|f| f.code.as_str())
             .collect()
@@ -123,14 +124,14 @@ fn loader_limits_are_findings() {
     let c = detailed(many);
     assert_eq!(c.entries.len(), 1001);
     assert_eq!(
-        c.findings
+        limits(&c)
             .iter()
             .map(|f| f.code.as_str())
             .collect::<Vec<_>>(),
         vec!["TOO_MANY_RECORDS"]
     );
     let exactly: Vec<u8> = rec.repeat(1000);
-    assert!(detailed(exactly).findings.is_empty());
+    assert!(limits(&detailed(exactly)).is_empty());
 }
 
 #[test]

@@ -629,12 +629,8 @@ fn values_equal(a: &Tensor, wa: WireFormat, b: &Tensor, wb: WireFormat) -> bool 
     let (ea, eb) = (a.elements(wa), b.elements(wb));
     // Equal runs of wire bytes (one dtype) are equal values: a memcmp, not a
     // gigabyte of element-by-element reads.
-    if ea.fill == eb.fill && ea.stored == eb.stored {
-        if let (Some((kx, x)), Some((ky, y))) = (ea.stored_run(), eb.stored_run()) {
-            if kx == ky && crate::par::bytes_eq(x, y) {
-                return true;
-            }
-        }
+    if ea.same_stored_run(&eb) {
+        return true;
     }
     let readable =
         |e: &crate::model::Elements| !matches!(e.fill, Fill::BadShape | Fill::BadContent);

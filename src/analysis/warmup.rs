@@ -1,8 +1,9 @@
 //! TF Serving's warm-up loader limits (formats.md §5.2), checked on the record kinds
-//! of a TFRecord warm-up file.
+//! of a TFRecord warm-up file ([`file_findings`] of a file `formats` read).
 
 use crate::analysis::{Code, Finding, Severity};
 use crate::formats::prediction_log::LogKind;
+use crate::formats::{Container, ContainerKind};
 
 /// `EMPTY_INPUT`: classify, regress and multi-inference warm-up records whose
 /// `tensorflow.serving.Input` holds no `Example` (no `input`, or an empty example list).
@@ -14,7 +15,7 @@ use crate::formats::prediction_log::LogKind;
 /// use tfreq::formats::{load_detailed, Hint};
 /// let bytes = tfreq::io::read_input("tests/data/check/warmup_classify_empty.tfrecord".as_ref())?;
 /// let c = load_detailed(bytes, Default::default(), Hint::Auto)?;
-/// let codes: Vec<_> = c.findings.iter().map(|f| f.code.as_str()).collect();
+/// let codes: Vec<_> = tfreq::analysis::warmup::empty_inputs(&c.entries).iter().map(|f| f.code.as_str()).collect();
 /// assert_eq!(codes, ["EMPTY_INPUT", "EMPTY_INPUT"]);
 /// # Ok::<(), tfreq::Error>(())
 /// ```
@@ -80,6 +81,35 @@ fn fields(b: &bytes::Bytes, want: u32) -> Option<Vec<bytes::Bytes>> {
 
 /// `WarmupConsts::kMaxNumRecords`: the 1001st record fails the model load.
 pub const MAX_RECORDS: usize = 1000;
+
+/// The findings of TF Serving's warm-up loader about a file read by
+/// [`crate::formats::load_detailed`]: for a TFRecord file (or unframed logs), the
+/// [`limits`] of its record kinds, then its [`empty_inputs`]; none for other containers.
+///
+/// ```
+/// use tfreq::formats::{load_detailed, Hint};
+/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_unsupported.tfrecord".as_ref())?;
+/// let c = load_detailed(bytes, Default::default(), Hint::Auto)?;
+/// let codes: Vec<_> = tfreq::analysis::warmup::file_findings(&c).iter().map(|f| f.code.as_str()).collect();
+/// assert_eq!(codes, ["UNSUPPORTED_LOG_TYPE", "UNSUPPORTED_LOG_TYPE"]);
+/// # Ok::<(), tfreq::Error>(())
+/// ```
+pub fn file_findings(c: &Container) -> Vec<Finding> {
+    if !matches!(
+        c.kind,
+        ContainerKind::TfRecord | ContainerKind::UnframedLogs
+    ) {
+        return Vec::new();
+    }
+    let kinds: Vec<LogKind> = c
+        .entries
+        .iter()
+        .map(|e| e.log_kind.unwrap_or(LogKind::None))
+        .collect();
+    let mut out = limits(&kinds);
+    out.extend(empty_inputs(&c.entries));
+    out
+}
 
 /// The findings about a warm-up file whose records have these kinds, in file order:
 /// more than [`MAX_RECORDS`] records (`TOO_MANY_RECORDS`), kinds the classic warm-up

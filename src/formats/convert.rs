@@ -5,7 +5,7 @@
 //! TFRecord file. A `predict_log` record has its request converted (or scrubbed) in
 //! place, its `log_metadata` and other fields kept; classify, regress,
 //! multi-inference, session-run, streamed and log-type-less records are copied as they
-//! are, or scrubbed when scrubbing ([`crate::scrub::scrub_log_record`]).
+//! are, or scrubbed when scrubbing ([`crate::formats::scrub_log::scrub_log_record`]).
 //!
 //! What the target cannot carry — a dtype EAS lacks, TF Serving's `model_spec` name and
 //! version, `client_id` / `request_options` / `predict_streamed_options`, tensor
@@ -42,12 +42,13 @@ use crate::formats::detect::{detect, unframed_records, Source};
 use crate::formats::prediction_log::{
     beside_request, encode_predict_log, replace_predict_request, LogKind,
 };
+use crate::formats::scrub_log::scrub_log_record;
 use crate::formats::tfrecord::{write_record, Records};
 use crate::formats::{
     entries_from, log_entry, set_model_name, style_for, ContainerKind, Content, Target,
 };
 use crate::model::{Kind, Message, WireFormat};
-use crate::scrub::{scrub, scrub_log_record, FillMode};
+use crate::scrub::{scrub, FillMode};
 
 /// What to do besides converting.
 #[derive(Debug, Clone, Default)]

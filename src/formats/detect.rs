@@ -46,9 +46,9 @@ use std::path::Path;
 
 use bytes::Bytes;
 
-use crate::analysis::{Code, Finding, Severity};
 use crate::decode::{decode_with, DecodeOptions};
 use crate::error::Error;
+use crate::finding::{Code, Finding, Severity};
 use crate::formats::prediction_log::LogKind;
 use crate::formats::{rest_json, text, text_format, tfrecord, ContainerKind};
 use crate::model::{Kind, WireFormat};

@@ -13,6 +13,7 @@ pub mod convert;
 pub mod detect;
 pub mod prediction_log;
 pub mod rest_json;
+pub mod scrub_log;
 pub mod text;
 pub mod text_format;
 pub mod tfrecord;
@@ -23,10 +24,10 @@ pub mod savedmodel;
 
 use bytes::Bytes;
 
-use crate::analysis::{Code, Finding};
 use crate::decode::{decode_with, DecodeOptions};
 use crate::encode::{encode, TfsEncoding};
 use crate::error::Error;
+use crate::finding::{Code, Finding};
 use crate::model::{Kind, Message, WireFormat};
 use prediction_log::{LogKind, PredictionLog};
 use tfrecord::Records;
@@ -119,15 +120,16 @@ impl Entry {
     }
 }
 
-/// A whole file: its kind, every entry, and findings about the file as a whole (TF
-/// Serving's warm-up limits for a TFRecord file).
+/// A whole file: its kind, every entry, and what detection found about the file as a
+/// whole (an empty warm-up file, readings that agree).
 #[derive(Debug, Clone)]
 pub struct Container {
     /// What kind of file it is.
     pub kind: ContainerKind,
     /// Every entry, in file order.
     pub entries: Vec<Entry>,
-    /// Findings about the file as a whole.
+    /// Detection's findings about the file as a whole (TF Serving's warm-up limits are
+    /// [`crate::analysis::warmup::file_findings`]).
     pub findings: Vec<Finding>,
 }
 
@@ -217,7 +219,7 @@ impl Iterator for Entries {
                         if det.agree {
                             self.findings.push(Finding::new(
                                 Code::ReadingsAgree,
-                                crate::analysis::Severity::Note,
+                                crate::finding::Severity::Note,
                                 "the bytes read the same as an EAS and a TF Serving request (the same signature and fetches, no feeds); shown as EAS",
                             ));
                         }
@@ -401,7 +403,8 @@ pub fn entries_from(
     })
 }
 
-/// Reads a whole file: every entry, and the warm-up findings of a TFRecord file.
+/// Reads a whole file: every entry, and what detection found about the file (TF
+/// Serving's warm-up limits are verdicts: [`crate::analysis::warmup::file_findings`]).
 ///
 /// ```
 /// use tfreq::formats::{load_detailed, ContainerKind, Hint};
@@ -409,7 +412,8 @@ pub fn entries_from(
 /// let c = load_detailed(bytes, Default::default(), Hint::Auto)?;
 /// assert_eq!(c.kind, ContainerKind::TfRecord);
 /// assert_eq!(c.entries.len(), 6);
-/// assert!(c.findings.iter().any(|f| f.code == "NO_LOG_TYPE"));
+/// let limits = tfreq::analysis::warmup::file_findings(&c);
+/// assert!(limits.iter().any(|f| f.code.as_str() == "NO_LOG_TYPE"));
 /// # Ok::<(), tfreq::Error>(())
 /// ```
 pub fn load_detailed(bytes: Bytes, opts: DecodeOptions, hint: Hint) -> Result<Container, Error> {
@@ -425,19 +429,7 @@ pub fn load_detailed_from(
     let mut it = entries_from(bytes, opts, src)?;
     let kind = it.kind();
     let entries: Vec<Entry> = it.by_ref().collect::<Result<_, _>>()?;
-    let mut findings = it.findings().to_vec();
-    let limits = if matches!(kind, ContainerKind::TfRecord | ContainerKind::UnframedLogs) {
-        let kinds: Vec<LogKind> = entries
-            .iter()
-            .map(|e| e.log_kind.unwrap_or(LogKind::None))
-            .collect();
-        let mut f = crate::analysis::warmup::limits(&kinds);
-        f.extend(crate::analysis::warmup::empty_inputs(&entries));
-        f
-    } else {
-        Vec::new()
-    };
-    findings.extend(limits);
+    let findings = it.findings().to_vec();
     Ok(Container {
         kind,
         entries,

@@ -17,6 +17,8 @@
 
 use bytes::Bytes;
 
+pub use crate::error::TfRecordError;
+
 /// Bytes of a record header: length (8) + its masked CRC (4).
 pub const HEADER_LEN: usize = 12;
 /// Bytes of a record footer: the data's masked CRC.
@@ -42,87 +44,6 @@ pub fn unmask(masked: u32) -> u32 {
 /// The masked CRC-32C of `data`, as stored in a TFRecord.
 pub fn masked_crc(data: &[u8]) -> u32 {
     mask(crc32c::crc32c(data))
-}
-
-/// Why a TFRecord file could not be read. Every variant names the record (counted
-/// from 0) and the byte offset in the file where that record starts.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum TfRecordError {
-    /// The file ends inside a record's 12-byte header.
-    #[error(
-        "TFRecord record {record} at byte {offset}: truncated header ({available} of 12 bytes)"
-    )]
-    TruncatedHeader {
-        /// Record number.
-        record: usize,
-        /// Byte offset of the record.
-        offset: usize,
-        /// Bytes left in the file.
-        available: usize,
-    },
-    /// The masked CRC of the length does not match: corrupted, or not a TFRecord file.
-    #[error("TFRecord record {record} at byte {offset}: length checksum mismatch (stored {stored:#010x}, computed {computed:#010x}){hint}",
-        hint = if *offset == 0 { "; is this a TFRecord file?" } else { "" })]
-    LengthCrc {
-        /// Record number.
-        record: usize,
-        /// Byte offset of the record.
-        offset: usize,
-        /// Masked CRC stored in the file.
-        stored: u32,
-        /// Masked CRC of the 8 length bytes.
-        computed: u32,
-    },
-    /// The length claims more bytes than the file has left (a truncated file, or an
-    /// absurd length).
-    #[error("TFRecord record {record} at byte {offset}: truncated: length {length} needs {needed} more bytes, only {available} left")]
-    Truncated {
-        /// Record number.
-        record: usize,
-        /// Byte offset of the record.
-        offset: usize,
-        /// The data length claimed.
-        length: u64,
-        /// Bytes needed after the header (data + footer).
-        needed: u64,
-        /// Bytes left after the header.
-        available: usize,
-    },
-    /// The masked CRC of the data does not match.
-    #[error("TFRecord record {record} at byte {offset}: data checksum mismatch (stored {stored:#010x}, computed {computed:#010x}); the record is corrupted")]
-    DataCrc {
-        /// Record number.
-        record: usize,
-        /// Byte offset of the record.
-        offset: usize,
-        /// Masked CRC stored in the file.
-        stored: u32,
-        /// Masked CRC of the data.
-        computed: u32,
-    },
-}
-
-impl TfRecordError {
-    /// The record number (from 0).
-    pub fn record(&self) -> usize {
-        match self {
-            TfRecordError::TruncatedHeader { record, .. }
-            | TfRecordError::LengthCrc { record, .. }
-            | TfRecordError::Truncated { record, .. }
-            | TfRecordError::DataCrc { record, .. } => *record,
-        }
-    }
-
-    /// The byte offset of the record in the file.
-    pub fn offset(&self) -> usize {
-        match self {
-            TfRecordError::TruncatedHeader { offset, .. }
-            | TfRecordError::LengthCrc { offset, .. }
-            | TfRecordError::Truncated { offset, .. }
-            | TfRecordError::DataCrc { offset, .. } => *offset,
-        }
-    }
 }
 
 /// One record read from a file.

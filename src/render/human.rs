@@ -355,7 +355,7 @@ pub fn write_coverage(
             if cov.skipped == 1 {
                 "1 entry".to_string()
             } else {
-                format!("{} entries", crate::io::group_digits(cov.skipped))
+                format!("{} entries", crate::digits::group_digits(cov.skipped))
             }
         ));
     }
@@ -402,7 +402,7 @@ pub fn write_coverage(
             writeln!(
                 out,
                 "  {:>8}  {}  (first: {})",
-                crate::io::group_digits(*n),
+                crate::digits::group_digits(*n),
                 shapes.join(", "),
                 cov.describe(*first)
             )?;

@@ -4,10 +4,12 @@
 pub mod escape;
 pub mod human;
 pub mod json;
-pub mod pyfloat;
 pub mod report;
 pub mod signature;
 pub mod text;
+
+/// Python's float text, which the model's `Display` uses too (it lives below the model).
+pub use crate::pyfloat;
 
 /// `1 error`, `2 errors`, `12,345 requests`: a count with its noun, grammatical, with
 /// digit groups.
@@ -18,5 +20,5 @@ pub mod text;
 /// ```
 pub fn plural(n: u64, what: &str) -> String {
     let s = if n == 1 { "" } else { "s" };
-    format!("{} {what}{s}", crate::io::group_digits(n))
+    format!("{} {what}{s}", crate::digits::group_digits(n))
 }

@@ -1,10 +1,13 @@
-//! The wire layer: generated prost types for every `.proto` in `proto/`, the
-//! descriptor pool the text printer walks, and the hand-written reader/writer the
-//! request codec uses.
+//! The wire layer, the crate's leaf (it uses no other module of the crate): the two
+//! wire formats and message kinds, generated prost types for every `.proto` in
+//! `proto/`, the descriptor pool the text printer walks, the hand-written
+//! reader/writer the request codec uses, and their error ([`error::DecodeError`]).
 
+pub mod error;
 pub mod reader;
 pub mod writer;
 
+use std::fmt;
 use std::sync::OnceLock;
 
 use prost_reflect::DescriptorPool;
@@ -60,12 +63,67 @@ pub fn pool() -> &'static DescriptorPool {
 }
 
 /// The full protobuf name of a wire format's message.
-pub fn message_name(wire: crate::WireFormat, kind: crate::Kind) -> &'static str {
-    use crate::{Kind, WireFormat};
+pub fn message_name(wire: WireFormat, kind: Kind) -> &'static str {
     match (wire, kind) {
         (WireFormat::Eas, Kind::Request) => "tfreq.eas.PredictRequest",
         (WireFormat::Eas, Kind::Response) => "tfreq.eas.PredictResponse",
         (WireFormat::TfServing, Kind::Request) => "tensorflow.serving.PredictRequest",
         (WireFormat::TfServing, Kind::Response) => "tensorflow.serving.PredictResponse",
+    }
+}
+
+/// The two protobuf wire formats tfreq reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WireFormat {
+    /// PAI-EAS `PredictRequest` / `PredictResponse` (values in `ArrayProto`).
+    Eas,
+    /// TF Serving `tensorflow.serving.PredictRequest` / `PredictResponse` (`TensorProto`).
+    TfServing,
+}
+
+impl WireFormat {
+    /// The name used on the command line and in JSON (`eas`, `tf-serving`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WireFormat::Eas => "eas",
+            WireFormat::TfServing => "tf-serving",
+        }
+    }
+}
+
+impl fmt::Display for WireFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            WireFormat::Eas => "EAS",
+            WireFormat::TfServing => "TF Serving",
+        })
+    }
+}
+
+/// Request or response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// A `PredictRequest`.
+    Request,
+    /// A `PredictResponse`.
+    Response,
+}
+
+impl Kind {
+    /// `request` or `response`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Request => "request",
+            Kind::Response => "response",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::Request => "PredictRequest",
+            Kind::Response => "PredictResponse",
+        })
     }
 }

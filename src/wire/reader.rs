@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 
-use crate::error::{DecodeError, DecodeErrorKind};
+use crate::wire::error::{DecodeError, DecodeErrorKind};
 
 /// How deep messages may nest (as protobuf C++).
 pub const RECURSION_LIMIT: usize = 100;

@@ -1,8 +1,6 @@
 //! Protobuf wire writing primitives: sizes first, then bulk writes into one
 //! exact-size buffer.
 
-use crate::model::{Elems, LeElem};
-
 /// Bytes a varint takes.
 #[inline]
 pub fn varint_len(v: u64) -> usize {
@@ -60,28 +58,6 @@ pub fn put_varint_field(out: &mut Vec<u8>, field: u32, v: u64) {
     put_varint(out, v);
 }
 
-/// Appends fixed-width elements little-endian, in bulk.
-pub fn put_le_elems<T: LeElem>(out: &mut Vec<u8>, e: &Elems<T>) {
-    match e {
-        Elems::Le(b) => out.extend_from_slice(b),
-        Elems::Vec(v) => put_le_slice(out, v),
-    }
-}
-
-/// Appends a slice little-endian, in bulk: on little-endian machines one `memcpy`
-/// ([`LeElem::le_view`]), else one resize and a loop the compiler vectorises.
-pub fn put_le_slice<T: LeElem>(out: &mut Vec<u8>, v: &[T]) {
-    if let Some(b) = T::le_view(v) {
-        out.extend_from_slice(b);
-        return;
-    }
-    let start = out.len();
-    out.resize(start + v.len() * T::SIZE, 0);
-    for (c, x) in out[start..].chunks_exact_mut(T::SIZE).zip(v) {
-        x.write_le(c);
-    }
-}
-
 /// Sum of varint sizes.
 pub fn varints_len(it: impl Iterator<Item = u64>) -> usize {
     it.map(varint_len).sum()
@@ -90,25 +66,6 @@ pub fn varints_len(it: impl Iterator<Item = u64>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bulk_le_writes_match_element_writes() {
-        fn check<T: LeElem>(v: &[T]) {
-            let mut bulk = vec![9u8];
-            put_le_slice(&mut bulk, v);
-            let mut each = vec![9u8];
-            for &x in v {
-                x.put_le(&mut each);
-            }
-            assert_eq!(bulk, each);
-        }
-        check(&[1.5f32, -0.0, f32::NAN, f32::MAX]);
-        check(&[1.5f64, -2.25]);
-        check(&[1i32, -1, i32::MIN]);
-        check(&[u64::MAX, 7]);
-        check(&[0x1234u16, 0xfffe]);
-        check::<i8>(&[]);
-    }
 
     #[test]
     fn varint_lengths() {

@@ -134,8 +134,10 @@ fn load_into(
         let mut src = Source::for_path(p, how.from.format());
         src.rest = rest_dtypes(how.model, &json_signature(&bytes), how.dtypes)?;
         src.dtype_options = true;
-        let c = tfreq::formats::load_detailed_from(bytes, DecodeOptions::default(), &src)
+        let mut c = tfreq::formats::load_detailed_from(bytes, DecodeOptions::default(), &src)
             .map_err(|e| in_file(&file, e))?;
+        let limits = tfreq::analysis::warmup::file_findings(&c);
+        c.findings.extend(limits);
         let findings = c.findings;
         let records: Vec<Record> = c
             .entries

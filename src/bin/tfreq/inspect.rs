@@ -232,6 +232,8 @@ fn load_one(
     src.rest = rest_dtypes(a.model.as_deref(), &json_signature(&bytes), &a.dtypes)?;
     src.dtype_options = true;
     let mut c = load_detailed_from(bytes, opts, &src).map_err(|e| in_file(label, e))?;
+    let limits = tfreq::analysis::warmup::file_findings(&c);
+    c.findings.extend(limits);
     let mut problems: Vec<Vec<_>> = c
         .entries
         .iter()

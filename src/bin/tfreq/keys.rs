@@ -81,7 +81,8 @@ fn count(
         crate::common::count(files.len() as u64, "file"),
         human_size(total)
     ));
-    let cov = KeyCounts::count_files_lenient(&paths, keep, rest, how.from.format(), input.max_size);
+    let cov =
+        tfreq::scan::count_files_lenient(&paths, keep, rest, how.from.format(), input.max_size);
     drop(progress);
     for u in &cov.unreadable {
         report_error(&crate::common::in_file(

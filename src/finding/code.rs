@@ -16,7 +16,7 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
-use crate::analysis::Severity;
+use crate::finding::Severity;
 
 /// The commands that report a code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,10 +1,11 @@
-//! Floats as Python's `text_format` writes them (protobuf 3.20, pure Python).
+//! Floats as Python's `text_format` writes them (protobuf 3.20, pure Python): a leaf
+//! the model's `Display` and the renderers share (`render::pyfloat` re-exports it).
 //!
 //! `float` fields: the shortest `%.{p}g` (p = 6, 7, …) that reads back to the same
 //! float32, printed as Python `repr` prints that double. `double` fields: `repr`.
 //!
 //! ```
-//! use tfreq::render::pyfloat::{f32_text, f64_repr};
+//! use tfreq::pyfloat::{f32_text, f64_repr};
 //! assert_eq!(f32_text(0.2), "0.2");
 //! assert_eq!(f32_text(1.0), "1.0");
 //! assert_eq!(f32_text(123456789.0), "123456790.0");

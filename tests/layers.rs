@@ -1,0 +1,229 @@
+//! The library's layers only look down: each top-level module of `src/` may name (`crate::x`)
+//! only modules of a lower layer. This test fails on a new upward or cyclic import, and on a
+//! top-level module the table below does not place.
+//!
+//! The order (README, "The pipeline"): wire → model → decode / encode / builder → formats →
+//! analysis → render; `src/bin/` (the CLI) sits on top and uses the public API only.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Layer of every top-level module, lowest first. A module may use modules of a strictly
+/// lower layer.
+const LAYERS: &[(&str, u32)] = &[
+    ("par", 0),
+    ("dtype", 0),
+    ("pyfloat", 0),
+    ("digits", 0),
+    ("minifloat", 1),
+    ("wire", 1),
+    ("model", 2),
+    ("signature", 2),
+    ("finding", 2),
+    ("error", 3),
+    ("io", 4),
+    ("decode", 4),
+    ("encode", 4),
+    ("builder", 5),
+    ("scrub", 6),
+    ("formats", 7),
+    ("analysis", 8),
+    ("render", 9),
+    ("scan", 9),
+    ("net", 10),
+];
+
+/// Pairs the order alone would allow but the design does not: analysis is pure (no files,
+/// no threads: the CLI reads inputs and hands over bytes or models).
+const FORBIDDEN: &[(&str, &str)] = &[("analysis", "io"), ("analysis", "par"), ("render", "io")];
+
+/// Not layers: the crate root (re-exports) and the fuzzing entry points (tests of everything).
+const OUTSIDE: &[&str] = &["lib", "bin", "fuzzing"];
+
+fn top_module(rel: &Path) -> String {
+    let first = rel
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy();
+    first.strip_suffix(".rs").unwrap_or(&first).to_string()
+}
+
+/// The code of a file without `#[cfg(test)]` modules and comments.
+fn code_of(text: &str) -> String {
+    let text = text.split("#[cfg(test)]").next().unwrap_or("");
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What the crate root re-exports: `pub use module::{A, b::C};` maps `A` and `C` to `module`.
+fn root_reexports(lib_rs: &str) -> BTreeMap<String, String> {
+    let mut map = BTreeMap::new();
+    for stmt in code_of(lib_rs).split(';') {
+        let Some(path) = stmt.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let Some((module, items)) = path.split_once("::") else {
+            continue;
+        };
+        for item in items.split([',', '{', '}']) {
+            let name = item.trim().rsplit("::").next().unwrap_or("").trim();
+            if !name.is_empty() {
+                map.insert(name.to_string(), module.trim().to_string());
+            }
+        }
+    }
+    map
+}
+
+/// Top-level modules named as `crate::name` or inside `crate::{a, b::c}` (names the crate
+/// root re-exports, such as `crate::Message`, are kept as written and resolved by the caller).
+fn used_modules(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("crate::") {
+        rest = &rest[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for item in group[..end].split(',') {
+                let name: String = item
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                out.push(name);
+            }
+        } else {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            out.push(name);
+        }
+    }
+    out.retain(|n| !n.is_empty());
+    out
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every `.rs` file of `src/`: its path under `src/`, its top-level module, its text.
+fn src_files() -> Vec<(std::path::PathBuf, String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files
+        .into_iter()
+        .map(|f| {
+            let rel = f.strip_prefix(&src).unwrap().to_path_buf();
+            let from = top_module(&rel);
+            let text = std::fs::read_to_string(&f).unwrap();
+            (rel, from, text)
+        })
+        .collect()
+}
+
+#[test]
+fn layers_only_look_down() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let layer: BTreeMap<&str, u32> = LAYERS.iter().copied().collect();
+    let reexports = root_reexports(&std::fs::read_to_string(src.join("lib.rs")).unwrap());
+    let mut problems = Vec::new();
+    for (rel, from, text) in src_files() {
+        if OUTSIDE.contains(&from.as_str()) {
+            continue;
+        }
+        let Some(&lf) = layer.get(from.as_str()) else {
+            problems.push(format!(
+                "{}: module `{from}` has no layer in tests/layers.rs",
+                rel.display()
+            ));
+            continue;
+        };
+        for name in used_modules(&code_of(&text)) {
+            let to = reexports.get(&name).cloned().unwrap_or(name);
+            if to == from || to == "self" || OUTSIDE.contains(&to.as_str()) && to != "fuzzing" {
+                continue;
+            }
+            match layer.get(to.as_str()) {
+                Some(_) if FORBIDDEN.contains(&(from.as_str(), to.as_str())) => problems.push(format!(
+                    "{}: `{from}` uses `crate::{to}`, which tests/layers.rs forbids",
+                    rel.display()
+                )),
+                Some(&lt) if lt < lf => {}
+                Some(&lt) => problems.push(format!(
+                    "{}: `{from}` (layer {lf}) uses `crate::{to}` (layer {lt}): layers only look down",
+                    rel.display()
+                )),
+                None if to.starts_with(|c: char| c.is_ascii_uppercase()) => problems.push(format!(
+                    "{}: `{from}` uses `crate::{to}`, which the crate root does not re-export from a layer",
+                    rel.display()
+                )),
+                None => problems.push(format!(
+                    "{}: `{from}` uses `crate::{to}`, which is not a layer",
+                    rel.display()
+                )),
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "upward or unplaced imports:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// What the pure layer must not name even through `std` or a dependency: file access and
+/// threads (the callers above it read files and spread work over cores).
+const IMPURE: &[(&str, &[&str])] = &[(
+    "analysis",
+    &[
+        "std::fs",
+        "std::thread",
+        "thread::scope",
+        "thread::spawn",
+        "std::sync::mpsc",
+        "memmap2",
+        "File::open",
+    ],
+)];
+
+#[test]
+fn analysis_is_pure() {
+    let mut problems = Vec::new();
+    for (rel, from, text) in src_files() {
+        let Some((_, names)) = IMPURE.iter().find(|(m, _)| *m == from) else {
+            continue;
+        };
+        let code = code_of(&text);
+        for name in names.iter().filter(|n| code.contains(*n)) {
+            problems.push(format!("{}: `{from}` names `{name}`", rel.display()));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "file access or threads in a pure layer:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_check_sees_imports() {
+    let code = code_of("use crate::{model::Message, wire::reader::Reader};\nlet x = crate::render::x(); // crate::io\n");
+    assert_eq!(used_modules(&code), ["model", "wire", "render"]);
+}
