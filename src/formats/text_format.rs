@@ -58,6 +58,33 @@ fn line_column(text: &str, off: usize, first_line: usize) -> String {
     format!("line {line} column {col}:")
 }
 
+/// Whether `text` reads like protobuf text format at all: its first line that is
+/// neither blank nor a `#` comment starts with a field name followed by `:`, `{` or
+/// `<` (`inputs {`, `signature_name: "s"`). TOML (`[package]`, `name = "x"`) and prose
+/// do not, so an error about them can say what the file is rather than where a
+/// protobuf parser gave up.
+pub fn looks_like_text_format(text: &str) -> bool {
+    let Some(line) = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+    else {
+        return false;
+    };
+    let name_end = line
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(line.len());
+    let first = line.chars().next();
+    name_end > 0
+        && first.is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && matches!(
+            line.get(name_end..)
+                .map(str::trim_start)
+                .and_then(|r| r.chars().next()),
+            Some(':' | '{' | '<')
+        )
+}
+
 /// Requests in text format, as `wire` (or whichever of EAS / TF Serving parses; both
 /// parsing is ambiguous and needs `wire`).
 pub fn from_text(text: &str, wire: Option<WireFormat>) -> Result<Vec<Message>, Error> {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use tfreq::formats::rest_json::{dtypes_from_model, from_json_lines, Dtypes};
-use tfreq::formats::text_format::from_text;
+use tfreq::formats::text_format::{self, from_text};
 use tfreq::formats::{set_model_name, write_with, Target};
 use tfreq::WireFormat;
 
@@ -75,15 +75,19 @@ pub fn run(a: Args) -> Outcome {
                 wire: in_wire,
                 ..DecodeOptions::default()
             };
-            // Text that is neither (detection parses it as both and fails) is read as
-            // the one build would take, so its parse error says line and column.
+            // Text that detection refuses is read as the one build would take, so its
+            // parse error says line and column, if it looks like that at all (TOML or
+            // prose gets detection's "not a request file (looks like ...)").
             let texty = tfreq::formats::text::looks_like_text(&bytes);
             let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+            let pbtext = texty
+                && std::str::from_utf8(&bytes).is_ok_and(text_format::looks_like_text_format);
             match detect(&bytes, opts, &src).map(|d| d.kind) {
                 Ok(ContainerKind::RestJson) => Kind::Json,
                 Ok(ContainerKind::TextFormat) => Kind::Text,
                 Ok(ContainerKind::Text) | Err(_) if texty && first == Some(&b'{') => Kind::Json,
-                Ok(ContainerKind::Text) | Err(_) if texty => Kind::Text,
+                Ok(ContainerKind::Text) if texty => Kind::Text,
+                Err(_) if pbtext => Kind::Text,
                 Err(e) => return Err(in_file(&label, e)),
                 Ok(k) => return Err(in_file(&label, Failure::msg(format!(
                     "is a {} file, not REST JSON or protobuf text: build reads those (tfreq convert reads request files)",
