@@ -343,7 +343,7 @@ impl<'a> Plan<'a> {
                             dtype: t.dtype,
                             wire: dst,
                         })?;
-                        let v = to_eas(d, canon);
+                        let v = to_eas(d, full_count(t, d, canon)?);
                         (None, if v.is_empty() { vec![] } else { vec![(ef, v)] }, &[])
                     }
                     WireFormat::TfServing => {
@@ -833,6 +833,61 @@ fn to_content(d: DType, v: &Values) -> Bytes {
         }
         Values::Bytes(_) => Bytes::new(),
     }
+}
+
+/// The most elements a short tensor is expanded to for EAS (64 Mi: 512 MiB of doubles).
+pub const MAX_EXPAND: u64 = 1 << 26;
+
+/// Canonical values filled to the shape's element count as TensorFlow reads them (the
+/// last value repeated, or the dtype's zero when there is none), for EAS: its
+/// open-source processor takes exactly the shape's count and aborts on anything else
+/// (`Proto2Tensor` in DeepRec-AI/DeepRec serving/processor/serving/util.cc). The full
+/// form means the same to every reader. Longer or exact lists are kept as they are.
+fn full_count<'a>(t: &Tensor, d: DType, v: Cow<'a, Values>) -> Result<Cow<'a, Values>, BuildError> {
+    let per = if pairs(d) { 2 } else { 1 };
+    let have = v.len() / per;
+    let Some(want) = t.shape.num_elements() else {
+        return Ok(v);
+    };
+    if want <= have as u64 {
+        return Ok(v);
+    }
+    if want > MAX_EXPAND {
+        return Err(BuildError::TooLargeToExpand {
+            name: t.name.clone(),
+            shape: t.shape.sizes(),
+            expected: want,
+            got: have,
+        });
+    }
+    let want = want as usize;
+    Ok(Cow::Owned(match v.as_ref() {
+        Values::F32(e) => Values::F32(Elems::Vec(repeat_last(e.to_vec(), per, want))),
+        Values::F64(e) => Values::F64(Elems::Vec(repeat_last(e.to_vec(), per, want))),
+        Values::I32(e) => Values::I32(repeat_last(e.to_vec(), per, want).into()),
+        Values::I64(e) => Values::I64(repeat_last(e.to_vec(), per, want).into()),
+        Values::U32(e) => Values::U32(repeat_last(e.to_vec(), per, want).into()),
+        Values::U64(e) => Values::U64(repeat_last(e.to_vec(), per, want).into()),
+        Values::Bool(e) => Values::Bool(repeat_last(e.clone(), per, want)),
+        Values::Bytes(e) => Values::Bytes(repeat_last(e.clone(), per, want)),
+        Values::Raw(e) => Values::Raw(repeat_last(e.to_vec(), per, want).into()),
+    }))
+}
+
+/// `v` (elements of `per` numbers each) extended to `want` elements by repeating its
+/// last element, or with defaults when it has none.
+fn repeat_last<T: Clone + Default>(mut v: Vec<T>, per: usize, want: usize) -> Vec<T> {
+    let have = v.len() / per;
+    v.truncate(have * per);
+    let last = match have.checked_sub(1) {
+        Some(i) => v.get(i * per..).map(<[T]>::to_vec).unwrap_or_default(),
+        None => vec![T::default(); per],
+    };
+    v.reserve(want.saturating_sub(have) * per);
+    for _ in have..want {
+        v.extend_from_slice(&last);
+    }
+    v
 }
 
 /// Canonical values → the EAS field's values (halves become floats, by convention).

@@ -25,6 +25,19 @@ pub enum BuildError {
         /// Values given.
         got: usize,
     },
+    /// Fewer values than the shape going to EAS, which takes only the full count,
+    /// when that count is more than [`crate::encode::MAX_EXPAND`].
+    #[error("feed {name:?}: shape {shape:?} holds {expected} values, got {got}; EAS takes only the full count, and tfreq writes at most {} values for one feed", crate::encode::MAX_EXPAND)]
+    TooLargeToExpand {
+        /// Feed name.
+        name: String,
+        /// The shape.
+        shape: Vec<i64>,
+        /// Product of the shape.
+        expected: u64,
+        /// Values given.
+        got: usize,
+    },
     /// A dim below zero.
     #[error("feed {name:?}: dim {index} of shape {shape:?} is negative")]
     NegativeDim {

@@ -399,3 +399,51 @@ fn library_write_refuses_what_it_cannot_carry() {
         "{err}"
     );
 }
+
+#[test]
+fn a_splat_goes_to_eas_as_the_full_count() {
+    // tests/data/tfs/splat.bin: make_tensor_proto(7.0, shape=[2, 3]), one float_val.
+    // TensorFlow repeats the last value; EAS's open-source processor takes exactly the
+    // shape's count and aborts otherwise (DeepRec-AI/DeepRec
+    // serving/processor/serving/util.cc, Proto2Tensor), so EAS gets all six.
+    let out = tfreq()
+        .args([
+            "convert",
+            "--wire",
+            "eas",
+            "--lossy",
+            &path("tfs/splat.bin"),
+            "-o",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let m = tfreq::decode(&out.stdout).unwrap();
+    assert_eq!(m.wire, tfreq::WireFormat::Eas);
+    let e = m.tensors[0].elements(m.wire);
+    assert_eq!((e.stored, e.fill), (6, tfreq::Fill::Exact));
+    assert_eq!(
+        (0..6).map(|i| e.get(i)).collect::<Vec<_>>(),
+        vec![Some(tfreq::Scalar::F32(7.0)); 6]
+    );
+
+    // No values at all: TensorFlow's zeros, written out.
+    let mut m = tfreq::decode(&read("tfs", "splat.bin")).unwrap();
+    m.model_spec = None;
+    m.tensors[0].fields.clear();
+    let (eas, _) = tfreq::formats::write_with(&[m.clone()], Target::Eas, false).unwrap();
+    let back = tfreq::decode(&eas).unwrap();
+    let e = back.tensors[0].elements(back.wire);
+    assert_eq!((e.stored, e.get(5)), (6, Some(tfreq::Scalar::F32(0.0))));
+
+    // A splat too large to write out is an error, not an allocation that kills the process.
+    let mut big = tfreq::decode(&read("tfs", "splat.bin")).unwrap();
+    big.model_spec = None;
+    big.tensors[0].shape = tfreq::model::Shape::from_sizes(&[1 << 20, 1 << 20]);
+    let err = tfreq::formats::write_with(&[big], Target::Eas, false).unwrap_err();
+    assert!(
+        err.to_string().contains("EAS takes only the full count"),
+        "{err}"
+    );
+}

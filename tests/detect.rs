@@ -360,11 +360,14 @@ fn text_that_is_no_request_file_is_refused() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     for (file, looks) in [("Cargo.toml", "TOML"), ("README.md", "Markdown")] {
         let p = root.join(file).display().to_string();
-        for args in every_command(&p) {
+        let built = tmp("built.bin").display().to_string();
+        let build = vec!["build".to_string(), p.clone(), "-o".into(), built];
+        for args in every_command(&p).into_iter().chain([build]) {
             let a: Vec<&str> = args.iter().map(String::as_str).collect();
             let (code, _, err) = run(&a);
             assert_eq!(code, 2, "{a:?}: {err}");
             assert!(err.contains("not a request file"), "{a:?}: {err}");
+            assert!(!err.contains(" column "), "{a:?}: {err}");
             assert!(err.contains(looks), "{a:?}: {err}");
         }
     }

@@ -220,3 +220,59 @@ fn json_parse_errors_give_line_and_column() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("line 2 column 5"), "{err}");
 }
+
+#[test]
+fn text_of_a_mixed_warmup_does_not_build_with_records_silently_dropped() {
+    // tests/data/tfrecord/warmup_mixed.tfrecord: 6 records written by tf.io.TFRecordWriter,
+    // 1 predict_log; the text of the other 5 is only their `# record N: ...` heading.
+    // Before: build wrote 1 record, exit 0, nothing said.
+    let dir = tempfile::tempdir().unwrap();
+    let mixed = data_dir().join("tfrecord/warmup_mixed.tfrecord");
+    let text = dir.path().join("mixed.txt");
+    std::fs::write(
+        &text,
+        ok(&["inspect", "--format", "text", mixed.to_str().unwrap()]),
+    )
+    .unwrap();
+    let out_file = dir.path().join("out.tfrecord");
+    let build = |lossy: bool| {
+        let mut args = vec![
+            "build",
+            text.to_str().unwrap(),
+            "-o",
+            out_file.to_str().unwrap(),
+        ];
+        if lossy {
+            args.push("--lossy");
+        }
+        tfreq().args(&args).output().unwrap()
+    };
+    let kinds = [
+        "record 1: classify_log",
+        "record 2: regress_log",
+        "record 3: multi_inference_log",
+        "record 4: none",
+        "record 5: none",
+    ];
+    let out = build(false);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!out_file.exists());
+    for k in kinds {
+        assert!(err.contains(k), "{k}: {err}");
+    }
+    assert!(err.contains("--lossy"), "{err}");
+    // --lossy writes the one request as a TFRecord and lists the five on stderr.
+    let out = build(true);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("left out (--lossy)"), "{err}");
+    for k in kinds {
+        assert!(err.contains(k), "{k}: {err}");
+    }
+    let bytes = bytes::Bytes::from(std::fs::read(&out_file).unwrap());
+    let c = tfreq::formats::load_detailed(bytes, Default::default(), tfreq::formats::Hint::Auto)
+        .unwrap();
+    assert_eq!(c.kind, tfreq::formats::ContainerKind::TfRecord);
+    assert_eq!(c.entries.len(), 1);
+}

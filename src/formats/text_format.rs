@@ -7,7 +7,8 @@
 //! in text format has no other order to keep).
 //!
 //! The text of a TFRecord file (sections headed `# record N: ...`) gives one request
-//! per `predict_log` section; other sections are skipped.
+//! per `predict_log` section; the other records' text is only their heading, and
+//! [`requests_from_text`] lists them so no caller drops them silently.
 //!
 //! ```
 //! use tfreq::formats::text_format::from_text;
@@ -58,9 +59,60 @@ fn line_column(text: &str, off: usize, first_line: usize) -> String {
     format!("line {line} column {col}:")
 }
 
+/// Whether `text` reads like protobuf text format at all: its first line that is
+/// neither blank nor a `#` comment starts with a field name followed by `:`, `{` or
+/// `<` (`inputs {`, `signature_name: "s"`). TOML (`[package]`, `name = "x"`) and prose
+/// do not, so an error about them can say what the file is rather than where a
+/// protobuf parser gave up.
+pub fn looks_like_text_format(text: &str) -> bool {
+    let Some(line) = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+    else {
+        return false;
+    };
+    let name_end = line
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(line.len());
+    let first = line.chars().next();
+    name_end > 0
+        && first.is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && matches!(
+            line.get(name_end..)
+                .map(str::trim_start)
+                .and_then(|r| r.chars().next()),
+            Some(':' | '{' | '<')
+        )
+}
+
 /// Requests in text format, as `wire` (or whichever of EAS / TF Serving parses; both
-/// parsing is ambiguous and needs `wire`).
+/// parsing is ambiguous and needs `wire`). Records the text has only a heading for
+/// are left out: [`requests_from_text`] lists them.
 pub fn from_text(text: &str, wire: Option<WireFormat>) -> Result<Vec<Message>, Error> {
+    requests_from_text(text, wire).map(|t| t.requests)
+}
+
+/// What a text gives: its requests, and the records it holds no request for.
+#[derive(Debug, Clone)]
+pub struct TextRequests {
+    /// The requests, in the text's order.
+    pub requests: Vec<Message>,
+    /// Each record whose text is only its heading (`# record 1: classify_log (not a
+    /// PredictRequest)`), as `record 1: classify_log`: the text cannot rebuild it.
+    pub skipped: Vec<String>,
+}
+
+/// [`from_text`], also listing the records the text holds no request for.
+///
+/// ```
+/// use tfreq::formats::text_format::requests_from_text;
+/// let text = "# record 0: predict_log request\nmodel_spec { signature_name: \"s\" }\n\n# record 1: classify_log (not a PredictRequest)\n";
+/// let t = requests_from_text(text, Some(tfreq::WireFormat::TfServing))?;
+/// assert_eq!((t.requests.len(), t.skipped.as_slice()), (1, &["record 1: classify_log".to_string()][..]));
+/// # Ok::<(), tfreq::Error>(())
+/// ```
+pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRequests, Error> {
     // prost-reflect's parser recurses once per level: bound the depth before it runs.
     crate::formats::detect::check_text_depth(text.as_bytes())?;
     // (heading, body, line number of the body's first line)
@@ -80,8 +132,10 @@ pub fn from_text(text: &str, wire: Option<WireFormat>) -> Result<Vec<Message>, E
     }
     sections.push(cur);
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
     for (head, body, first_line) in sections {
         if !head.is_empty() && !head.contains("predict_log") {
+            skipped.push(head.trim_end_matches(" (not a PredictRequest)").to_string());
             continue;
         }
         if head.is_empty() && body.trim().is_empty() {
@@ -116,7 +170,17 @@ pub fn from_text(text: &str, wire: Option<WireFormat>) -> Result<Vec<Message>, E
         out.push(m);
     }
     if out.is_empty() {
-        return Err(Error::Format("no request in the text".into()));
+        return Err(Error::Format(if skipped.is_empty() {
+            "no request in the text".into()
+        } else {
+            format!(
+                "no request in the text, only the headings of records that are not PredictRequests ({})",
+                skipped.join(", ")
+            )
+        }));
     }
-    Ok(out)
+    Ok(TextRequests {
+        requests: out,
+        skipped,
+    })
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use tfreq::formats::rest_json::{dtypes_from_model, from_json_lines, Dtypes};
-use tfreq::formats::text_format::from_text;
+use tfreq::formats::text_format::{self, requests_from_text};
 use tfreq::formats::{set_model_name, write_with, Target};
 use tfreq::WireFormat;
 
@@ -75,15 +75,19 @@ pub fn run(a: Args) -> Outcome {
                 wire: in_wire,
                 ..DecodeOptions::default()
             };
-            // Text that is neither (detection parses it as both and fails) is read as
-            // the one build would take, so its parse error says line and column.
+            // Text that detection refuses is read as the one build would take, so its
+            // parse error says line and column, if it looks like that at all (TOML or
+            // prose gets detection's "not a request file (looks like ...)").
             let texty = tfreq::formats::text::looks_like_text(&bytes);
             let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+            let pbtext = texty
+                && std::str::from_utf8(&bytes).is_ok_and(text_format::looks_like_text_format);
             match detect(&bytes, opts, &src).map(|d| d.kind) {
                 Ok(ContainerKind::RestJson) => Kind::Json,
                 Ok(ContainerKind::TextFormat) => Kind::Text,
                 Ok(ContainerKind::Text) | Err(_) if texty && first == Some(&b'{') => Kind::Json,
-                Ok(ContainerKind::Text) | Err(_) if texty => Kind::Text,
+                Ok(ContainerKind::Text) if texty => Kind::Text,
+                Err(_) if pbtext => Kind::Text,
                 Err(e) => return Err(in_file(&label, e)),
                 Ok(k) => return Err(in_file(&label, Failure::msg(format!(
                     "is a {} file, not REST JSON or protobuf text: build reads those (tfreq convert reads request files)",
@@ -101,6 +105,8 @@ pub fn run(a: Args) -> Outcome {
             ))
         }
     };
+    // Records of a TFRecord's text that hold only their heading (not PredictRequests).
+    let mut skipped = Vec::new();
     let (mut msgs, target) = match from {
         Kind::Json => {
             let target: Target = a.wire.map_or(Target::Eas, Into::into);
@@ -134,14 +140,16 @@ pub fn run(a: Args) -> Outcome {
             // The requests as the text says them, in their own wire format: nothing is
             // re-derived (a TensorFlow splat stays one value), so the bytes are the
             // source's wherever its encoding is canonical.
-            let mut msgs = from_text(text, in_wire).map_err(|e| in_file(&label, e))?;
+            let t = requests_from_text(text, in_wire).map_err(|e| in_file(&label, e))?;
+            let mut msgs = t.requests;
+            skipped = t.skipped;
             for m in &mut msgs {
                 m.fetches.extend(a.fetches.iter().cloned());
             }
             let target = match (a.wire, msgs.as_slice()) {
                 (Some(w), _) => w.into(),
-                (None, [m]) if m.wire == WireFormat::Eas => Target::Eas,
-                (None, [_]) => Target::TfServing,
+                (None, [m]) if skipped.is_empty() && m.wire == WireFormat::Eas => Target::Eas,
+                (None, [_]) if skipped.is_empty() => Target::TfServing,
                 _ => Target::TfRecord,
             };
             (msgs, target)
@@ -150,9 +158,23 @@ pub fn run(a: Args) -> Outcome {
     if let Some(name) = &a.model_name {
         msgs.iter_mut().for_each(|m| set_model_name(m, name));
     }
+    let skipped: Vec<String> = skipped
+        .into_iter()
+        .map(|r| {
+            format!("{r} (its text is only the heading; tfreq convert of the TFRecord keeps it)")
+        })
+        .collect();
+    if !skipped.is_empty() && !a.lossy {
+        let e = tfreq::Error::WouldLose {
+            target: target.as_str(),
+            left_out: skipped,
+        };
+        return Err(in_file(&label, lossy_hint(e)));
+    }
     let (data, left_out) =
         write_with(&msgs, target, a.lossy).map_err(|e| in_file(&label, lossy_hint(e)))?;
     write_output(a.output.as_deref(), &data)?;
+    let left_out: Vec<String> = skipped.into_iter().chain(left_out).collect();
     report_left_out(&label, "left out (--lossy)", &left_out);
     Ok(0)
 }
