@@ -858,6 +858,7 @@ fn full_count<'a>(t: &Tensor, d: DType, v: Cow<'a, Values>) -> Result<Cow<'a, Va
             shape: t.shape.sizes(),
             expected: want,
             got: have,
+            limit: MAX_EXPAND,
         });
     }
     let want = want as usize;

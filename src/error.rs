@@ -26,8 +26,8 @@ pub enum BuildError {
         got: usize,
     },
     /// Fewer values than the shape going to EAS, which takes only the full count,
-    /// when that count is more than [`crate::encode::MAX_EXPAND`].
-    #[error("feed {name:?}: shape {shape:?} holds {expected} values, got {got}; EAS takes only the full count, and tfreq writes at most {} values for one feed", crate::encode::MAX_EXPAND)]
+    /// when that count is more than `limit` (the encoder's `MAX_EXPAND`).
+    #[error("feed {name:?}: shape {shape:?} holds {expected} values, got {got}; EAS takes only the full count, and tfreq writes at most {limit} values for one feed")]
     TooLargeToExpand {
         /// Feed name.
         name: String,
@@ -37,6 +37,8 @@ pub enum BuildError {
         expected: u64,
         /// Values given.
         got: usize,
+        /// The most values the encoder writes out for one feed.
+        limit: u64,
     },
     /// A dim below zero.
     #[error("feed {name:?}: dim {index} of shape {shape:?} is negative")]
