@@ -1,0 +1,318 @@
+//! `tfreq send` and `tfreq replay` against the TensorFlow-backed server of tests/live/
+//! (tests/live/README.md). Ignored by a plain `cargo test`: tests/live/run.sh starts the
+//! server and runs them with `--include-ignored`, the ready file's path in
+//! `TFREQ_LIVE_READY`.
+#![cfg(feature = "net")]
+
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The tests run one at a time: the replay test reloads the faq model (a fresh session)
+/// and measures its cold start, which a concurrent call of another test would spoil.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+struct Live {
+    http: u64,
+    grpc: u64,
+    token: String,
+    _serial: MutexGuard<'static, ()>,
+}
+
+fn live() -> Live {
+    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let p = std::env::var("TFREQ_LIVE_READY").expect(
+        "TFREQ_LIVE_READY names the ready file of tests/live/server.py: run tests/live/run.sh",
+    );
+    let ready: Value =
+        serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}")))
+            .unwrap_or_else(|e| panic!("{p}: {e}"));
+    Live {
+        http: ready["http"].as_u64().expect("ready file: http"),
+        grpc: ready["grpc"].as_u64().expect("ready file: grpc"),
+        token: ready["token"].as_str().expect("ready file: token").into(),
+        _serial: serial,
+    }
+}
+
+impl Live {
+    fn eas(&self, model: &str) -> String {
+        format!("http://127.0.0.1:{}/api/predict/{model}", self.http)
+    }
+    fn grpc(&self) -> String {
+        format!("grpc://127.0.0.1:{}", self.grpc)
+    }
+    fn rest(&self, model: &str) -> String {
+        format!("http://127.0.0.1:{}/v1/models/{model}", self.http)
+    }
+    /// Runs the built tfreq with the server's token in TFREQ_TOKEN.
+    fn tfreq(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_tfreq"))
+            .args(args)
+            .args(["--timeout", "60"])
+            .env("TFREQ_TOKEN", &self.token)
+            .output()
+            .unwrap()
+    }
+    /// `POST /_live/reload/NAME`: a new session, no executor built yet.
+    fn reload(&self, model: &str) {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.http as u16)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+        write!(
+            s,
+            "POST /_live/reload/{model} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).unwrap();
+        assert!(
+            answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200"),
+            "{answer}"
+        );
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The FAQ production request over EAS (raw token and the SDK's signature), gRPC and
+/// REST, and the EAS warm-up page's seed request over EAS: each is answered, with its
+/// outputs named.
+#[test]
+#[ignore]
+fn send_over_eas_grpc_and_rest() {
+    let l = live();
+    let prod = "tests/data/eas/faq_prod.bin";
+    let (eas, grpc, rest) = (l.eas("faq"), l.grpc(), l.rest("faq"));
+    for args in [
+        vec!["send", prod, "--to", &eas],
+        vec!["send", prod, "--to", &eas, "--auth", "signed"],
+        vec!["send", prod, "--to", &grpc, "--model-name", "faq"],
+        vec!["send", prod, "--to", &rest],
+    ] {
+        let o = l.tfreq(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}\n{}", text(&o));
+        let out = stdout(&o);
+        for name in ["sorted_labels", "sorted_probs", "model_version_id"] {
+            assert!(
+                out.contains(name),
+                "{args:?}: {name} not in the answer\n{out}"
+            );
+        }
+    }
+    let seed = l.eas("seed");
+    for auth in ["raw", "signed"] {
+        let args = [
+            "send",
+            "tests/data/eas/seed_warm_up.bin",
+            "--to",
+            &seed,
+            "--auth",
+            auth,
+        ];
+        let o = l.tfreq(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}\n{}", text(&o));
+        let out = stdout(&o);
+        for name in ["sorted_labels", "sorted_probs"] {
+            assert!(
+                out.contains(name),
+                "{args:?}: {name} not in the answer\n{out}"
+            );
+        }
+    }
+}
+
+/// A wrong token is refused (exit 1, the server's message shown); a port nothing
+/// listens on is exit 2 at once, not a hang.
+#[test]
+#[ignore]
+fn wrong_token_and_closed_port() {
+    let l = live();
+    let eas = l.eas("faq");
+    for (auth, why) in [("raw", "invalid token"), ("signed", "signature mismatch")] {
+        let o = l.tfreq(&[
+            "send",
+            "tests/data/eas/faq_prod.bin",
+            "--to",
+            &eas,
+            "--token",
+            "wrong",
+            "--auth",
+            auth,
+        ]);
+        let all = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{auth}: {all}");
+        assert!(
+            all.contains("401") && all.contains("Unauthorized: ") && all.contains(why),
+            "{auth}: {all}"
+        );
+    }
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    }; // dropped: nothing listens on it any more
+    for to in [
+        format!("http://127.0.0.1:{port}/api/predict/faq"),
+        format!("grpc://127.0.0.1:{port}"),
+    ] {
+        let t0 = Instant::now();
+        let mut args = vec!["send", "tests/data/eas/faq_prod.bin", "--to", &to];
+        if to.starts_with("grpc:") {
+            args.extend(["--model-name", "faq"]);
+        }
+        let o = l.tfreq(&args);
+        let took = t0.elapsed();
+        let all = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{to}: {all}");
+        assert!(
+            all.contains(&port.to_string()),
+            "{to}: the message names the service\n{all}"
+        );
+        assert!(took < Duration::from_secs(10), "{to}: took {took:?}");
+    }
+}
+
+/// After a reload (a fresh session, as a redeployment), `replay faq_warmup faq_prod
+/// faq_warmup` measures faq_prod (which adds model_version_id: a new executor) cold and
+/// the warm-up's own request warm; `replay faq_prod faq_prod_reordered` (the same feed and
+/// fetch names in another order: the same executor) measures it warm. Five calls per
+/// production request: on a busy machine a single later call can be as slow as a cold one.
+#[test]
+#[ignore]
+fn replay_measures_the_faq_cold_start() {
+    let l = live();
+    let (eas, grpc) = (l.eas("faq"), l.grpc());
+    for (to, extra) in [(&eas, vec![]), (&grpc, vec!["--model-name", "faq"])] {
+        l.reload("faq");
+        let mut args = vec![
+            "replay",
+            "tests/data/eas/faq_warmup.bin",
+            "tests/data/eas/faq_prod.bin",
+            "tests/data/eas/faq_warmup.bin",
+            "--prod-count",
+            "5",
+            "--format",
+            "json",
+            "--to",
+            to,
+        ];
+        args.extend(&extra);
+        let o = l.tfreq(&args);
+        assert_eq!(o.status.code(), Some(1), "{to}: {}", text(&o));
+        let v: Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+        let p = &v["production"];
+        assert_eq!(
+            p[0]["cold"], true,
+            "{to}: faq_prod not measured cold: {v:#}"
+        );
+        assert_eq!(p[0]["static_verdict"], "new-executor", "{v:#}");
+        assert!(v.to_string().contains("MEASURED_COLD"), "{v:#}");
+        assert_eq!(
+            p[1]["cold"], false,
+            "{to}: the warm-up's request measured cold: {v:#}"
+        );
+        assert_eq!(v["cold"], 1, "{v:#}");
+
+        l.reload("faq");
+        let mut args = vec![
+            "replay",
+            "tests/data/eas/faq_prod.bin",
+            "tests/data/eas/faq_prod_reordered.bin",
+            "--prod-count",
+            "5",
+            "--format",
+            "json",
+            "--to",
+            to,
+        ];
+        args.extend(&extra);
+        let o = l.tfreq(&args);
+        assert_eq!(o.status.code(), Some(0), "{to}: {}", text(&o));
+        let v: Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+        assert_eq!(v["production"][0]["cold"], false, "{to}: {v:#}");
+        assert!(v.to_string().contains("MEASURED_WARM"), "{v:#}");
+        assert_eq!(v["cold"], 0, "{v:#}");
+    }
+}
+
+/// Adds `by` to the first number under the key `name` anywhere in a JSON document.
+fn shift_first_number(v: &mut Value, name: &str, by: f64) -> bool {
+    fn first_number(v: &mut Value, by: f64) -> bool {
+        match v {
+            Value::Number(n) => {
+                *v = serde_json::json!(n.as_f64().unwrap() + by);
+                true
+            }
+            Value::Array(a) => a.iter_mut().any(|x| first_number(x, by)),
+            _ => false,
+        }
+    }
+    match v {
+        Value::Object(m) => m.iter_mut().any(|(k, x)| {
+            if k == name {
+                first_number(x, by)
+            } else {
+                shift_first_number(x, name, by)
+            }
+        }),
+        Value::Array(a) => a.iter_mut().any(|x| shift_first_number(x, name, by)),
+        _ => false,
+    }
+}
+
+/// `send --save DIR` then `send --expect DIR` passes, over EAS (binary response) and REST
+/// (JSON); a changed expected value fails, naming the output.
+#[test]
+#[ignore]
+fn save_then_expect() {
+    let l = live();
+    let dir = tempfile::tempdir().unwrap();
+    let prod = "tests/data/eas/faq_prod.bin";
+    for (to, sub) in [(l.eas("faq"), "eas"), (l.rest("faq"), "rest")] {
+        let d = dir.path().join(sub);
+        let ds = d.to_str().unwrap();
+        let o = l.tfreq(&["send", prod, "--to", &to, "--save", ds]);
+        assert_eq!(o.status.code(), Some(0), "{to}: {}", text(&o));
+        let o = l.tfreq(&["send", prod, "--to", &to, "--expect", ds]);
+        assert_eq!(o.status.code(), Some(0), "{to}: {}", text(&o));
+        assert!(stdout(&o).contains("the answer matches"), "{}", text(&o));
+    }
+    // The REST answer is JSON: change one value of sorted_probs.
+    let saved = dir.path().join("rest/faq_prod.response.json");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    assert!(shift_first_number(&mut v, "sorted_probs", 0.01), "{v}");
+    let changed = dir.path().join("changed");
+    std::fs::create_dir(&changed).unwrap();
+    std::fs::write(changed.join("faq_prod.response.json"), v.to_string()).unwrap();
+    let rest = l.rest("faq");
+    let o = l.tfreq(&[
+        "send",
+        prod,
+        "--to",
+        &rest,
+        "--expect",
+        changed.to_str().unwrap(),
+    ]);
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    assert!(
+        all.contains("sorted_probs") && all.contains("OUTPUT_VALUES_DIFFER"),
+        "{all}"
+    );
+    assert!(!all.contains("the answer matches"), "{all}");
+}
