@@ -17,6 +17,8 @@
 
 use std::fmt;
 
+use crate::fields::{array_proto, tensor_proto};
+
 /// A TensorFlow `DataType` (numbers 0..=33 of `types.proto`, TF 2.21).
 ///
 /// `_REF` types and numbers no table knows are carried as a [`DTypeCode`].
@@ -138,32 +140,32 @@ impl ValueField {
     /// Field number in `tensorflow.TensorProto`.
     pub fn tf_number(self) -> u32 {
         match self {
-            ValueField::Float => 5,
-            ValueField::Double => 6,
-            ValueField::Int => 7,
-            ValueField::String => 8,
-            ValueField::SComplex => 9,
-            ValueField::Int64 => 10,
-            ValueField::Bool => 11,
-            ValueField::DComplex => 12,
-            ValueField::Half => 13,
-            ValueField::ResourceHandle => 14,
-            ValueField::Variant => 15,
-            ValueField::UInt32 => 16,
-            ValueField::UInt64 => 17,
-            ValueField::Float8 => 18,
+            ValueField::Float => tensor_proto::FLOAT_VAL,
+            ValueField::Double => tensor_proto::DOUBLE_VAL,
+            ValueField::Int => tensor_proto::INT_VAL,
+            ValueField::String => tensor_proto::STRING_VAL,
+            ValueField::SComplex => tensor_proto::SCOMPLEX_VAL,
+            ValueField::Int64 => tensor_proto::INT64_VAL,
+            ValueField::Bool => tensor_proto::BOOL_VAL,
+            ValueField::DComplex => tensor_proto::DCOMPLEX_VAL,
+            ValueField::Half => tensor_proto::HALF_VAL,
+            ValueField::ResourceHandle => tensor_proto::RESOURCE_HANDLE_VAL,
+            ValueField::Variant => tensor_proto::VARIANT_VAL,
+            ValueField::UInt32 => tensor_proto::UINT32_VAL,
+            ValueField::UInt64 => tensor_proto::UINT64_VAL,
+            ValueField::Float8 => tensor_proto::FLOAT8_VAL,
         }
     }
 
     /// Field number in the EAS `ArrayProto`, if it has this field.
     pub fn eas_number(self) -> Option<u32> {
         match self {
-            ValueField::Float => Some(3),
-            ValueField::Double => Some(4),
-            ValueField::Int => Some(5),
-            ValueField::String => Some(6),
-            ValueField::Int64 => Some(7),
-            ValueField::Bool => Some(8),
+            ValueField::Float => Some(array_proto::FLOAT_VAL),
+            ValueField::Double => Some(array_proto::DOUBLE_VAL),
+            ValueField::Int => Some(array_proto::INT_VAL),
+            ValueField::String => Some(array_proto::STRING_VAL),
+            ValueField::Int64 => Some(array_proto::INT64_VAL),
+            ValueField::Bool => Some(array_proto::BOOL_VAL),
             _ => None,
         }
     }

@@ -7,6 +7,7 @@ pub mod decode;
 pub mod dtype;
 pub mod encode;
 pub mod error;
+pub(crate) mod fields;
 pub mod formats;
 #[doc(hidden)]
 pub mod fuzzing;
