@@ -183,6 +183,57 @@ impl ValueField {
     }
 }
 
+/// The two 16-bit float dtypes, whose elements travel as bit patterns in
+/// `half_val` / `tensor_content` and as floats in an EAS `float_val`: the one place
+/// their conversions are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Float16 {
+    /// `DT_HALF` (IEEE binary16).
+    Half,
+    /// `DT_BFLOAT16`.
+    BFloat16,
+}
+
+impl DType {
+    /// How many numbers of its value field make one element: 2 for the complex
+    /// dtypes (real and imaginary part, in `scomplex_val` / `dcomplex_val` or an EAS
+    /// `float_val` / `double_val`), else 1.
+    pub(crate) fn numbers_per_element(self) -> usize {
+        match self {
+            DType::Complex64 | DType::Complex128 => 2,
+            _ => 1,
+        }
+    }
+}
+
+impl Float16 {
+    /// The 16-bit dtype `d` is, if it is one.
+    pub(crate) fn of(d: DType) -> Option<Float16> {
+        match d {
+            DType::Half => Some(Float16::Half),
+            DType::BFloat16 => Some(Float16::BFloat16),
+            _ => None,
+        }
+    }
+
+    /// `x` rounded to this type, as its bit pattern (round to nearest even, as
+    /// TensorFlow converts).
+    pub(crate) fn bits(self, x: f32) -> u16 {
+        match self {
+            Float16::Half => half::f16::from_f32(x).to_bits(),
+            Float16::BFloat16 => half::bf16::from_f32(x).to_bits(),
+        }
+    }
+
+    /// The value of a bit pattern of this type (exact in f32).
+    pub(crate) fn value(self, bits: u16) -> f32 {
+        match self {
+            Float16::Half => half::f16::from_bits(bits).to_f32(),
+            Float16::BFloat16 => half::bf16::from_bits(bits).to_f32(),
+        }
+    }
+}
+
 /// One row of the dtype table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DTypeInfo {

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use bytes::Bytes;
 
-use crate::dtype::{DType, DTypeInfo, ValueField};
+use crate::dtype::{DType, DTypeInfo, Float16, ValueField};
 use crate::error::BuildError;
 use crate::fields::{
     array_proto, array_shape, dim, eas_request, eas_response, int64_value, map_entry, model_spec,
@@ -46,7 +46,7 @@ pub enum TfsEncoding {
 /// req.add_feed("x", &[1, 2], DType::Float, vec![1.0f32, 2.0])?;
 /// req.add_fetch("y");
 /// let eas = encode(req.message(), WireFormat::Eas, TfsEncoding::Python)?;
-/// assert_eq!(eas, req.to_bytes());
+/// assert_eq!(eas, req.to_bytes()?);
 /// # Ok::<(), tfreq::BuildError>(())
 /// ```
 pub fn encode(msg: &Message, wire: WireFormat, style: TfsEncoding) -> Result<Vec<u8>, BuildError> {
@@ -380,7 +380,7 @@ impl<'a> Plan<'a> {
                     }
                     WireFormat::TfServing => {
                         let info = d.info();
-                        let n = canon.len() / if pairs(d) { 2 } else { 1 };
+                        let n = canon.len() / d.numbers_per_element();
                         let fill = t.shape.num_elements() == Some(n as u64);
                         let use_content = match style {
                             TfsEncoding::Python => info.python_content && fill && n > 1,
@@ -474,10 +474,6 @@ impl<'a> TensorUnknown<'a> {
             .filter(move |(j, _)| *j == i)
             .map(|(_, u)| *u)
     }
-}
-
-fn pairs(d: DType) -> bool {
-    matches!(d, DType::Complex64 | DType::Complex128)
 }
 
 fn field_number(f: ValueField, wire: WireFormat) -> u32 {
@@ -699,17 +695,10 @@ pub fn canonical<'a>(
         Some(v) => v,
         None => return Ok(Cow::Owned(Values::empty_for(info.tf_field))),
     };
-    Ok(match (d, v) {
-        (DType::Half, Values::F32(e)) => Cow::Owned(Values::I32(
-            e.iter()
-                .map(|x| half::f16::from_f32(x).to_bits() as i32)
-                .collect(),
-        )),
-        (DType::BFloat16, Values::F32(e)) => Cow::Owned(Values::I32(
-            e.iter()
-                .map(|x| half::bf16::from_f32(x).to_bits() as i32)
-                .collect(),
-        )),
+    Ok(match (Float16::of(d), v) {
+        (Some(h), Values::F32(e)) => {
+            Cow::Owned(Values::I32(e.iter().map(|x| h.bits(x) as i32).collect()))
+        }
         _ => Cow::Borrowed(v),
     })
 }
@@ -729,28 +718,26 @@ fn from_content(t: &Tensor, d: DType, info: &DTypeInfo, c: &Bytes) -> Result<Val
     if !c.len().is_multiple_of(sz) {
         return Err(bad());
     }
-    let chunks = c.chunks_exact(sz);
+    // Whole elements only (the length is a multiple of `sz`, checked above), so
+    // nothing is dropped or padded.
+    fn le<T: LeElem>(c: &[u8]) -> Vec<T> {
+        let mut v = Vec::new();
+        T::extend_from_le(&mut v, c);
+        v
+    }
     Ok(match d {
         Float | Complex64 => Values::F32(Elems::Le(c.clone())),
         Double | Complex128 => Values::F64(Elems::Le(c.clone())),
-        Int32 | QInt32 => Values::I32(chunks.map(<i32 as LeElem>::from_le).collect()),
-        Int16 | QInt16 => Values::I32(chunks.map(|b| <i16 as LeElem>::from_le(b) as i32).collect()),
+        Int32 | QInt32 => Values::I32(le::<i32>(c).into_iter().collect()),
+        Int16 | QInt16 => Values::I32(le::<i16>(c).into_iter().map(i32::from).collect()),
         UInt16 | QUInt16 | Half | BFloat16 => {
-            Values::I32(chunks.map(|b| <u16 as LeElem>::from_le(b) as i32).collect())
+            Values::I32(le::<u16>(c).into_iter().map(i32::from).collect())
         }
         Int8 | QInt8 | Int4 | Int2 => Values::I32(c.iter().map(|&b| b as i8 as i32).collect()),
         UInt8 | QUInt8 | UInt4 | UInt2 => Values::I32(c.iter().map(|&b| b as i32).collect()),
-        Int64 => Values::I64(
-            chunks
-                .map(|b| i64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
-                .collect(),
-        ),
-        UInt32 => Values::U32(chunks.map(<u32 as LeElem>::from_le).collect()),
-        UInt64 => Values::U64(
-            chunks
-                .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
-                .collect(),
-        ),
+        Int64 => Values::I64(le::<i64>(c).into_iter().collect()),
+        UInt32 => Values::U32(le::<u32>(c).into_iter().collect()),
+        UInt64 => Values::U64(le::<u64>(c).into_iter().collect()),
         Bool => Values::Bool(c.iter().map(|&b| b != 0).collect()),
         _ => Values::Raw(c.clone()),
     })
@@ -876,16 +863,9 @@ fn to_content(d: DType, v: &Values) -> Bytes {
 
 /// Canonical values → the EAS field's values (halves become floats, by convention).
 fn to_eas(d: DType, v: Cow<'_, Values>) -> Cow<'_, Values> {
-    match (d, v.as_ref()) {
-        (DType::Half, Values::I32(e)) => Cow::Owned(Values::F32(Elems::Vec(
-            e.iter()
-                .map(|x| half::f16::from_bits(x as u16).to_f32())
-                .collect(),
-        ))),
-        (DType::BFloat16, Values::I32(e)) => Cow::Owned(Values::F32(Elems::Vec(
-            e.iter()
-                .map(|x| half::bf16::from_bits(x as u16).to_f32())
-                .collect(),
+    match (Float16::of(d), v.as_ref()) {
+        (Some(h), Values::I32(e)) => Cow::Owned(Values::F32(Elems::Vec(
+            e.iter().map(|x| h.value(x as u16)).collect(),
         ))),
         _ => v,
     }
