@@ -95,7 +95,7 @@ fn encode(c: &mut Criterion) {
                 req.add_feed("x", &[1, N as i64], DType::Float, v)
                     .expect("feed");
                 req.add_fetch("y");
-                let out = req.to_bytes();
+                let out = req.to_bytes().unwrap();
                 total += t.elapsed();
                 drop(black_box(out));
             }
@@ -103,7 +103,9 @@ fn encode(c: &mut Criterion) {
         })
     });
     let req = float_request();
-    g.bench_function("eas_to_bytes", |b| b.iter(|| black_box(&req).to_bytes()));
+    g.bench_function("eas_to_bytes", |b| {
+        b.iter(|| black_box(&req).to_bytes().unwrap())
+    });
     g.bench_function("tfs_builder_to_tf_serving_bytes", |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
@@ -129,7 +131,7 @@ fn encode(c: &mut Criterion) {
 
 fn decode_group(c: &mut Criterion) {
     let req = float_request();
-    let eas = req.to_bytes();
+    let eas = req.to_bytes().unwrap();
     let tfs = req.to_tf_serving_bytes("m").expect("tfs");
     memcpy_group(c, "decode", &eas);
     let mut g = c.benchmark_group("decode");
@@ -154,7 +156,7 @@ fn decode_group(c: &mut Criterion) {
     r.add_feed("ids", &[1, N as i64], DType::Int32, ints())
         .expect("feed");
     r.add_fetch("y");
-    let int_eas = Bytes::from(r.to_bytes());
+    let int_eas = Bytes::from(r.to_bytes().unwrap());
     let mut g = c.benchmark_group("decode_varint");
     g.throughput(Throughput::Bytes(int_eas.len() as u64));
     g.bench_function("eas_int32_1m_bytes", |b| {
@@ -189,7 +191,7 @@ fn decode_group(c: &mut Criterion) {
     let mut r = TFRequest::new("serving_default");
     r.add_feed("ids", &[1, big.len() as i64], DType::Int32, big)
         .expect("feed");
-    let big_eas = Bytes::from(r.to_bytes());
+    let big_eas = Bytes::from(r.to_bytes().unwrap());
     let mut g = c.benchmark_group("decode_varint_64mb");
     g.sample_size(10);
     g.throughput(Throughput::Bytes(big_eas.len() as u64));
@@ -210,7 +212,7 @@ fn decode_group(c: &mut Criterion) {
 /// `float_val` of an EAS request decoded from `Bytes`), next to the same work on a
 /// `Vec<f32>` and a `memcpy` of the same 4 MB.
 fn values(c: &mut Criterion) {
-    let eas = Bytes::from(float_request().to_bytes());
+    let eas = Bytes::from(float_request().to_bytes().unwrap());
     let (msg, _) = decode_with(eas.clone(), DecodeOptions::default()).expect("decode");
     let tfreq::Values::F32(view) = msg.tensors[0].fields[0].1.clone() else {
         panic!("float_val")

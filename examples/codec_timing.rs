@@ -76,7 +76,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The request is returned with the bytes, so it too is dropped outside the timing.
     let eas_build = time_with_values(&values, reps, |v| {
         let req = build(v);
-        let bytes = req.to_bytes();
+        let bytes = req.to_bytes().expect("built by the builder");
         (req, bytes)
     });
     let tfs_build = time_with_values(&values, reps, |v| {
@@ -85,7 +85,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (req, bytes)
     });
     let req = build(values.clone());
-    let eas = req.to_bytes();
+    let eas = req.to_bytes()?;
     let tfs = req.to_tf_serving_bytes("m")?;
     let eas_b = Bytes::from(eas.clone());
     let tfs_b = Bytes::from(tfs.clone());

@@ -12,7 +12,7 @@
 //! req.add_feed("sentence1", &[200, 15], DType::Int32, vec![1i32; 3000])?;
 //! req.add_feed("keep_rate", &[], DType::Float, vec![0.2f32])?;
 //! req.add_fetch("sorted_labels");
-//! let eas: Vec<u8> = req.to_bytes();                          // EAS wire format
+//! let eas: Vec<u8> = req.to_bytes()?;                          // EAS wire format
 //! let tfs: Vec<u8> = req.to_tf_serving_bytes("my_model")?;    // TF Serving PredictRequest
 //! assert!(req.add_feed("keep_rate", &[], DType::Float, vec![0.5f32]).is_err()); // twice
 //! assert!(req.add_feed("ids", &[2, 2], DType::Int64, vec![1i64, 2, 3]).is_err()); // 3 != 4
@@ -24,7 +24,7 @@ use bytes::Bytes;
 use half::{bf16, f16};
 use num_complex::Complex;
 
-use crate::dtype::{DType, DTypeCode, ValueField};
+use crate::dtype::{DType, DTypeCode, Float16, ValueField};
 use crate::encode::{encode, TfsEncoding};
 use crate::error::{BuildError, Error};
 use crate::model::{Elems, Kind, Message, ModelSpec, Scalar, Shape, Tensor, Values, WireFormat};
@@ -282,7 +282,7 @@ impl TFRequest {
     /// let bytes = std::fs::read("tests/data/eas/faq_prod.bin")?;
     /// let msg = tfreq::decode(&bytes)?;
     /// let req = tfreq::TFRequest::from_message(&msg, tfreq::WireFormat::Eas)?;
-    /// assert_eq!(req.to_bytes(), bytes);
+    /// assert_eq!(req.to_bytes()?, bytes);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_message(msg: &Message, wire: WireFormat) -> Result<TFRequest, BuildError> {
@@ -319,10 +319,12 @@ impl TFRequest {
 
     /// The request in its target wire format: for [`TFRequest::new`], the EAS bytes
     /// `eas_prediction`'s `to_string()` writes for the same calls.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        // Every feed was checked against the target format by add_feed, so encoding
-        // cannot fail; an empty vector would only ever signal a bug.
-        encode(&self.msg, self.target, TfsEncoding::Python).unwrap_or_default()
+    ///
+    /// `add_feed` already refuses every feed the target format cannot carry, so this
+    /// fails only if the checks and the encoder ever disagree; it returns that error
+    /// (as [`TFRequest::to_tf_serving_bytes`] does) instead of empty bytes.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, BuildError> {
+        encode(&self.msg, self.target, TfsEncoding::Python)
     }
 
     /// A TF Serving `PredictRequest` for model `model_name`, laid out as
@@ -542,17 +544,8 @@ pub(crate) fn to_eas_fields(t: &mut Tensor) {
         return;
     };
     for (field, values) in t.fields.iter_mut() {
-        if let (DType::Half | DType::BFloat16, Values::I32(bits)) = (d, &*values) {
-            let floats = bits
-                .iter()
-                .map(|b| {
-                    if d == DType::Half {
-                        f16::from_bits(b as u16).to_f32()
-                    } else {
-                        bf16::from_bits(b as u16).to_f32()
-                    }
-                })
-                .collect();
+        if let (Some(h), Values::I32(bits)) = (Float16::of(d), &*values) {
+            let floats = bits.iter().map(|b| h.value(b as u16)).collect();
             *values = Values::F32(Elems::Vec(floats));
         }
         *field = eas;

@@ -28,6 +28,10 @@ use bytes::Bytes;
 
 use crate::dtype::{DTypeCode, ValueField};
 use crate::error::{DecodeError, DecodeErrorKind, Error};
+use crate::fields::{
+    array_proto, array_shape, dim, eas_request, eas_response, int64_value, map_entry, model_spec,
+    predict_log, predict_request, predict_response, tensor_proto, tensor_shape,
+};
 use crate::model::{
     Dim, Elems, Ints, Kind, Message, ModelSpec, Shape, Tensor, UnknownField, Values, WireFormat,
 };
@@ -230,8 +234,8 @@ fn holds_request(b: &Bytes) -> bool {
     loop {
         match r.next_field() {
             Ok(Some(f)) => match (f.number, f.value) {
-                (1, WireValue::Len(x)) => req = Some(x),
-                (2, WireValue::Len(_)) => {}
+                (predict_log::REQUEST, WireValue::Len(x)) => req = Some(x),
+                (predict_log::RESPONSE, WireValue::Len(_)) => {}
                 _ => return false,
             },
             Ok(None) => break,
@@ -257,10 +261,25 @@ fn decode_top(
     let mut anomalies = 0usize;
     // Field numbers by (wire, kind).
     let (sig_or_spec, map_field, filter_field, spec_field) = match (wire, kind) {
-        (WireFormat::Eas, Kind::Request) => (Some(1), 2, Some(3), None),
-        (WireFormat::Eas, Kind::Response) => (None, 1, None, None),
-        (WireFormat::TfServing, Kind::Request) => (None, 2, Some(3), Some(1)),
-        (WireFormat::TfServing, Kind::Response) => (None, 1, None, Some(2)),
+        (WireFormat::Eas, Kind::Request) => (
+            Some(eas_request::SIGNATURE_NAME),
+            eas_request::INPUTS,
+            Some(eas_request::OUTPUT_FILTER),
+            None,
+        ),
+        (WireFormat::Eas, Kind::Response) => (None, eas_response::OUTPUTS, None, None),
+        (WireFormat::TfServing, Kind::Request) => (
+            None,
+            predict_request::INPUTS,
+            Some(predict_request::OUTPUT_FILTER),
+            Some(predict_request::MODEL_SPEC),
+        ),
+        (WireFormat::TfServing, Kind::Response) => (
+            None,
+            predict_response::OUTPUTS,
+            None,
+            Some(predict_response::MODEL_SPEC),
+        ),
     };
     let map_name = if kind == Kind::Request {
         "inputs"
@@ -268,31 +287,24 @@ fn decode_top(
         "outputs"
     };
     let names: &[(u32, &'static str)] = match (wire, kind) {
-        (WireFormat::Eas, Kind::Request) => {
-            &[(1, "signature_name"), (2, "inputs"), (3, "output_filter")]
-        }
-        (WireFormat::Eas, Kind::Response) => &[(1, "outputs")],
-        (WireFormat::TfServing, Kind::Request) => &[
-            (1, "model_spec"),
-            (2, "inputs"),
-            (3, "output_filter"),
-            (5, "predict_streamed_options"),
-            (6, "client_id"),
-            (7, "request_options"),
-        ],
-        (WireFormat::TfServing, Kind::Response) => &[(1, "outputs"), (2, "model_spec")],
+        (WireFormat::Eas, Kind::Request) => eas_request::FIELDS,
+        (WireFormat::Eas, Kind::Response) => eas_response::FIELDS,
+        (WireFormat::TfServing, Kind::Request) => predict_request::FIELDS,
+        (WireFormat::TfServing, Kind::Response) => predict_response::FIELDS,
     };
     let mut index = 0usize;
     let mut by_name: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     // Singular fields seen (signature_name / model_spec, and TF Serving's fields 5-7):
     // one that occurs again is legal protobuf (the last wins, or messages merge) but
     // no client writes it, so it counts against this reading.
-    let mut seen_singular = [false; 8];
+    let mut seen_singular = [false; predict_request::REQUEST_OPTIONS as usize + 1];
     while let Some(f) = r.next_field_named(names)? {
         let n = f.number;
         let singular = Some(n) == sig_or_spec
             || Some(n) == spec_field
-            || (wire == WireFormat::TfServing && kind == Kind::Request && (5..=7).contains(&n));
+            || (wire == WireFormat::TfServing
+                && kind == Kind::Request
+                && crate::fields::kept_raw_name(n).is_some());
         if singular {
             if let Some(s) = seen_singular.get_mut(n as usize) {
                 if *s {
@@ -346,14 +358,11 @@ fn decode_top(
                 msg.signature_name = spec.signature_name.clone();
                 msg.model_spec = Some(spec);
             }
-        } else if wire == WireFormat::TfServing && kind == Kind::Request && (5..=7).contains(&n) {
-            let name = match n {
-                5 => "predict_streamed_options",
-                6 => "client_id",
-                _ => "request_options",
-            };
+        } else if let Some(name) = crate::fields::kept_raw_name(n)
+            .filter(|_| wire == WireFormat::TfServing && kind == Kind::Request)
+        {
             if let Some(b) = len_or_unknown(&f, name, &mut msg.unknown, "", &mut anomalies) {
-                if check_bytes && n == 6 && holds_request(&b) {
+                if check_bytes && n == predict_request::CLIENT_ID && holds_request(&b) {
                     anomalies += 1;
                 }
                 msg.extra.push((name, b));
@@ -438,18 +447,12 @@ fn model_spec(
     anomalies: &mut usize,
 ) -> Result<ModelSpec, DecodeError> {
     let path = "model_spec";
-    let names: &[(u32, &'static str)] = &[
-        (1, "name"),
-        (2, "version"),
-        (3, "signature_name"),
-        (4, "version_label"),
-    ];
-    while let Some(f) = r.next_field_named(names)? {
+    while let Some(f) = r.next_field_named(model_spec::FIELDS)? {
         match f.number {
-            1 | 3 | 4 => {
+            model_spec::NAME | model_spec::SIGNATURE_NAME | model_spec::VERSION_LABEL => {
                 let name = match f.number {
-                    1 => "name",
-                    3 => "signature_name",
+                    model_spec::NAME => "name",
+                    model_spec::SIGNATURE_NAME => "signature_name",
                     _ => "version_label",
                 };
                 if let Some(b) = len_or_unknown(&f, name, unknown_out, path, anomalies) {
@@ -458,8 +461,8 @@ fn model_spec(
                         *anomalies += 1;
                     }
                     match f.number {
-                        1 => spec.name = s,
-                        3 => spec.signature_name = s,
+                        model_spec::NAME => spec.name = s,
+                        model_spec::SIGNATURE_NAME => spec.signature_name = s,
                         _ => {
                             // The oneof's other member is cleared, with what it held
                             // (as protobuf does).
@@ -470,12 +473,12 @@ fn model_spec(
                     }
                 }
             }
-            2 => {
+            model_spec::VERSION => {
                 if let Some(b) = len_or_unknown(&f, "version", unknown_out, path, anomalies) {
                     let mut sub = r.nested(b, f.value_offset)?;
                     let mut v = spec.version.unwrap_or(0);
                     while let Some(g) = sub.next_field().map_err(|e| e.within("version"))? {
-                        if g.number == 1 {
+                        if g.number == int64_value::VALUE {
                             if let Some(x) =
                                 varint_or_unknown(&g, unknown_out, "model_spec.version", anomalies)
                             {
@@ -515,11 +518,11 @@ fn map_entry(
         None => format!("{map_name}[#{index}]"),
     };
     while let Some(f) = r
-        .next_field_named(&[(1, "key"), (2, "value")])
+        .next_field_named(map_entry::FIELDS)
         .map_err(|e| e.within(seg(&key)))?
     {
         match f.number {
-            1 => {
+            map_entry::KEY => {
                 if let Some(b) = len_or_unknown(&f, "key", &mut unknown_fields, map_name, anomalies)
                 {
                     key = Some(
@@ -528,7 +531,7 @@ fn map_entry(
                     );
                 }
             }
-            2 => {
+            map_entry::VALUE => {
                 if let Some(b) =
                     len_or_unknown(&f, "value", &mut unknown_fields, map_name, anomalies)
                 {
@@ -572,6 +575,12 @@ enum Acc {
     Single(Bytes),
 }
 
+// `tensor` matches an `ArrayProto`'s dtype and shape by the `TensorProto` numbers.
+const _: () = assert!(
+    array_proto::DTYPE == tensor_proto::DTYPE
+        && array_proto::ARRAY_SHAPE == tensor_proto::TENSOR_SHAPE
+);
+
 fn tensor(
     mut r: Reader,
     wire: WireFormat,
@@ -582,36 +591,8 @@ fn tensor(
     let mut t = Tensor::new(String::new(), DTypeCode(0), Shape::default());
     let mut accs: Vec<(ValueField, Acc)> = Vec::new();
     let names: &[(u32, &'static str)] = match wire {
-        WireFormat::Eas => &[
-            (1, "dtype"),
-            (2, "array_shape"),
-            (3, "float_val"),
-            (4, "double_val"),
-            (5, "int_val"),
-            (6, "string_val"),
-            (7, "int64_val"),
-            (8, "bool_val"),
-        ],
-        WireFormat::TfServing => &[
-            (1, "dtype"),
-            (2, "tensor_shape"),
-            (3, "version_number"),
-            (4, "tensor_content"),
-            (5, "float_val"),
-            (6, "double_val"),
-            (7, "int_val"),
-            (8, "string_val"),
-            (9, "scomplex_val"),
-            (10, "int64_val"),
-            (11, "bool_val"),
-            (12, "dcomplex_val"),
-            (13, "half_val"),
-            (14, "resource_handle_val"),
-            (15, "variant_val"),
-            (16, "uint32_val"),
-            (17, "uint64_val"),
-            (18, "float8_val"),
-        ],
+        WireFormat::Eas => array_proto::FIELDS,
+        WireFormat::TfServing => tensor_proto::FIELDS,
     };
     while let Some(f) = r.next_field_named(names)? {
         let field = match wire {
@@ -619,12 +600,13 @@ fn tensor(
             WireFormat::TfServing => ValueField::from_tf_number(f.number),
         };
         match (f.number, field) {
-            (1, _) => {
+            // dtype and the shape have the same numbers in both messages (asserted below).
+            (tensor_proto::DTYPE, _) => {
                 if let Some(v) = varint_or_unknown(&f, &mut t.unknown, &path, anomalies) {
                     t.dtype = DTypeCode(v as i32);
                 }
             }
-            (2, _) => {
+            (tensor_proto::TENSOR_SHAPE, _) => {
                 if let Some(b) = len_or_unknown(&f, "shape", &mut t.unknown, &path, anomalies) {
                     let sub = r.nested(b, f.value_offset)?;
                     let name = if wire == WireFormat::Eas {
@@ -636,12 +618,12 @@ fn tensor(
                         .map_err(|e| e.within(name))?;
                 }
             }
-            (3, _) if wire == WireFormat::TfServing => {
+            (tensor_proto::VERSION_NUMBER, _) if wire == WireFormat::TfServing => {
                 if let Some(v) = varint_or_unknown(&f, &mut t.unknown, &path, anomalies) {
                     t.version_number = v as i32;
                 }
             }
-            (4, _) if wire == WireFormat::TfServing => {
+            (tensor_proto::TENSOR_CONTENT, _) if wire == WireFormat::TfServing => {
                 if let Some(b) =
                     len_or_unknown(&f, "tensor_content", &mut t.unknown, &path, anomalies)
                 {
@@ -813,12 +795,12 @@ fn shape(
 ) -> Result<(), DecodeError> {
     t.shape.present = true;
     let names: &[(u32, &'static str)] = match wire {
-        WireFormat::Eas => &[(1, "dim")],
-        WireFormat::TfServing => &[(2, "dim"), (3, "unknown_rank")],
+        WireFormat::Eas => array_shape::FIELDS,
+        WireFormat::TfServing => tensor_shape::FIELDS,
     };
     while let Some(f) = r.next_field_named(names)? {
         match (wire, f.number) {
-            (WireFormat::Eas, 1) => {
+            (WireFormat::Eas, array_shape::DIM) => {
                 let mut v = Vec::new();
                 match &f.value {
                     WireValue::Len(b) => {
@@ -843,7 +825,7 @@ fn shape(
                     name: String::new(),
                 }));
             }
-            (WireFormat::TfServing, 2) => {
+            (WireFormat::TfServing, tensor_shape::DIM) => {
                 let i = t.shape.dims.len();
                 if let Some(b) = len_or_unknown(&f, "dim", &mut t.unknown, path, anomalies) {
                     let mut sub = r.nested(b, f.value_offset)?;
@@ -857,14 +839,14 @@ fn shape(
                         .map_err(|e| e.within(format!("dim[{i}]")))?
                     {
                         match g.number {
-                            1 => {
+                            dim::SIZE => {
                                 if let Some(v) =
                                     varint_or_unknown(&g, &mut t.unknown, &dpath, anomalies)
                                 {
                                     d.size = v as i64;
                                 }
                             }
-                            2 => {
+                            dim::NAME => {
                                 if let Some(b) =
                                     len_or_unknown(&g, "name", &mut t.unknown, &dpath, anomalies)
                                 {
@@ -881,7 +863,7 @@ fn shape(
                     t.shape.dims.push(d);
                 }
             }
-            (WireFormat::TfServing, 3) => {
+            (WireFormat::TfServing, tensor_shape::UNKNOWN_RANK) => {
                 if let Some(v) = varint_or_unknown(&f, &mut t.unknown, path, anomalies) {
                     t.shape.unknown_rank = v != 0;
                 }

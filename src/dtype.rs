@@ -17,6 +17,8 @@
 
 use std::fmt;
 
+use crate::fields::{array_proto, tensor_proto};
+
 /// A TensorFlow `DataType` (numbers 0..=33 of `types.proto`, TF 2.21).
 ///
 /// `_REF` types and numbers no table knows are carried as a [`DTypeCode`].
@@ -138,32 +140,32 @@ impl ValueField {
     /// Field number in `tensorflow.TensorProto`.
     pub fn tf_number(self) -> u32 {
         match self {
-            ValueField::Float => 5,
-            ValueField::Double => 6,
-            ValueField::Int => 7,
-            ValueField::String => 8,
-            ValueField::SComplex => 9,
-            ValueField::Int64 => 10,
-            ValueField::Bool => 11,
-            ValueField::DComplex => 12,
-            ValueField::Half => 13,
-            ValueField::ResourceHandle => 14,
-            ValueField::Variant => 15,
-            ValueField::UInt32 => 16,
-            ValueField::UInt64 => 17,
-            ValueField::Float8 => 18,
+            ValueField::Float => tensor_proto::FLOAT_VAL,
+            ValueField::Double => tensor_proto::DOUBLE_VAL,
+            ValueField::Int => tensor_proto::INT_VAL,
+            ValueField::String => tensor_proto::STRING_VAL,
+            ValueField::SComplex => tensor_proto::SCOMPLEX_VAL,
+            ValueField::Int64 => tensor_proto::INT64_VAL,
+            ValueField::Bool => tensor_proto::BOOL_VAL,
+            ValueField::DComplex => tensor_proto::DCOMPLEX_VAL,
+            ValueField::Half => tensor_proto::HALF_VAL,
+            ValueField::ResourceHandle => tensor_proto::RESOURCE_HANDLE_VAL,
+            ValueField::Variant => tensor_proto::VARIANT_VAL,
+            ValueField::UInt32 => tensor_proto::UINT32_VAL,
+            ValueField::UInt64 => tensor_proto::UINT64_VAL,
+            ValueField::Float8 => tensor_proto::FLOAT8_VAL,
         }
     }
 
     /// Field number in the EAS `ArrayProto`, if it has this field.
     pub fn eas_number(self) -> Option<u32> {
         match self {
-            ValueField::Float => Some(3),
-            ValueField::Double => Some(4),
-            ValueField::Int => Some(5),
-            ValueField::String => Some(6),
-            ValueField::Int64 => Some(7),
-            ValueField::Bool => Some(8),
+            ValueField::Float => Some(array_proto::FLOAT_VAL),
+            ValueField::Double => Some(array_proto::DOUBLE_VAL),
+            ValueField::Int => Some(array_proto::INT_VAL),
+            ValueField::String => Some(array_proto::STRING_VAL),
+            ValueField::Int64 => Some(array_proto::INT64_VAL),
+            ValueField::Bool => Some(array_proto::BOOL_VAL),
             _ => None,
         }
     }
@@ -178,6 +180,57 @@ impl ValueField {
         ValueField::ALL
             .into_iter()
             .find(|f| f.eas_number() == Some(n))
+    }
+}
+
+/// The two 16-bit float dtypes, whose elements travel as bit patterns in
+/// `half_val` / `tensor_content` and as floats in an EAS `float_val`: the one place
+/// their conversions are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Float16 {
+    /// `DT_HALF` (IEEE binary16).
+    Half,
+    /// `DT_BFLOAT16`.
+    BFloat16,
+}
+
+impl DType {
+    /// How many numbers of its value field make one element: 2 for the complex
+    /// dtypes (real and imaginary part, in `scomplex_val` / `dcomplex_val` or an EAS
+    /// `float_val` / `double_val`), else 1.
+    pub(crate) fn numbers_per_element(self) -> usize {
+        match self {
+            DType::Complex64 | DType::Complex128 => 2,
+            _ => 1,
+        }
+    }
+}
+
+impl Float16 {
+    /// The 16-bit dtype `d` is, if it is one.
+    pub(crate) fn of(d: DType) -> Option<Float16> {
+        match d {
+            DType::Half => Some(Float16::Half),
+            DType::BFloat16 => Some(Float16::BFloat16),
+            _ => None,
+        }
+    }
+
+    /// `x` rounded to this type, as its bit pattern (round to nearest even, as
+    /// TensorFlow converts).
+    pub(crate) fn bits(self, x: f32) -> u16 {
+        match self {
+            Float16::Half => half::f16::from_f32(x).to_bits(),
+            Float16::BFloat16 => half::bf16::from_f32(x).to_bits(),
+        }
+    }
+
+    /// The value of a bit pattern of this type (exact in f32).
+    pub(crate) fn value(self, bits: u16) -> f32 {
+        match self {
+            Float16::Half => half::f16::from_bits(bits).to_f32(),
+            Float16::BFloat16 => half::bf16::from_bits(bits).to_f32(),
+        }
     }
 }
 

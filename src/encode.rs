@@ -9,8 +9,12 @@ use std::borrow::Cow;
 
 use bytes::Bytes;
 
-use crate::dtype::{DType, DTypeInfo, ValueField};
+use crate::dtype::{DType, DTypeInfo, Float16, ValueField};
 use crate::error::BuildError;
+use crate::fields::{
+    array_proto, array_shape, dim, eas_request, eas_response, int64_value, map_entry, model_spec,
+    predict_request, predict_response, tensor_proto, tensor_shape,
+};
 use crate::model::{
     le_bytes, put_le_elems, put_le_slice, Elems, Ints, Kind, LeElem, Message, ModelSpec, Scope,
     Shape, Tensor, UnknownField, Values, VarintElem, WireFormat,
@@ -42,7 +46,7 @@ pub enum TfsEncoding {
 /// req.add_feed("x", &[1, 2], DType::Float, vec![1.0f32, 2.0])?;
 /// req.add_fetch("y");
 /// let eas = encode(req.message(), WireFormat::Eas, TfsEncoding::Python)?;
-/// assert_eq!(eas, req.to_bytes());
+/// assert_eq!(eas, req.to_bytes()?);
 /// # Ok::<(), tfreq::BuildError>(())
 /// ```
 pub fn encode(msg: &Message, wire: WireFormat, style: TfsEncoding) -> Result<Vec<u8>, BuildError> {
@@ -63,9 +67,13 @@ pub(crate) fn encode_with_spec(
         .map(|t| Plan::new(t, msg.wire, wire, style))
         .collect::<Result<_, _>>()?;
     let same = msg.wire == wire;
+    // EAS and TF Serving give `output_filter` one number (asserted below).
+    let output_filter = predict_request::OUTPUT_FILTER;
     let map_field = match msg.kind {
-        Kind::Request => 2,
-        Kind::Response => 1,
+        Kind::Request if wire == WireFormat::Eas => eas_request::INPUTS,
+        Kind::Request => predict_request::INPUTS,
+        Kind::Response if wire == WireFormat::Eas => eas_response::OUTPUTS,
+        Kind::Response => predict_response::OUTPUTS,
     };
     let spec = match (wire, msg.kind) {
         (WireFormat::TfServing, _) => match spec_override.or(msg.model_spec.as_ref()) {
@@ -85,26 +93,39 @@ pub(crate) fn encode_with_spec(
     // Size pass.
     let mut size = 0;
     if wire == WireFormat::Eas && msg.kind == Kind::Request && !msg.signature_name.is_empty() {
-        size += len_field_size(1, msg.signature_name.len());
+        size += len_field_size(eas_request::SIGNATURE_NAME, msg.signature_name.len());
     }
     if let Some(l) = spec_len {
-        size += len_field_size(if msg.kind == Kind::Request { 1 } else { 2 }, l);
+        size += len_field_size(
+            if msg.kind == Kind::Request {
+                predict_request::MODEL_SPEC
+            } else {
+                predict_response::MODEL_SPEC
+            },
+            l,
+        );
     }
     for p in &plans {
         size += len_field_size(map_field, p.entry_len);
     }
     if msg.kind == Kind::Request {
         for f in &msg.fetches {
-            size += len_field_size(3, f.len());
+            size += len_field_size(output_filter, f.len());
         }
     }
-    let extra: &[(&str, Bytes)] = if same && wire == WireFormat::TfServing {
-        &msg.extra
+    let extra: Vec<(u32, &Bytes)> = if same && wire == WireFormat::TfServing {
+        msg.extra
+            .iter()
+            .map(|(name, b)| match crate::fields::kept_raw_number(name) {
+                Some(n) => Ok((n, b)),
+                None => Err(BuildError::UnknownRawField(name)),
+            })
+            .collect::<Result<_, _>>()?
     } else {
-        &[]
+        Vec::new()
     };
-    for (name, b) in extra {
-        size += len_field_size(extra_number(name), b.len());
+    for (number, b) in &extra {
+        size += len_field_size(*number, b.len());
     }
     size += spec_unknown
         .top
@@ -117,33 +138,37 @@ pub(crate) fn encode_with_spec(
     match (wire, msg.kind) {
         (WireFormat::Eas, Kind::Request) => {
             if !msg.signature_name.is_empty() {
-                put_bytes_field(&mut out, 1, msg.signature_name.as_bytes());
+                put_bytes_field(
+                    &mut out,
+                    eas_request::SIGNATURE_NAME,
+                    msg.signature_name.as_bytes(),
+                );
             }
-            write_entries(&mut out, 2, &plans, wire);
+            write_entries(&mut out, map_field, &plans, wire);
         }
-        (WireFormat::Eas, Kind::Response) => write_entries(&mut out, 1, &plans, wire),
+        (WireFormat::Eas, Kind::Response) => write_entries(&mut out, map_field, &plans, wire),
         (WireFormat::TfServing, Kind::Request) => {
             if let (Some(s), Some(l)) = (spec.as_deref(), spec_len) {
-                put_len_header(&mut out, 1, l);
+                put_len_header(&mut out, predict_request::MODEL_SPEC, l);
                 write_model_spec(&mut out, s, &spec_unknown);
             }
-            write_entries(&mut out, 2, &plans, wire);
+            write_entries(&mut out, map_field, &plans, wire);
         }
         (WireFormat::TfServing, Kind::Response) => {
-            write_entries(&mut out, 1, &plans, wire);
+            write_entries(&mut out, map_field, &plans, wire);
             if let (Some(s), Some(l)) = (spec.as_deref(), spec_len) {
-                put_len_header(&mut out, 2, l);
+                put_len_header(&mut out, predict_response::MODEL_SPEC, l);
                 write_model_spec(&mut out, s, &spec_unknown);
             }
         }
     }
     if msg.kind == Kind::Request {
         for f in &msg.fetches {
-            put_bytes_field(&mut out, 3, f.as_bytes());
+            put_bytes_field(&mut out, output_filter, f.as_bytes());
         }
     }
-    for (name, b) in extra {
-        put_bytes_field(&mut out, extra_number(name), b);
+    for (number, b) in &extra {
+        put_bytes_field(&mut out, *number, b);
     }
     for u in &spec_unknown.top {
         write_unknown(&mut out, u);
@@ -178,13 +203,13 @@ pub fn encode_tensor(
     Ok(out)
 }
 
-fn extra_number(name: &str) -> u32 {
-    match name {
-        "predict_streamed_options" => 5,
-        "client_id" => 6,
-        _ => 7,
-    }
-}
+// `encode_with_spec` writes both formats' `output_filter` with one number, and an
+// `ArrayProto`'s dtype and shape with the `TensorProto` numbers.
+const _: () = assert!(
+    eas_request::OUTPUT_FILTER == predict_request::OUTPUT_FILTER
+        && array_proto::DTYPE == tensor_proto::DTYPE
+        && array_proto::ARRAY_SHAPE == tensor_proto::TENSOR_SHAPE
+);
 
 /// Unknown fields of a decoded message, by the message they were found in (the decoder
 /// records `model_spec` and `model_spec.version` ones in `Message::unknown` with that
@@ -220,16 +245,19 @@ fn unknowns_len(u: &[&UnknownField]) -> usize {
 fn model_spec_len(s: &ModelSpec, unknown: &SpecUnknown) -> usize {
     let mut n = unknowns_len(&unknown.spec);
     if !s.name.is_empty() {
-        n += len_field_size(1, s.name.len());
+        n += len_field_size(model_spec::NAME, s.name.len());
     }
     if let Some(v) = s.version {
-        n += len_field_size(2, version_len(v) + unknowns_len(&unknown.version));
+        n += len_field_size(
+            model_spec::VERSION,
+            version_len(v) + unknowns_len(&unknown.version),
+        );
     }
     if !s.signature_name.is_empty() {
-        n += len_field_size(3, s.signature_name.len());
+        n += len_field_size(model_spec::SIGNATURE_NAME, s.signature_name.len());
     }
     if let Some(l) = &s.version_label {
-        n += len_field_size(4, l.len());
+        n += len_field_size(model_spec::VERSION_LABEL, l.len());
     }
     n
 }
@@ -238,28 +266,32 @@ fn version_len(v: i64) -> usize {
     if v == 0 {
         0
     } else {
-        1 + varint_len(v as u64)
+        tag_len(int64_value::VALUE) + varint_len(v as u64)
     }
 }
 
 fn write_model_spec(out: &mut Vec<u8>, s: &ModelSpec, unknown: &SpecUnknown) {
     if !s.name.is_empty() {
-        put_bytes_field(out, 1, s.name.as_bytes());
+        put_bytes_field(out, model_spec::NAME, s.name.as_bytes());
     }
     if let Some(v) = s.version {
-        put_len_header(out, 2, version_len(v) + unknowns_len(&unknown.version));
+        put_len_header(
+            out,
+            model_spec::VERSION,
+            version_len(v) + unknowns_len(&unknown.version),
+        );
         if v != 0 {
-            put_varint_field(out, 1, v as u64);
+            put_varint_field(out, int64_value::VALUE, v as u64);
         }
         for u in &unknown.version {
             write_unknown(out, u);
         }
     }
     if !s.signature_name.is_empty() {
-        put_bytes_field(out, 3, s.signature_name.as_bytes());
+        put_bytes_field(out, model_spec::SIGNATURE_NAME, s.signature_name.as_bytes());
     }
     if let Some(l) = &s.version_label {
-        put_bytes_field(out, 4, l.as_bytes());
+        put_bytes_field(out, model_spec::VERSION_LABEL, l.as_bytes());
     }
     for u in &unknown.spec {
         write_unknown(out, u);
@@ -289,7 +321,7 @@ fn write_unknown(out: &mut Vec<u8>, u: &UnknownField) {
         }
         WireValue::Group(b) => {
             out.extend_from_slice(b);
-            put_tag(out, u.number, 4);
+            put_tag(out, u.number, 4); // end group
         }
     }
 }
@@ -348,7 +380,7 @@ impl<'a> Plan<'a> {
                     }
                     WireFormat::TfServing => {
                         let info = d.info();
-                        let n = canon.len() / if pairs(d) { 2 } else { 1 };
+                        let n = canon.len() / d.numbers_per_element();
                         let fill = t.shape.num_elements() == Some(n as u64);
                         let use_content = match style {
                             TfsEncoding::Python => info.python_content && fill && n > 1,
@@ -373,27 +405,27 @@ impl<'a> Plan<'a> {
         .then(|| shape_len(&t.shape, dst, &unknown));
         let mut body = 0;
         if t.dtype.0 != 0 {
-            body += 1 + varint_len(t.dtype.0 as i64 as u64);
+            body += tag_len(tensor_proto::DTYPE) + varint_len(t.dtype.0 as i64 as u64);
         }
         if let Some(l) = shape_len {
-            body += len_field_size(2, l);
+            body += len_field_size(tensor_proto::TENSOR_SHAPE, l);
         }
         let version = if src == dst { t.version_number } else { 0 };
         if dst == WireFormat::TfServing {
             if version != 0 {
-                body += 1 + varint_len(version as i64 as u64);
+                body += tag_len(tensor_proto::VERSION_NUMBER) + varint_len(version as i64 as u64);
             }
             if let Some(c) = &content {
-                body += len_field_size(4, c.len());
+                body += len_field_size(tensor_proto::TENSOR_CONTENT, c.len());
             }
         }
         for (f, v) in &fields {
             body += field_len(field_number(*f, dst), v);
         }
         body += unknowns_len(&unknown.tensor);
-        let mut entry = len_field_size(2, body) + unknowns_len(&unknown.entry);
+        let mut entry = len_field_size(map_entry::VALUE, body) + unknowns_len(&unknown.entry);
         if !t.name.is_empty() {
-            entry += len_field_size(1, t.name.len());
+            entry += len_field_size(map_entry::KEY, t.name.len());
         }
         Ok(Plan {
             t,
@@ -444,10 +476,6 @@ impl<'a> TensorUnknown<'a> {
     }
 }
 
-fn pairs(d: DType) -> bool {
-    matches!(d, DType::Complex64 | DType::Complex128)
-}
-
 fn field_number(f: ValueField, wire: WireFormat) -> u32 {
     match wire {
         WireFormat::Eas => f.eas_number().unwrap_or(0),
@@ -462,16 +490,19 @@ fn shape_len(s: &Shape, wire: WireFormat, unknown: &TensorUnknown) -> usize {
                 if s.dims.is_empty() {
                     0
                 } else {
-                    len_field_size(1, varints_len(s.dims.iter().map(|d| d.size as u64)))
+                    len_field_size(
+                        array_shape::DIM,
+                        varints_len(s.dims.iter().map(|d| d.size as u64)),
+                    )
                 }
             }
             WireFormat::TfServing => {
                 let mut n = 0;
                 for (i, d) in s.dims.iter().enumerate() {
-                    n += len_field_size(2, dim_len(d.size, &d.name, unknown, i));
+                    n += len_field_size(tensor_shape::DIM, dim_len(d.size, &d.name, unknown, i));
                 }
                 if s.unknown_rank {
-                    n += 2;
+                    n += tag_len(tensor_shape::UNKNOWN_RANK) + 1; // varint 1
                 }
                 n
             }
@@ -481,10 +512,10 @@ fn shape_len(s: &Shape, wire: WireFormat, unknown: &TensorUnknown) -> usize {
 fn dim_len(size: i64, name: &str, unknown: &TensorUnknown, i: usize) -> usize {
     let mut n = unknown.dim(i).map(unknown_len).sum::<usize>();
     if size != 0 {
-        n += 1 + varint_len(size as u64);
+        n += tag_len(dim::SIZE) + varint_len(size as u64);
     }
     if !name.is_empty() {
-        n += len_field_size(2, name.len());
+        n += len_field_size(dim::NAME, name.len());
     }
     n
 }
@@ -493,9 +524,9 @@ fn write_entries(out: &mut Vec<u8>, field: u32, plans: &[Plan], wire: WireFormat
     for p in plans {
         put_len_header(out, field, p.entry_len);
         if !p.t.name.is_empty() {
-            put_bytes_field(out, 1, p.t.name.as_bytes());
+            put_bytes_field(out, map_entry::KEY, p.t.name.as_bytes());
         }
-        put_len_header(out, 2, p.body_len);
+        put_len_header(out, map_entry::VALUE, p.body_len);
         write_tensor(out, p, wire);
         for u in &p.unknown.entry {
             write_unknown(out, u);
@@ -506,15 +537,15 @@ fn write_entries(out: &mut Vec<u8>, field: u32, plans: &[Plan], wire: WireFormat
 fn write_tensor(out: &mut Vec<u8>, p: &Plan, wire: WireFormat) {
     let t = p.t;
     if t.dtype.0 != 0 {
-        put_varint_field(out, 1, t.dtype.0 as i64 as u64);
+        put_varint_field(out, tensor_proto::DTYPE, t.dtype.0 as i64 as u64);
     }
     if let Some(l) = p.shape_len {
-        put_len_header(out, 2, l);
+        put_len_header(out, tensor_proto::TENSOR_SHAPE, l);
         match wire {
             WireFormat::Eas => {
                 if !t.shape.dims.is_empty() {
                     let n = varints_len(t.shape.dims.iter().map(|d| d.size as u64));
-                    put_len_header(out, 1, n);
+                    put_len_header(out, array_shape::DIM, n);
                     for d in &t.shape.dims {
                         put_varint(out, d.size as u64);
                     }
@@ -522,19 +553,23 @@ fn write_tensor(out: &mut Vec<u8>, p: &Plan, wire: WireFormat) {
             }
             WireFormat::TfServing => {
                 for (i, d) in t.shape.dims.iter().enumerate() {
-                    put_len_header(out, 2, dim_len(d.size, &d.name, &p.unknown, i));
+                    put_len_header(
+                        out,
+                        tensor_shape::DIM,
+                        dim_len(d.size, &d.name, &p.unknown, i),
+                    );
                     if d.size != 0 {
-                        put_varint_field(out, 1, d.size as u64);
+                        put_varint_field(out, dim::SIZE, d.size as u64);
                     }
                     if !d.name.is_empty() {
-                        put_bytes_field(out, 2, d.name.as_bytes());
+                        put_bytes_field(out, dim::NAME, d.name.as_bytes());
                     }
                     for u in p.unknown.dim(i) {
                         write_unknown(out, u);
                     }
                 }
                 if t.shape.unknown_rank {
-                    put_varint_field(out, 3, 1);
+                    put_varint_field(out, tensor_shape::UNKNOWN_RANK, 1);
                 }
             }
         }
@@ -544,7 +579,7 @@ fn write_tensor(out: &mut Vec<u8>, p: &Plan, wire: WireFormat) {
     }
     if wire == WireFormat::TfServing {
         if p.version != 0 {
-            put_varint_field(out, 3, p.version as i64 as u64);
+            put_varint_field(out, tensor_proto::VERSION_NUMBER, p.version as i64 as u64);
         }
         if let Some(c) = &p.content {
             c.write(out);
@@ -660,17 +695,10 @@ pub fn canonical<'a>(
         Some(v) => v,
         None => return Ok(Cow::Owned(Values::empty_for(info.tf_field))),
     };
-    Ok(match (d, v) {
-        (DType::Half, Values::F32(e)) => Cow::Owned(Values::I32(
-            e.iter()
-                .map(|x| half::f16::from_f32(x).to_bits() as i32)
-                .collect(),
-        )),
-        (DType::BFloat16, Values::F32(e)) => Cow::Owned(Values::I32(
-            e.iter()
-                .map(|x| half::bf16::from_f32(x).to_bits() as i32)
-                .collect(),
-        )),
+    Ok(match (Float16::of(d), v) {
+        (Some(h), Values::F32(e)) => {
+            Cow::Owned(Values::I32(e.iter().map(|x| h.bits(x) as i32).collect()))
+        }
         _ => Cow::Borrowed(v),
     })
 }
@@ -690,28 +718,26 @@ fn from_content(t: &Tensor, d: DType, info: &DTypeInfo, c: &Bytes) -> Result<Val
     if !c.len().is_multiple_of(sz) {
         return Err(bad());
     }
-    let chunks = c.chunks_exact(sz);
+    // Whole elements only (the length is a multiple of `sz`, checked above), so
+    // nothing is dropped or padded.
+    fn le<T: LeElem>(c: &[u8]) -> Vec<T> {
+        let mut v = Vec::new();
+        T::extend_from_le(&mut v, c);
+        v
+    }
     Ok(match d {
         Float | Complex64 => Values::F32(Elems::Le(c.clone())),
         Double | Complex128 => Values::F64(Elems::Le(c.clone())),
-        Int32 | QInt32 => Values::I32(chunks.map(<i32 as LeElem>::from_le).collect()),
-        Int16 | QInt16 => Values::I32(chunks.map(|b| <i16 as LeElem>::from_le(b) as i32).collect()),
+        Int32 | QInt32 => Values::I32(le::<i32>(c).into_iter().collect()),
+        Int16 | QInt16 => Values::I32(le::<i16>(c).into_iter().map(i32::from).collect()),
         UInt16 | QUInt16 | Half | BFloat16 => {
-            Values::I32(chunks.map(|b| <u16 as LeElem>::from_le(b) as i32).collect())
+            Values::I32(le::<u16>(c).into_iter().map(i32::from).collect())
         }
         Int8 | QInt8 | Int4 | Int2 => Values::I32(c.iter().map(|&b| b as i8 as i32).collect()),
         UInt8 | QUInt8 | UInt4 | UInt2 => Values::I32(c.iter().map(|&b| b as i32).collect()),
-        Int64 => Values::I64(
-            chunks
-                .map(|b| i64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
-                .collect(),
-        ),
-        UInt32 => Values::U32(chunks.map(<u32 as LeElem>::from_le).collect()),
-        UInt64 => Values::U64(
-            chunks
-                .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
-                .collect(),
-        ),
+        Int64 => Values::I64(le::<i64>(c).into_iter().collect()),
+        UInt32 => Values::U32(le::<u32>(c).into_iter().collect()),
+        UInt64 => Values::U64(le::<u64>(c).into_iter().collect()),
         Bool => Values::Bool(c.iter().map(|&b| b != 0).collect()),
         _ => Values::Raw(c.clone()),
     })
@@ -773,7 +799,7 @@ impl<'a> Content<'a> {
 
     /// Writes the `tensor_content` field (tag, length, bytes).
     fn write(&self, out: &mut Vec<u8>) {
-        put_len_header(out, 4, self.len());
+        put_len_header(out, tensor_proto::TENSOR_CONTENT, self.len());
         match self {
             Content::Raw(b) => out.extend_from_slice(b),
             Content::F32(v) => put_le_slice(out, v),
@@ -844,7 +870,7 @@ pub const MAX_EXPAND: u64 = 1 << 26;
 /// (`Proto2Tensor` in DeepRec-AI/DeepRec serving/processor/serving/util.cc). The full
 /// form means the same to every reader. Longer or exact lists are kept as they are.
 fn full_count<'a>(t: &Tensor, d: DType, v: Cow<'a, Values>) -> Result<Cow<'a, Values>, BuildError> {
-    let per = if pairs(d) { 2 } else { 1 };
+    let per = d.numbers_per_element();
     let have = v.len() / per;
     let Some(want) = t.shape.num_elements() else {
         return Ok(v);
@@ -893,17 +919,29 @@ fn repeat_last<T: Clone + Default>(mut v: Vec<T>, per: usize, want: usize) -> Ve
 
 /// Canonical values → the EAS field's values (halves become floats, by convention).
 fn to_eas(d: DType, v: Cow<'_, Values>) -> Cow<'_, Values> {
-    match (d, v.as_ref()) {
-        (DType::Half, Values::I32(e)) => Cow::Owned(Values::F32(Elems::Vec(
-            e.iter()
-                .map(|x| half::f16::from_bits(x as u16).to_f32())
-                .collect(),
-        ))),
-        (DType::BFloat16, Values::I32(e)) => Cow::Owned(Values::F32(Elems::Vec(
-            e.iter()
-                .map(|x| half::bf16::from_bits(x as u16).to_f32())
-                .collect(),
+    match (Float16::of(d), v.as_ref()) {
+        (Some(h), Values::I32(e)) => Cow::Owned(Values::F32(Elems::Vec(
+            e.iter().map(|x| h.value(x as u16)).collect(),
         ))),
         _ => v,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_raw_fields_are_written_at_their_numbers_and_others_refused() {
+        let mut msg = Message::new(WireFormat::TfServing, Kind::Request);
+        msg.extra.push(("client_id", Bytes::from_static(b"c")));
+        let out = encode(&msg, WireFormat::TfServing, TfsEncoding::AsIs).unwrap();
+        // field 6, wire type 2, length 1, "c"
+        assert_eq!(out, [0x32, 0x01, b'c']);
+        msg.extra.push(("not_a_field", Bytes::from_static(b"x")));
+        assert!(matches!(
+            encode(&msg, WireFormat::TfServing, TfsEncoding::AsIs),
+            Err(BuildError::UnknownRawField("not_a_field"))
+        ));
     }
 }

@@ -110,6 +110,11 @@ pub enum BuildError {
         /// Target wire format.
         wire: WireFormat,
     },
+    /// A `Message::extra` entry whose name is not one of the TF Serving
+    /// `PredictRequest` fields kept raw (`predict_streamed_options`, `client_id`,
+    /// `request_options`): its field number is unknown, so it cannot be written.
+    #[error("extra field {0:?} is not a PredictRequest field kept raw")]
+    UnknownRawField(&'static str),
     /// A dtype with no values of its own (invalid, resource, variant, `_REF`).
     #[error("feed {name:?}: {dtype} tensors cannot be built from values")]
     NotBuildable {

@@ -8,6 +8,7 @@ pub mod digits;
 pub mod dtype;
 pub mod encode;
 pub mod error;
+pub(crate) mod fields;
 pub mod finding;
 pub mod formats;
 #[doc(hidden)]
@@ -33,6 +34,6 @@ pub use error::{BuildError, DecodeError, DecodeErrorKind, Error};
 pub use half::{bf16, f16};
 pub use model::{
     Dim, Elements, Elems, ElemsIter, Fill, Ints, IntsIter, Kind, Message, ModelSpec, Scalar, Scope,
-    Shape, Source, Tensor, UnknownField, Values, WireFormat,
+    Shape, Source, Tensor, UnknownField, Values, WireFormat, DEFAULT_SIGNATURE,
 };
 pub use num_complex::Complex;

@@ -14,6 +14,11 @@ use half::{bf16, f16};
 use crate::dtype::{DType, DTypeCode, ValueField};
 pub use crate::wire::{Kind, WireFormat};
 
+/// The signature TF Serving runs when a request names none, and the one a SavedModel
+/// exports by default (`tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY`;
+/// <https://github.com/tensorflow/tensorflow/blob/master/tensorflow/cc/saved_model/signature_constants.h>).
+pub const DEFAULT_SIGNATURE: &str = "serving_default";
+
 /// TF Serving's `ModelSpec`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ModelSpec {
@@ -925,7 +930,7 @@ impl Tensor {
     /// use tfreq::{DType, Fill, Scalar, TFRequest, WireFormat};
     /// let mut req = TFRequest::new("s");
     /// req.add_feed("x", &[3], DType::Float, vec![1.0f32, 2.0, 3.0])?;
-    /// let msg = tfreq::decode(&req.to_bytes())?;
+    /// let msg = tfreq::decode(&req.to_bytes()?)?;
     /// let e = msg.tensors[0].elements(msg.wire);
     /// assert_eq!(e.fill, Fill::Exact);
     /// assert_eq!(e.get(2), Some(Scalar::F32(3.0)));
@@ -1087,7 +1092,7 @@ impl Elements<'_> {
     /// use tfreq::{DType, TFRequest, model::RawRun};
     /// let mut req = TFRequest::new("s");
     /// req.add_feed("x", &[2], DType::Float, vec![1.0f32, 2.0])?;
-    /// let msg = tfreq::decode(&req.to_bytes())?;
+    /// let msg = tfreq::decode(&req.to_bytes()?)?;
     /// let e = msg.tensors[0].elements(msg.wire);
     /// assert_eq!(e.stored_run().map(|(k, b)| (k, b.len())), Some((RawRun::Le, 8)));
     /// # Ok::<(), tfreq::Error>(())
@@ -1273,10 +1278,11 @@ impl Message {
         self.tensors.iter().find(|t| t.name == name)
     }
 
-    /// The signature TensorFlow runs: TF Serving's empty name means `serving_default`.
+    /// The signature TensorFlow runs: TF Serving's empty name means
+    /// [`DEFAULT_SIGNATURE`].
     pub fn effective_signature(&self) -> &str {
         if self.wire == WireFormat::TfServing && self.signature_name.is_empty() {
-            "serving_default"
+            DEFAULT_SIGNATURE
         } else {
             &self.signature_name
         }

@@ -14,7 +14,7 @@
 //! let mut req = TFRequest::new("serving_default");
 //! req.add_feed("q", &[2], DType::String, vec!["secret", "data"])?;
 //! req.add_fetch("y");
-//! let prod = tfreq::decode(&req.to_bytes())?;
+//! let prod = tfreq::decode(&req.to_bytes()?)?;
 //! let warm = scrub(&prod, FillMode::Zeros)?;
 //! assert_eq!(ShapeKey::of(&warm), ShapeKey::of(&prod));
 //! let bytes = tfreq::encode(&warm, prod.wire, Default::default())?;

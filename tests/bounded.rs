@@ -231,7 +231,7 @@ fn inside(buf: &Bytes, part: &[u8]) -> bool {
 fn tensor_data_decoded_from_bytes_is_a_view_of_the_input() {
     let n = 1_000_000;
     let req = float_request(n);
-    let eas = Bytes::from(req.to_bytes());
+    let eas = Bytes::from(req.to_bytes().unwrap());
     let (peak, r) = measure(|| decode_with(eas.clone(), DecodeOptions::default()));
     let (msg, _) = r.expect("decode");
     match &msg.tensors[0].fields[0].1 {
@@ -266,7 +266,7 @@ fn large_packed_varints_are_a_view_and_read_back_exactly() {
     req.add_feed("ids", &[1, n as i64], DType::Int32, ids.clone())
         .expect("feed");
     req.add_fetch("y");
-    let bytes = Bytes::from(req.to_bytes());
+    let bytes = Bytes::from(req.to_bytes().unwrap());
     assert!(bytes.len() > 1 << 20);
     let (peak, r) = measure(|| decode_with(bytes.clone(), DecodeOptions::default()));
     let (msg, _) = r.expect("decode");

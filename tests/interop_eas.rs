@@ -20,7 +20,7 @@ fn builder_is_byte_identical_to_the_sdk() {
             WireFormat::Eas,
         );
         assert_eq!(
-            req.to_bytes(),
+            req.to_bytes().unwrap(),
             common::read("eas", file),
             "{file}: bytes differ from the SDK's"
         );

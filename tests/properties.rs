@@ -270,7 +270,7 @@ proptest! {
         sig in "[a-z_]{0,12}", feeds in feeds(true, true), fetches in fetches()
     ) {
         let req = request(WireFormat::Eas, &sig, &feeds, &fetches);
-        let msg = decode_as(&req.to_bytes(), WireFormat::Eas, Kind::Request)
+        let msg = decode_as(&req.to_bytes().unwrap(), WireFormat::Eas, Kind::Request)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(&msg.signature_name, &sig);
         check(&msg, &feeds, &fetches)?;
@@ -310,7 +310,7 @@ proptest! {
             Just(TfsEncoding::Python), Just(TfsEncoding::Typed), Just(TfsEncoding::Content)
         ],
     ) {
-        let eas = request(WireFormat::Eas, &sig, &feeds, &fetches).to_bytes();
+        let eas = request(WireFormat::Eas, &sig, &feeds, &fetches).to_bytes().unwrap();
         let m1 = decode_as(&eas, WireFormat::Eas, Kind::Request)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let tfs = encode(&m1, WireFormat::TfServing, style)
@@ -366,7 +366,7 @@ proptest! {
         } else {
             let eas_feeds: Vec<Feed> =
                 feeds.into_iter().filter(|f| f.dtype.eas_can_carry()).collect();
-            (WireFormat::Eas, request(WireFormat::Eas, &sig, &eas_feeds, &fetches).to_bytes())
+            (WireFormat::Eas, request(WireFormat::Eas, &sig, &eas_feeds, &fetches).to_bytes().unwrap())
         };
         let name = tfreq::wire::message_name(wire, Kind::Request);
         let text = tfreq::render::text::to_text(&bytes, name)
@@ -420,7 +420,7 @@ proptest! {
             for f in fetches {
                 r.add_fetch(f.clone());
             }
-            let bytes = if eas { r.to_bytes() } else { r.to_tf_serving_bytes("m").unwrap() };
+            let bytes = if eas { r.to_bytes().unwrap() } else { r.to_tf_serving_bytes("m").unwrap() };
             decode_as(&bytes, wire, Kind::Request).unwrap()
         };
         let key = |feeds: &[String], fetches: &[String]| ExecutorKey::of(&request(feeds, fetches));

@@ -15,7 +15,10 @@ fn seed_request_is_byte_identical_to_the_sdk() -> Result<(), tfreq::BuildError> 
     req.add_feed("images", &[1, 784], DType::Float, vec![1.0f32; 784])?;
     req.add_fetch("sorted_labels");
     req.add_fetch("sorted_probs");
-    assert_eq!(req.to_bytes(), common::read("eas", "seed_warm_up.bin"));
+    assert_eq!(
+        req.to_bytes().unwrap(),
+        common::read("eas", "seed_warm_up.bin")
+    );
     // The same request for TF Serving, as tf.make_tensor_proto lays it out.
     assert_eq!(
         req.to_tf_serving_bytes("my_model")?,

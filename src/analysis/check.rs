@@ -471,7 +471,7 @@ mod tests {
             .unwrap()
             .add_fetch("y");
         // The builder keeps tensors in TensorProto form; decode to get an EAS message.
-        let eas = crate::decode(&e.to_bytes()).unwrap();
+        let eas = crate::decode(&e.to_bytes().unwrap()).unwrap();
         assert_eq!(eas.wire, WireFormat::Eas);
         let (_, f) = check_signature(&eas, &s);
         assert_eq!(

@@ -12,7 +12,7 @@ use crate::model::{Elements, Fill, Kind, Message, Shape, Source, Tensor, Values,
 /// use tfreq::{analysis::lint::lint, DType, TFRequest};
 /// let mut req = TFRequest::new("serving_default");
 /// req.add_feed("x", &[2], DType::Float, vec![1.0f32, 2.0])?;
-/// let msg = tfreq::decode(&req.to_bytes())?;
+/// let msg = tfreq::decode(&req.to_bytes()?)?;
 /// let codes: Vec<_> = lint(&msg).iter().map(|f| f.code.as_str()).collect();
 /// assert_eq!(codes, vec!["NO_FETCHES"]); // the EAS processor refuses warm-ups without fetches
 /// # Ok::<(), tfreq::Error>(())

@@ -23,9 +23,10 @@ use bytes::Bytes;
 
 use crate::decode::{decode_with, DecodeOptions};
 use crate::error::{DecodeError, Error};
+use crate::fields::{log_metadata, predict_log, prediction_log};
 use crate::model::{Kind, Message, ModelSpec, WireFormat};
 use crate::wire::reader::{Reader, WireValue};
-use crate::wire::writer::{put_len_header, varint_len};
+use crate::wire::writer::{len_field_size, put_len_header};
 
 /// Which `log_type` a `PredictionLog` holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -64,12 +65,12 @@ impl LogKind {
     /// The kind of a `PredictionLog` field number, if it is a `log_type` member.
     pub fn from_field(n: u32) -> Option<LogKind> {
         Some(match n {
-            2 => LogKind::Classify,
-            3 => LogKind::Regress,
-            4 => LogKind::MultiInference,
-            5 => LogKind::SessionRun,
-            6 => LogKind::Predict,
-            7 => LogKind::PredictStreamed,
+            prediction_log::CLASSIFY_LOG => LogKind::Classify,
+            prediction_log::REGRESS_LOG => LogKind::Regress,
+            prediction_log::MULTI_INFERENCE_LOG => LogKind::MultiInference,
+            prediction_log::SESSION_RUN_LOG => LogKind::SessionRun,
+            prediction_log::PREDICT_LOG => LogKind::Predict,
+            prediction_log::PREDICT_STREAMED_LOG => LogKind::PredictStreamed,
             _ => return None,
         })
     }
@@ -121,15 +122,7 @@ impl PredictionLog {
     /// skipped, as protobuf does; a field with a wrong wire type is an error.
     pub fn decode(data: Bytes, base: usize) -> Result<PredictionLog, DecodeError> {
         let mut r = Reader::new(Bytes::new()).nested(data, base)?;
-        let names: &[(u32, &'static str)] = &[
-            (1, "log_metadata"),
-            (2, "classify_log"),
-            (3, "regress_log"),
-            (4, "multi_inference_log"),
-            (5, "session_run_log"),
-            (6, "predict_log"),
-            (7, "predict_streamed_log"),
-        ];
+        let names = prediction_log::FIELDS;
         let mut log = PredictionLog {
             kind: LogKind::None,
             model_spec: None,
@@ -148,11 +141,11 @@ impl PredictionLog {
                     f.offset,
                 )
             };
-            if f.number == 1 {
+            if f.number == prediction_log::LOG_METADATA {
                 let b = len_of(&f.value).ok_or_else(|| wrong("log_metadata"))?;
                 let mut m = r.nested(b.clone(), f.value_offset)?;
                 while let Some(g) = m.next_field().map_err(|e| e.within("log_metadata"))? {
-                    if g.number == 1 {
+                    if g.number == log_metadata::MODEL_SPEC {
                         let b = len_of(&g.value).ok_or_else(|| wrong("model_spec"))?;
                         let sub = m.nested(b.clone(), g.value_offset)?;
                         let spec = crate::decode::decode_model_spec(sub)
@@ -176,7 +169,7 @@ impl PredictionLog {
                 let mut sub = r.nested(body.clone(), f.value_offset)?;
                 while let Some(g) = sub.next_field().map_err(|e| e.within(name))? {
                     match (g.number, &g.value) {
-                        (1, WireValue::Len(b)) => {
+                        (predict_log::REQUEST, WireValue::Len(b)) => {
                             if kind == LogKind::Predict {
                                 // Not repeated: the last one wins (merging two is not modelled).
                                 log.requests.clear();
@@ -185,11 +178,17 @@ impl PredictionLog {
                             log.requests.push(b.clone());
                             log.request_offsets.push(g.value_offset);
                         }
-                        (2, WireValue::Len(b)) => log.response = Some(b.clone()),
-                        (1 | 2, _) => {
+                        (predict_log::RESPONSE, WireValue::Len(b)) => {
+                            log.response = Some(b.clone())
+                        }
+                        (predict_log::REQUEST | predict_log::RESPONSE, _) => {
                             return Err(DecodeError::new(
                                 crate::error::DecodeErrorKind::WrongWireType {
-                                    field: if g.number == 1 { "request" } else { "response" },
+                                    field: if g.number == predict_log::REQUEST {
+                                        "request"
+                                    } else {
+                                        "response"
+                                    },
                                     found: g.value.wire_type(),
                                 },
                                 g.offset,
@@ -282,10 +281,10 @@ fn fields(msg: &Bytes, n: u32) -> Vec<Bytes> {
 /// assert_eq!(&log[..4], &[0x32, 0x3c, 0x0a, 0x3a]);
 /// ```
 pub fn encode_predict_log(request: &[u8]) -> Vec<u8> {
-    let inner = 1 + varint_len(request.len() as u64) + request.len();
-    let mut out = Vec::with_capacity(1 + varint_len(inner as u64) + inner);
-    put_len_header(&mut out, 6, inner);
-    put_len_header(&mut out, 1, request.len());
+    let inner = len_field_size(predict_log::REQUEST, request.len());
+    let mut out = Vec::with_capacity(len_field_size(prediction_log::PREDICT_LOG, inner));
+    put_len_header(&mut out, prediction_log::PREDICT_LOG, inner);
+    put_len_header(&mut out, predict_log::REQUEST, request.len());
     out.extend_from_slice(request);
     out
 }
@@ -316,12 +315,12 @@ pub fn beside_request(data: &Bytes) -> Result<Vec<String>, DecodeError> {
     let mut out = Vec::new();
     for (v, n, _) in raw_fields(data)? {
         match (n, v) {
-            (1, _) => out.push("log_metadata".to_string()),
-            (6, WireValue::Len(body)) => {
+            (prediction_log::LOG_METADATA, _) => out.push("log_metadata".to_string()),
+            (prediction_log::PREDICT_LOG, WireValue::Len(body)) => {
                 for (_, m, _) in raw_fields(&body)? {
                     match m {
-                        1 => {}
-                        2 => out.push("predict_log.response".to_string()),
+                        predict_log::REQUEST => {}
+                        predict_log::RESPONSE => out.push("predict_log.response".to_string()),
                         m => out.push(format!("predict_log field {m} (unknown)")),
                     }
                 }
@@ -353,28 +352,30 @@ pub fn replace_predict_request(
     drop_response: bool,
 ) -> Result<Vec<u8>, DecodeError> {
     let fields = raw_fields(data)?;
-    let last = fields.iter().rposition(|(_, n, _)| *n == 6);
+    let last = fields
+        .iter()
+        .rposition(|(_, n, _)| *n == prediction_log::PREDICT_LOG);
     let mut out = Vec::with_capacity(data.len() + request.len() + 8);
     for (i, (v, n, raw)) in fields.into_iter().enumerate() {
         let WireValue::Len(body) = v else {
             out.extend_from_slice(&raw);
             continue;
         };
-        if n != 6 {
+        if n != prediction_log::PREDICT_LOG {
             out.extend_from_slice(&raw);
             continue;
         }
         let mut inner = Vec::with_capacity(body.len() + request.len());
         if Some(i) == last {
-            crate::wire::writer::put_bytes_field(&mut inner, 1, request);
+            crate::wire::writer::put_bytes_field(&mut inner, predict_log::REQUEST, request);
         }
         for (_, m, raw) in raw_fields(&body)? {
-            if m == 1 || (m == 2 && drop_response) {
+            if m == predict_log::REQUEST || (m == predict_log::RESPONSE && drop_response) {
                 continue;
             }
             inner.extend_from_slice(&raw);
         }
-        crate::wire::writer::put_bytes_field(&mut out, 6, &inner);
+        crate::wire::writer::put_bytes_field(&mut out, prediction_log::PREDICT_LOG, &inner);
     }
     Ok(out)
 }

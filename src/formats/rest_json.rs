@@ -510,7 +510,7 @@ pub fn from_value(
         return Err(err("JSON Parse error: the request body is not an object"));
     };
     let sig = match v.get("signature_name") {
-        None => "serving_default".to_string(),
+        None => crate::model::DEFAULT_SIGNATURE.to_string(),
         Some(Json::String(s)) => s.clone(),
         Some(_) => return Err(err("'signature_name' key must be a string value.")),
     };

@@ -43,7 +43,7 @@ pub const PREVIEW: usize = 6;
 /// let mut req = TFRequest::new("serving_default");
 /// req.add_feed("x", &[1, 2], DType::Float, vec![1.0f32, 2.0])?;
 /// req.add_fetch("y");
-/// let msg = tfreq::decode(&req.to_bytes())?;
+/// let msg = tfreq::decode(&req.to_bytes()?)?;
 /// let mut out = Vec::new();
 /// tfreq::render::human::write_summary(&mut out, "req.bin", &msg, &[])?;
 /// let s = String::from_utf8(out).unwrap();
@@ -76,9 +76,9 @@ pub fn write_summary(
     if msg.kind == Kind::Request || msg.wire == WireFormat::TfServing {
         if msg.signature_name.is_empty() {
             let note = if msg.wire == WireFormat::TfServing {
-                " (empty: serving_default)"
+                format!(" (empty: {})", crate::model::DEFAULT_SIGNATURE)
             } else {
-                " (none)"
+                " (none)".to_string()
             };
             writeln!(out, "signature: \"\"{note}")?;
         } else {

@@ -44,7 +44,10 @@ pub fn scalar_json(v: &Scalar) -> Value {
         // f32 through its shortest decimal, so 0.2f32 prints as 0.2, not 0.20000000298.
         Scalar::F32(x) => {
             if x.is_finite() {
-                serde_json::from_str(&crate::render::pyfloat::f32_text(*x)).unwrap_or(Value::Null)
+                // Python's repr of a finite float ("0.2", "1e+20", "-3.5e-07") is always
+                // a JSON number; the test below holds every kind of f32 to that.
+                serde_json::from_str(&crate::render::pyfloat::f32_text(*x))
+                    .expect("the repr of a finite f32 is a JSON number")
             } else {
                 f(*x as f64)
             }
@@ -124,10 +127,7 @@ pub fn write_message(
     if msg.kind == Kind::Request {
         head.insert("fetches".into(), json!(msg.fetches));
     }
-    head.insert(
-        "problems".into(),
-        serde_json::to_value(problems).unwrap_or(Value::Null),
-    );
+    head.insert("problems".into(), serde_json::to_value(problems)?);
     let unknown: Vec<Value> = msg
         .all_unknown()
         .map(|u| json!({"path": u.path, "number": u.number, "wire_type": u.wire_type, "offset": u.offset}))
@@ -163,10 +163,10 @@ pub fn write_message(
             if j > 0 {
                 out.write_all(b",")?;
             }
-            let v = e
-                .stored_get(j)
-                .map(|s| scalar_json(&s))
-                .unwrap_or(Value::Null);
+            // j < n <= e.stored, and stored_get answers every index below stored.
+            let v = e.stored_get(j).map(|s| scalar_json(&s)).ok_or_else(|| {
+                io::Error::other(format!("{}: no stored value {j} of {}", t.name, e.stored))
+            })?;
             serde_json::to_writer(&mut *out, &v)?;
         }
         write!(out, "],\"values_truncated\":{}}}", n < e.stored)?;
@@ -190,7 +190,7 @@ pub fn write_container(
         "file": file,
         "container": c.kind.as_str(),
         "entries_count": c.entries.len(),
-        "problems": serde_json::to_value(&c.findings).unwrap_or(Value::Null),
+        "problems": serde_json::to_value(&c.findings)?,
     });
     let head = serde_json::to_string(&head)?;
     out.write_all(&head.as_bytes()[..head.len() - 1])?;
@@ -288,4 +288,34 @@ pub fn write_coverage(
     }
     serde_json::to_writer(&mut *out, &doc)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_of_finite_f32_prints_as_a_json_number() {
+        let mut xs = vec![
+            0.0f32,
+            -0.0,
+            0.2,
+            1.0,
+            -3.5e-7,
+            1e16,
+            1e17,
+            f32::MAX,
+            f32::MIN,
+            f32::MIN_POSITIVE,
+            f32::from_bits(1), // smallest subnormal
+            f32::EPSILON,
+        ];
+        // A spread over every exponent.
+        xs.extend((0..=u32::from(u8::MAX - 1)).map(|e| f32::from_bits((e << 23) | 0x12345)));
+        for x in xs {
+            let v = scalar_json(&Scalar::F32(x));
+            assert!(v.is_number(), "{x:?} -> {v}");
+            assert_eq!(v.as_f64().map(|y| y as f32), Some(x), "{x:?}");
+        }
+    }
 }

@@ -56,9 +56,12 @@ pub const DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/desc
 pub fn pool() -> &'static DescriptorPool {
     static POOL: OnceLock<DescriptorPool> = OnceLock::new();
     POOL.get_or_init(|| {
-        // The set is compiled into the binary by build.rs from our own protos; it
-        // always decodes (a test checks it).
-        DescriptorPool::decode(DESCRIPTOR_SET).unwrap_or_else(|_| DescriptorPool::new())
+        // build.rs wrote these bytes by encoding the FileDescriptorSet protox had
+        // just compiled and checked from proto/, so they always decode; an empty pool
+        // in their place would turn every lookup into a silent "unknown message".
+        // Every test that prints text or reads JSON goes through here.
+        DescriptorPool::decode(DESCRIPTOR_SET)
+            .expect("build.rs embeds the FileDescriptorSet protox compiled from proto/")
     })
 }
 

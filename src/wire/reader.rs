@@ -145,6 +145,26 @@ impl Reader {
         Ok(b)
     }
 
+    /// The next `N` bytes as an array (a fixed64 / fixed32 value): the length is in
+    /// the type, so no short slice is ever padded.
+    fn take_array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N], DecodeError> {
+        // pos <= buf.len(): every advance goes through `take`, `take_array` or the
+        // varint reader, each of which checks what is left first.
+        let left = &self.buf[self.pos..];
+        match left.first_chunk::<N>() {
+            Some(a) => {
+                let a = *a;
+                self.pos += N;
+                Ok(a)
+            }
+            None => Err(self.err(DecodeErrorKind::Truncated {
+                what,
+                needed: N as u64,
+                available: left.len() as u64,
+            })),
+        }
+    }
+
     /// Whether the message has no more bytes.
     pub fn is_empty(&self) -> bool {
         self.pos >= self.buf.len()
@@ -200,19 +220,13 @@ impl Reader {
         let wt = (tag & 7) as u8;
         let value = match wt {
             0 => WireValue::Varint(self.varint()?),
-            1 => {
-                let b = self.take(8, "fixed64 value")?;
-                WireValue::I64(u64::from_le_bytes(b[..].try_into().unwrap_or([0; 8])))
-            }
+            1 => WireValue::I64(u64::from_le_bytes(self.take_array("fixed64 value")?)),
             2 => {
                 let len = self.varint()?;
                 WireValue::Len(self.take(len, "length-delimited field")?)
             }
             3 => WireValue::Group(self.group(number, offset)?),
-            5 => {
-                let b = self.take(4, "fixed32 value")?;
-                WireValue::I32(u32::from_le_bytes(b[..].try_into().unwrap_or([0; 4])))
-            }
+            5 => WireValue::I32(u32::from_le_bytes(self.take_array("fixed32 value")?)),
             w => return Err(DecodeError::new(DecodeErrorKind::BadWireType(w), offset)),
         };
         let value_offset = match &value {
