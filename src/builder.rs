@@ -455,6 +455,13 @@ pub(crate) fn make_tensor(
         takes,
     };
     use FeedValues as V;
+    // Numbers for an 8- or 4-bit float dtype become its bit patterns here, where the
+    // format is in hand, so the arms below see only `Bits` for those dtypes.
+    let values = match (crate::minifloat::format(dtype), values) {
+        (Some(f), V::F32(v)) => V::Bits(v.into_iter().map(|x| f.encode(x as f64)).collect()),
+        (Some(f), V::F64(v)) => V::Bits(v.into_iter().map(|x| f.encode(x)).collect()),
+        (_, v) => v,
+    };
     let stored = match (dtype, values) {
         (DType::Float, V::F32(v)) => Values::F32(Elems::Vec(v)),
         (DType::Double, V::F64(v)) => Values::F64(Elems::Vec(v)),
@@ -482,16 +489,6 @@ pub(crate) fn make_tensor(
         )),
         (DType::Int32 | DType::QInt32, V::I32(v)) => Values::I32(v.into()),
         (d, V::Bits(v)) if crate::minifloat::is_minifloat(d) => Values::Raw(Bytes::from(v)),
-        (d, V::F32(v)) if crate::minifloat::is_minifloat(d) => Values::Raw(
-            v.into_iter()
-                .map(|x| crate::minifloat::encode(d, x as f64).unwrap_or(0))
-                .collect(),
-        ),
-        (d, V::F64(v)) if crate::minifloat::is_minifloat(d) => Values::Raw(
-            v.into_iter()
-                .map(|x| crate::minifloat::encode(d, x).unwrap_or(0))
-                .collect(),
-        ),
         (DType::Invalid | DType::Resource | DType::Variant, _) => {
             return Err(BuildError::NotBuildable { name, dtype: code })
         }

@@ -33,15 +33,18 @@ enum Special {
     None,
 }
 
+/// One 8- or 4-bit float format: what [`format`] finds for a minifloat dtype, so a
+/// caller that holds one needs no "not a minifloat" case.
 #[derive(Debug, Clone, Copy)]
-struct Format {
+pub(crate) struct Format {
     exp: u32,
     man: u32,
     bias: i32,
     special: Special,
 }
 
-fn format(d: DType) -> Option<Format> {
+/// The format of `d`, or `None` when `d` is not an 8- or 4-bit float type.
+pub(crate) fn format(d: DType) -> Option<Format> {
     use DType::*;
     let f = |exp, man, bias, special| Format {
         exp,
@@ -66,7 +69,7 @@ impl Format {
     }
 
     /// The value of a bit pattern (bits above the format's width are ignored).
-    fn decode(self, bits: u8) -> f32 {
+    pub(crate) fn decode(self, bits: u8) -> f32 {
         let width = self.exp + self.man + 1;
         let bits = if width < 8 {
             bits & ((1 << width) - 1)
@@ -136,7 +139,8 @@ impl Format {
         }
     }
 
-    fn encode(self, x: f64) -> u8 {
+    /// The bit pattern ml_dtypes rounds `x` to.
+    pub(crate) fn encode(self, x: f64) -> u8 {
         if x.is_nan() {
             return self.nan(x.is_sign_negative());
         }

@@ -169,8 +169,6 @@ pub enum Elems<T> {
 pub trait LeElem: Copy + Default + PartialEq {
     /// Bytes per element.
     const SIZE: usize;
-    /// Reads one element from exactly `SIZE` bytes.
-    fn from_le(b: &[u8]) -> Self;
     /// Appends the little-endian bytes.
     fn put_le(self, out: &mut Vec<u8>);
     /// Writes the little-endian bytes into exactly `SIZE` bytes.
@@ -196,18 +194,6 @@ macro_rules! le_elem {
     ($($t:ty),*) => {$(
         impl LeElem for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
-            #[inline]
-            fn from_le(b: &[u8]) -> Self {
-                if let Ok(a) = b.try_into() {
-                    return <$t>::from_le_bytes(a);
-                }
-                // Callers pass exactly SIZE bytes; a shorter slice reads as zero-padded
-                // rather than panicking.
-                let mut a = [0u8; std::mem::size_of::<$t>()];
-                let n = b.len().min(Self::SIZE);
-                a[..n].copy_from_slice(&b[..n]);
-                <$t>::from_le_bytes(a)
-            }
             #[inline(always)]
             fn split_le(b: &[u8]) -> Option<(Self, &[u8])> {
                 b.split_first_chunk::<{ std::mem::size_of::<$t>() }>()
@@ -283,7 +269,7 @@ impl<T: LeElem> Elems<T> {
     /// Element `i`.
     pub fn get(&self, i: usize) -> Option<T> {
         match self {
-            Elems::Le(b) => b.get(i * T::SIZE..(i + 1) * T::SIZE).map(T::from_le),
+            Elems::Le(b) => T::split_le(b.get(i * T::SIZE..)?).map(|(x, _)| x),
             Elems::Vec(v) => v.get(i).copied(),
         }
     }
@@ -385,7 +371,7 @@ impl<T: LeElem> DoubleEndedIterator for ElemsIter<'_, T> {
         match self {
             ElemsIter::Le(b) => {
                 let cut = b.len().checked_sub(T::SIZE)?;
-                let x = T::from_le(&b[cut..]);
+                let (x, _) = T::split_le(&b[cut..])?;
                 *b = &b[..cut];
                 Some(x)
             }
@@ -796,7 +782,8 @@ pub enum Scalar {
     Byte(u8),
     /// An 8- or 4-bit float (`DT_FLOAT8_*`, `DT_FLOAT4_E2M1FN`): its dtype and bit
     /// pattern. Shown as the number TensorFlow (ml_dtypes) decodes it to
-    /// ([`crate::minifloat::decode`]): `1.5`, `-0.0`, `nan`.
+    /// ([`crate::minifloat::decode`]): `1.5`, `-0.0`, `nan`; with a dtype that is not one
+    /// of those, as the byte (`0x3c`), since the bits are all it holds.
     Mini(DType, u8),
     /// A resource handle or variant (raw message bytes).
     Opaque(Bytes),
@@ -817,9 +804,11 @@ impl fmt::Display for Scalar {
             Scalar::Bytes(b) => write!(f, "\"{}\"", short_bytes(b)),
             Scalar::Byte(b) => write!(f, "0x{b:02x}"),
             // Every value is exact in f64: Python's repr of float(x).
-            Scalar::Mini(d, b) => f.write_str(&crate::pyfloat::f64_repr(
-                crate::minifloat::decode(*d, *b).unwrap_or(f32::NAN) as f64,
-            )),
+            Scalar::Mini(d, b) => match crate::minifloat::decode(*d, *b) {
+                Some(x) => f.write_str(&crate::pyfloat::f64_repr(x as f64)),
+                // Not a minifloat dtype: the bits, as a `Byte` shows them.
+                None => write!(f, "0x{b:02x}"),
+            },
             Scalar::Opaque(b) => write!(f, "<{} bytes>", b.len()),
         }
     }
@@ -1059,8 +1048,7 @@ impl Elements<'_> {
                 }
                 let c = t.content.as_ref()?;
                 let sz = d.info().size?;
-                let b = c.get(i * sz..(i + 1) * sz)?;
-                Some(content_scalar(d, b))
+                content_scalar(d, c.get(i * sz..(i + 1) * sz)?)
             }
             Source::Field(f) => {
                 let v = t.field(f)?;
@@ -1125,7 +1113,7 @@ impl Elements<'_> {
     /// use tfreq::{DType, TFRequest};
     /// let mut req = TFRequest::new("s");
     /// req.add_feed("x", &[2], DType::Float, vec![1.0f32, 2.0])?;
-    /// let msg = tfreq::decode(&req.to_bytes())?;
+    /// let msg = tfreq::decode(&req.to_bytes()?)?;
     /// let e = msg.tensors[0].elements(msg.wire);
     /// assert!(e.same_stored_run(&e.clone()));
     /// # Ok::<(), tfreq::Error>(())
@@ -1166,31 +1154,34 @@ pub fn default_scalar(d: DType) -> Scalar {
     }
 }
 
-fn content_scalar(d: DType, b: &[u8]) -> Scalar {
+/// Element `b` of `tensor_content` (the dtype's size in bytes, cut by the caller);
+/// `None` when `b` is shorter than one element of `d`.
+fn content_scalar(d: DType, b: &[u8]) -> Option<Scalar> {
     use DType::*;
-    // `b` is one element of the dtype's size (checked by the caller); nothing here
-    // indexes past what it holds.
-    let byte = b.first().copied().unwrap_or(0);
+    fn le<T: LeElem>(b: &[u8]) -> Option<T> {
+        T::split_le(b).map(|(x, _)| x)
+    }
+    let byte = *b.first()?;
     let (re, im) = b.split_at(b.len() / 2);
-    match d {
-        Float => Scalar::F32(<f32 as LeElem>::from_le(b)),
-        Double => Scalar::F64(<f64 as LeElem>::from_le(b)),
-        Int32 | QInt32 => Scalar::I64(<i32 as LeElem>::from_le(b) as i64),
-        Int64 => Scalar::I64(<i64 as LeElem>::from_le(b)),
+    Some(match d {
+        Float => Scalar::F32(le(b)?),
+        Double => Scalar::F64(le(b)?),
+        Int32 | QInt32 => Scalar::I64(le::<i32>(b)? as i64),
+        Int64 => Scalar::I64(le(b)?),
         UInt8 | QUInt8 | UInt4 | UInt2 => Scalar::I64(byte as i64),
         Int8 | QInt8 | Int4 | Int2 => Scalar::I64(byte as i8 as i64),
-        Int16 | QInt16 => Scalar::I64(<i16 as LeElem>::from_le(b) as i64),
-        UInt16 | QUInt16 => Scalar::I64(<u16 as LeElem>::from_le(b) as i64),
-        UInt32 => Scalar::U64(<u32 as LeElem>::from_le(b) as u64),
-        UInt64 => Scalar::U64(<u64 as LeElem>::from_le(b)),
+        Int16 | QInt16 => Scalar::I64(le::<i16>(b)? as i64),
+        UInt16 | QUInt16 => Scalar::I64(le::<u16>(b)? as i64),
+        UInt32 => Scalar::U64(le::<u32>(b)? as u64),
+        UInt64 => Scalar::U64(le(b)?),
         Bool => Scalar::Bool(byte != 0),
-        Half => Scalar::F16(f16::from_bits(<u16 as LeElem>::from_le(b))),
-        BFloat16 => Scalar::BF16(bf16::from_bits(<u16 as LeElem>::from_le(b))),
-        Complex64 => Scalar::C64(<f32 as LeElem>::from_le(re), <f32 as LeElem>::from_le(im)),
-        Complex128 => Scalar::C128(<f64 as LeElem>::from_le(re), <f64 as LeElem>::from_le(im)),
+        Half => Scalar::F16(f16::from_bits(le(b)?)),
+        BFloat16 => Scalar::BF16(bf16::from_bits(le(b)?)),
+        Complex64 => Scalar::C64(le(re)?, le(im)?),
+        Complex128 => Scalar::C128(le(re)?, le(im)?),
         _ if crate::minifloat::is_minifloat(d) => Scalar::Mini(d, byte),
         _ => Scalar::Byte(byte),
-    }
+    })
 }
 
 fn field_scalar(d: DType, f: ValueField, v: &Values, i: usize) -> Option<Scalar> {

@@ -65,10 +65,12 @@ pub fn scalar_json(v: &Scalar) -> Value {
             Err(_) => json!({"b64": base64::engine::general_purpose::STANDARD.encode(b)}),
         },
         Scalar::Byte(b) => json!(b),
-        Scalar::Mini(d, b) => {
-            // Every value is exact in f64.
-            f(crate::minifloat::decode(*d, *b).unwrap_or(f32::NAN) as f64)
-        }
+        // Every value is exact in f64. With a dtype that is not a minifloat the bits
+        // are all there is: the byte, as for `Byte`.
+        Scalar::Mini(d, b) => match crate::minifloat::decode(*d, *b) {
+            Some(x) => f(x as f64),
+            None => json!(b),
+        },
         Scalar::Opaque(b) => json!({"b64": base64::engine::general_purpose::STANDARD.encode(b)}),
     }
 }
@@ -284,7 +286,7 @@ pub fn write_coverage(
         "keys": keys,
     });
     if !cov.unreadable.is_empty() {
-        doc["unreadable"] = serde_json::to_value(&cov.unreadable).unwrap_or(Value::Null);
+        doc["unreadable"] = serde_json::to_value(&cov.unreadable)?;
     }
     serde_json::to_writer(&mut *out, &doc)?;
     Ok(())
