@@ -63,7 +63,7 @@ pub fn empty_inputs(entries: &[crate::formats::Entry]) -> Vec<Finding> {
 /// use tfreq::formats::{load_detailed, Hint};
 /// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
 /// let c = load_detailed(bytes, Default::default(), Hint::Auto)?;
-/// let names: Vec<_> = tfreq::analysis::warmup::not_compared(&c.entries).into_iter().map(|f| f.name).collect();
+/// let names: Vec<_> = tfreq::analysis::warmup::not_compared(&c.entries).into_iter().filter_map(|f| f.name).collect();
 /// assert_eq!(names, ["record 1", "record 2", "record 3"]);
 /// # Ok::<(), tfreq::Error>(())
 /// ```
