@@ -65,6 +65,32 @@ fn check_verdicts_follow_what_tensorflow_answered() {
     }
 }
 
+/// `--strict-shapes` is for models that are compiled per shape, or whose ops refuse other
+/// shapes (MatMul refused `two_sigs_bad_dim.bin` in TensorFlow): the same finding becomes
+/// an error and check fails; a request that matches the signature still passes.
+#[test]
+fn strict_shapes_make_an_incompatible_shape_fail() {
+    let (code, v) = json(&[
+        "check",
+        &s("check/two_sigs_bad_dim.bin"),
+        "--model",
+        &s("models/two_sigs"),
+        "--strict-shapes",
+    ]);
+    let f = finding(&v, "SHAPE_INCOMPATIBLE").unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(f["severity"], "error");
+    assert_eq!(code, 1, "{v}");
+    let (code, v) = json(&[
+        "check",
+        &s("models/half_plus_two/assets.extra/tf_serving_warmup_requests"),
+        "--model",
+        &s("models/half_plus_two"),
+        "--strict-shapes",
+    ]);
+    assert!(finding(&v, "SHAPE_INCOMPATIBLE").is_none(), "{v}");
+    assert_eq!(code, 0, "{v}");
+}
+
 /// A warm-up whose classify_log holds no examples fails TF Serving's load ("Input is
 /// empty."): inspect says so and fails.
 #[test]

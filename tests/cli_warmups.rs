@@ -223,3 +223,78 @@ fn convert_scrub_keys_warmup_build_end_to_end() {
     ]);
     assert_eq!(code, 0, "{d}");
 }
+
+/// `(code, name)` of every problem in a `--format json` report, and its exit code.
+fn problems(args: &[&str]) -> (i32, Vec<(String, String)>) {
+    let (code, out, err) = run(args);
+    let v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    let found = v["problems"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no problems array: {out}"))
+        .iter()
+        .map(|p| {
+            (
+                p["code"].as_str().unwrap().to_string(),
+                p["name"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    (code, found)
+}
+
+/// A TF Serving warm-up without a single predict request is still a warm-up the server
+/// loads (or refuses for its own reasons): `check` and `diff` judge it by its findings,
+/// as `inspect` does, instead of refusing it as "holds no request" (exit 2).
+#[test]
+fn warmups_without_predict_records_are_judged_by_their_findings() {
+    let model = path("models/half_plus_two");
+    let prod = path("models/half_plus_two/assets.extra/tf_serving_warmup_requests");
+
+    // 0 bytes at the warm-up path: TF Serving reads 0 records, loads the model, warms nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let extra = dir.path().join("1/assets.extra");
+    std::fs::create_dir_all(&extra).unwrap();
+    let empty = extra.join("tf_serving_warmup_requests");
+    std::fs::write(&empty, b"").unwrap();
+    let empty = empty.display().to_string();
+    let (code, found) = problems(&["check", "--model", &model, &empty, "--format", "json"]);
+    assert_eq!(
+        (code, found),
+        (0, vec![("EMPTY_WARMUP".into(), String::new())])
+    );
+    // Nothing warms production's executor: diff fails on that, and says why.
+    let (code, out, _) = run(&["diff", &empty, &prod, "--format", "json"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("\"EMPTY_WARMUP\"") && out.contains("\"NOT_WARMED\""),
+        "{out}"
+    );
+
+    // Only classify records whose Input is empty: "Input is empty." fails the load.
+    let classify = path("check/warmup_classify_empty.tfrecord");
+    for cmd in [
+        vec!["check", "--model", &model, &classify, "--format", "json"],
+        vec!["diff", &classify, &prod, "--format", "json"],
+    ] {
+        let (code, found) = problems(&cmd);
+        assert_eq!(code, 1, "{cmd:?}");
+        let input_empty: Vec<_> = found.iter().filter(|(c, _)| c == "EMPTY_INPUT").collect();
+        assert_eq!(input_empty.len(), 2, "{cmd:?}: {found:?}");
+    }
+
+    // A mixed warm-up (TensorFlow's): the records diff and check do not compare are named.
+    let mixed = path("tfrecord/warmup_mixed.tfrecord");
+    let (code, found) = problems(&["check", "--model", &model, &mixed, "--format", "json"]);
+    assert_eq!(code, 0);
+    let skipped: Vec<&str> = found
+        .iter()
+        .filter(|(c, _)| c == "RECORD_NOT_COMPARED")
+        .map(|(_, n)| n.as_str())
+        .collect();
+    assert_eq!(skipped, ["record 1", "record 2", "record 3"]);
+
+    // Any other file without a request is still not a request file.
+    let (code, _, err) = run(&["check", "--model", &model, &path("tfs/response.bin")]);
+    assert_eq!(code, 2, "{err}");
+}

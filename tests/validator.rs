@@ -623,7 +623,7 @@ fn library_check_matches_cli() {
     // An unknown tag set is a finding in the library (the CLI refuses it with exit 2).
     let opts = CheckOptions {
         tag: "gpu".into(),
-        signature: None,
+        ..Default::default()
     };
     let r = check_labeled(&[Labeled::new("f", "f", &m)], &model, &opts);
     assert_eq!(

@@ -35,6 +35,10 @@ pub struct CheckOptions {
     pub tag: String,
     /// Check against this signature instead of the one the request names.
     pub signature: Option<String>,
+    /// `SHAPE_INCOMPATIBLE` is an error instead of a warning: for a model that is
+    /// compiled per shape (XLA, TF Serving batching, PAI-Blade) or a graph whose ops
+    /// refuse other shapes.
+    pub strict_shapes: bool,
 }
 
 impl Default for CheckOptions {
@@ -42,6 +46,7 @@ impl Default for CheckOptions {
         CheckOptions {
             tag: SERVE_TAG.to_string(),
             signature: None,
+            strict_shapes: false,
         }
     }
 }
@@ -77,6 +82,13 @@ pub fn check_labeled(reqs: &[Labeled], model: &ModelSignatures, opts: &CheckOpti
                     rep
                 }
             };
+            if opts.strict_shapes {
+                for f in &mut rep.findings {
+                    if f.code == Code::ShapeIncompatible {
+                        f.severity = Severity::Error;
+                    }
+                }
+            }
             crate::analysis::lint::merge(&mut rep.findings, crate::analysis::lint::lint(r.message));
             if rep.failed() {
                 rep.verdict = Verdict::Incompatible;

@@ -52,6 +52,48 @@ pub fn empty_inputs(entries: &[crate::formats::Entry]) -> Vec<Finding> {
     out
 }
 
+/// `RECORD_NOT_COMPARED`: the classify, regress and multi-inference records of a warm-up
+/// file, which `diff` and `check` read (their loader limits are [`file_findings`]) but do
+/// not compare: each runs its own signature's executor (`RunClassify`/`RunRegress`/
+/// `RunMultiInference` in tensorflow_serving/servables/tensorflow/saved_model_warmup.cc),
+/// so it warms no predict request. Named so that nothing in the file is passed over
+/// silently.
+///
+/// ```
+/// use tfreq::formats::{load_detailed, Hint};
+/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+/// let c = load_detailed(bytes, Default::default(), Hint::Auto)?;
+/// let names: Vec<_> = tfreq::analysis::warmup::not_compared(&c.entries).into_iter().filter_map(|f| f.name).collect();
+/// assert_eq!(names, ["record 1", "record 2", "record 3"]);
+/// # Ok::<(), tfreq::Error>(())
+/// ```
+pub fn not_compared(entries: &[crate::formats::Entry]) -> Vec<Finding> {
+    entries
+        .iter()
+        .filter_map(|e| match &e.content {
+            crate::formats::Content::Log(log)
+                if matches!(
+                    log.kind,
+                    LogKind::Classify | LogKind::Regress | LogKind::MultiInference
+                ) =>
+            {
+                Some(
+                    Finding::new(
+                        Code::RecordNotCompared,
+                        Severity::Note,
+                        format!(
+                            "record {}: {}: not compared (it runs the {} signature's own executor, not a predict request's)",
+                            e.index, log.kind, log.kind.name().trim_end_matches("_log")
+                        ),
+                    )
+                    .name(format!("record {}", e.index)),
+                )
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// The number of examples in a Classification/Regression/MultiInference request's
 /// `input` (field 2): `example_list` (1) or `example_list_with_context` (2), whose
 /// `examples` are field 1. `None` when the bytes do not parse.

@@ -53,6 +53,13 @@ const DIFF: Commands = Commands {
     check: false,
     live: false,
 };
+/// `diff` and `check`: what they read but do not compare.
+const DIFF_CHECK: Commands = Commands {
+    inspect: false,
+    diff: true,
+    check: true,
+    live: false,
+};
 /// A comparison of a request with the model's signature.
 const CHECK: Commands = Commands {
     inspect: false,
@@ -130,6 +137,8 @@ rules! {
         "a 0-byte warm-up file: 0 records, TF Serving loads the model and warms nothing";
     EmptyRequest = "EMPTY_REQUEST", Warning, ALL3,
         "the empty file read as the valid empty request: no feeds, no fetches, a server runs nothing";
+    RecordNotCompared = "RECORD_NOT_COMPARED", Note, DIFF_CHECK,
+        "a classify / regress / multi_inference warm-up record: read, not compared (it runs another signature's executor, not a predict one)";
     ReadingsAgree = "READINGS_AGREE", Note, ALL3,
         "the bytes read the same as an EAS and a TF Serving request: shown as EAS";
     // What one request carries on its own (analysis::lint).

@@ -27,6 +27,10 @@ pub struct Args {
     /// Check against this signature instead of the one each request names.
     #[arg(long, value_name = "NAME")]
     signature: Option<String>,
+    /// A shape the signature does not allow fails (SHAPE_INCOMPATIBLE is an error):
+    /// for models compiled per shape (XLA, TF Serving batching, PAI-Blade).
+    #[arg(long)]
+    strict_shapes: bool,
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -76,6 +80,7 @@ pub fn run(a: Args) -> Outcome {
     let opts = CheckOptions {
         tag: a.tag,
         signature: a.signature,
+        strict_shapes: a.strict_shapes,
     };
     let mut report = check_labeled(&labeled(&reqs.requests), &model, &opts);
     reqs.report_problems(&mut report);

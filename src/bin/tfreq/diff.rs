@@ -7,7 +7,7 @@ use tfreq::analysis::diff::{diff_labeled, DiffOptions};
 use tfreq::analysis::report::{Labeled, Report, Unreadable};
 use tfreq::analysis::Finding;
 use tfreq::formats::savedmodel::read_model;
-use tfreq::formats::{Content, Record};
+use tfreq::formats::{ContainerKind, Content, Record};
 use tfreq::signature::{ModelSignatures, SERVE_TAG};
 use tfreq::{DecodeOptions, Kind, Message};
 
@@ -138,7 +138,16 @@ fn load_into(
             .map_err(|e| in_file(&file, e))?;
         let limits = tfreq::analysis::warmup::file_findings(&c);
         c.findings.extend(limits);
+        c.findings
+            .extend(tfreq::analysis::warmup::not_compared(&c.entries));
         let findings = c.findings;
+        // A warm-up file may hold no predict request (0 bytes, or only classify/regress
+        // records) and still be what TF Serving loads: its findings say so. Any other
+        // file without a request is not a request file.
+        let warmup = matches!(
+            c.kind,
+            ContainerKind::TfRecord | ContainerKind::UnframedLogs
+        );
         let records: Vec<Record> = c
             .entries
             .into_iter()
@@ -150,7 +159,7 @@ fn load_into(
                 }
             })
             .collect();
-        if records.is_empty() {
+        if records.is_empty() && !warmup {
             return Err(in_file(&file, Failure::msg("holds no request")));
         }
         let many = records.len() > 1;
