@@ -27,6 +27,7 @@
 use bytes::Bytes;
 
 use crate::dtype::{DTypeCode, ValueField};
+use crate::error::ErrorDetail;
 use crate::error::{DecodeError, DecodeErrorKind, Error};
 use crate::fields::{
     array_proto, array_shape, dim, eas_request, eas_response, int64_value, map_entry, model_spec,
@@ -91,7 +92,7 @@ pub fn decode(bytes: &[u8]) -> Result<Message, Error> {
 pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detection), Error> {
     if let Some(limit) = opts.max_size {
         if bytes.len() as u64 > limit {
-            return Err(Error::Decode {
+            return Err(Error::from(ErrorDetail::Decode {
                 wire: opts.wire.unwrap_or(WireFormat::Eas),
                 kind: opts.kind.unwrap_or(Kind::Request),
                 source: DecodeError::new(
@@ -101,11 +102,11 @@ pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detect
                     },
                     0,
                 ),
-            });
+            }));
         }
     }
     if bytes.is_empty() {
-        return Err(Error::Empty);
+        return Err(Error::from(ErrorDetail::Empty));
     }
     let wires: &[WireFormat] = match opts.wire {
         Some(WireFormat::Eas) => &[WireFormat::Eas],
@@ -143,13 +144,13 @@ pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detect
     };
     let Some(min) = best.iter().map(|(a, _)| *a).min() else {
         if let [(w, k, Err(e))] = det.candidates.as_slice() {
-            return Err(Error::Decode {
+            return Err(Error::from(ErrorDetail::Decode {
                 wire: *w,
                 kind: *k,
                 source: e.clone(),
-            });
+            }));
         }
-        return Err(Error::Unrecognised(det.describe()));
+        return Err(Error::from(ErrorDetail::Unrecognised(det.describe())));
     };
     let mut winners: Vec<Message> = best
         .into_iter()
@@ -166,11 +167,11 @@ pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detect
             .iter()
             .map(|m| format!("{} {}", m.wire, m.kind.as_str()))
             .collect();
-        return Err(Error::Ambiguous(format!(
+        return Err(Error::from(ErrorDetail::Ambiguous(format!(
             "{}\n{}",
             names.join(" and "),
             det.describe()
-        )));
+        ))));
     }
     Ok((winners.remove(0), det))
 }

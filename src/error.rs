@@ -206,10 +206,66 @@ impl TfRecordError {
     }
 }
 
-/// Any error of the library's file-level functions.
+/// Any error of the library: reading, detecting, decoding, building, converting.
+///
+/// As `serde_json::Error`, one type a caller can match on by its category
+/// ([`Error::classify`]), with the byte offset, field path, record and file as data
+/// ([`Error::offset`], [`Error::field_path`], [`Error::record`], [`Error::file`]), and the
+/// details behind one pointer ([`Error::detail`]), so a `Result<T, Error>` stays small.
+/// The messages say what, where and what was expected; they name no command-line
+/// option (a program adds its own hints).
+///
+/// ```
+/// use tfreq::{Category, Error};
+///
+/// // One byte: a field tag whose length-delimited value is missing.
+/// let err: Error = tfreq::decode(&[0x12]).unwrap_err();
+/// assert_eq!(err.classify(), Category::Unrecognised);
+///
+/// // A truncated EAS request, read as one: where it broke, and in which field.
+/// let err = tfreq::decode_as(&[0x12, 0x05, 0x0a], tfreq::WireFormat::Eas, tfreq::Kind::Request)
+///     .map_err(|e| Error::decode(tfreq::WireFormat::Eas, tfreq::Kind::Request, e))
+///     .unwrap_err();
+/// assert_eq!(err.classify(), Category::Decode);
+/// assert_eq!(err.offset(), Some(2));
+/// assert_eq!(err.field_path().as_deref(), Some("inputs"));
+/// assert!(std::mem::size_of::<Error>() <= 2 * std::mem::size_of::<usize>());
+/// ```
+pub struct Error {
+    detail: Box<ErrorDetail>,
+}
+
+/// The kinds of [`Error`] a caller tells apart (what [`Error::classify`] returns).
+///
+/// ```
+/// let err = tfreq::decode(b"").unwrap_err();
+/// assert_eq!(err.classify(), tfreq::Category::Unrecognised);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Category {
+    /// Reading or writing a file failed.
+    Io,
+    /// Protobuf bytes of a known message are malformed (truncated, bad varint, wrong
+    /// wire type…).
+    Decode,
+    /// The input is none of the formats tfreq reads, is empty, or fits more than one
+    /// and nothing tells them apart.
+    Unrecognised,
+    /// A container or text format around the messages is broken: TFRecord framing,
+    /// JSON, protobuf text, unframed logs, compressed data.
+    Container,
+    /// A request cannot be built or written as asked: a builder refusal, values without
+    /// dtypes, a conversion that would leave something out.
+    Build,
+    /// The input is over a size or nesting limit.
+    Limit,
+}
+
+/// What went wrong, in detail: the variants behind an [`Error`] ([`Error::detail`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum Error {
+pub enum ErrorDetail {
     /// Malformed protobuf in the named format.
     #[error("not a valid {wire} {kind}: {source}")]
     Decode {
@@ -222,7 +278,7 @@ pub enum Error {
         source: DecodeError,
     },
     /// The bytes parse as more than one format and nothing tells them apart.
-    #[error("ambiguous: the bytes are valid as {}; pass --from eas or --from tf-serving to choose", one_line(.0))]
+    #[error("ambiguous: the bytes are valid as {}", one_line(.0))]
     Ambiguous(String),
     /// The bytes parse as none of the formats.
     #[error("not a prediction request or response in any known wire format: {}", one_line(.0))]
@@ -230,12 +286,48 @@ pub enum Error {
     /// The input is empty.
     #[error("empty input: an empty message carries no request")]
     Empty,
+    /// The input is larger than the limit it is read with.
+    #[error("input is {size} bytes, over the limit of {limit}")]
+    TooLarge {
+        /// Input size in bytes.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// A builder refusal.
     #[error(transparent)]
     Build(#[from] BuildError),
     /// A TFRecord framing problem (bad checksum, truncated record), naming the record.
     #[error(transparent)]
     TfRecord(#[from] TfRecordError),
+    /// A REST JSON body read without dtypes (JSON carries none).
+    #[error("a TF Serving REST JSON predict body: JSON carries no dtypes")]
+    NoDtypes,
+    /// A REST JSON input whose dtype the given dtypes do not name.
+    #[error("input {input:?} has no dtype")]
+    NoDtypeFor {
+        /// The input's name.
+        input: String,
+    },
+    /// REST JSON `inputs` as a bare value, with dtypes for other than exactly one input.
+    #[error("'inputs' is a bare value, which needs exactly one input")]
+    BareInputs,
+    /// Text that is neither protobuf text format nor REST JSON, in a file not named
+    /// as an EAS text warm-up; what it looks like (see `formats::detect::looks_like`).
+    #[error("not a request file (looks like {0}); an EAS text warm-up (one string request per line) must be named *.txt")]
+    NotRequestText(String),
+    /// Several requests for an output layout that holds one.
+    #[error("a bare {target} file holds exactly one request; got {got}")]
+    OneRequestOnly {
+        /// The output layout (`eas`, `tf-serving`).
+        target: &'static str,
+        /// Requests given.
+        got: usize,
+    },
+    /// PredictionLog messages concatenated without TFRecord framing, where a TFRecord
+    /// file or a request is read. The text says how many of which log type.
+    #[error("{0}")]
+    Unframed(String),
     /// A record of a multi-record file that does not decode.
     #[error("record {record} (at byte {offset}): {source}")]
     InRecord {
@@ -245,7 +337,18 @@ pub enum Error {
         offset: usize,
         /// What went wrong inside it.
         #[source]
-        source: Box<Error>,
+        source: Error,
+    },
+    /// A request of a JSON-lines file (one REST JSON body a line) that cannot be read.
+    #[error("request {request} (at byte {offset}): {source}")]
+    InRequest {
+        /// Request number, from 0.
+        request: usize,
+        /// Byte offset of the request's JSON in the file.
+        offset: usize,
+        /// What went wrong in it.
+        #[source]
+        source: Error,
     },
     /// A problem in one of several files read together.
     #[error("{file}: {source}")]
@@ -254,9 +357,9 @@ pub enum Error {
         file: String,
         /// What went wrong in it.
         #[source]
-        source: Box<Error>,
+        source: Error,
     },
-    /// A file-format problem outside protobuf (TFRecord framing, JSON, text).
+    /// A file-format problem outside protobuf (JSON, text, compressed data), in words.
     #[error("{0}")]
     Format(String),
     /// A conversion would leave something out (a dtype or field the target cannot
@@ -279,6 +382,188 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// A decode failure of `wire`'s `kind` message.
+    pub fn decode(wire: WireFormat, kind: crate::model::Kind, source: DecodeError) -> Self {
+        ErrorDetail::Decode { wire, kind, source }.into()
+    }
+
+    /// The same error, as having happened in `file` (`file: ` before its message).
+    pub fn in_file(self, file: impl Into<String>) -> Self {
+        ErrorDetail::InFile {
+            file: file.into(),
+            source: self,
+        }
+        .into()
+    }
+
+    /// The same error, as having happened in record `record` starting at byte `offset`.
+    pub fn in_record(self, record: usize, offset: usize) -> Self {
+        ErrorDetail::InRecord {
+            record,
+            offset,
+            source: self,
+        }
+        .into()
+    }
+
+    /// What kind of error this is, for a caller that acts on it.
+    ///
+    /// ```
+    /// let err = tfreq::Error::from(tfreq::error::ErrorDetail::Empty).in_file("a.pb");
+    /// assert_eq!(err.classify(), tfreq::Category::Unrecognised);
+    /// ```
+    pub fn classify(&self) -> Category {
+        use crate::wire::error::DecodeErrorKind as K;
+        match self.root() {
+            ErrorDetail::Decode { source, .. } => match source.kind() {
+                K::TooDeep(_) | K::TooLarge { .. } => Category::Limit,
+                _ => Category::Decode,
+            },
+            ErrorDetail::Ambiguous(_)
+            | ErrorDetail::Unrecognised(_)
+            | ErrorDetail::NotRequestText(_)
+            | ErrorDetail::Empty => Category::Unrecognised,
+            ErrorDetail::TooLarge { .. } => Category::Limit,
+            ErrorDetail::TfRecord(_) | ErrorDetail::Unframed(_) | ErrorDetail::Format(_) => {
+                Category::Container
+            }
+            ErrorDetail::Build(_)
+            | ErrorDetail::NoDtypes
+            | ErrorDetail::NoDtypeFor { .. }
+            | ErrorDetail::BareInputs
+            | ErrorDetail::OneRequestOnly { .. }
+            | ErrorDetail::WouldLose { .. } => Category::Build,
+            ErrorDetail::Io { .. } => Category::Io,
+            // root() looks through these.
+            ErrorDetail::InRecord { source, .. }
+            | ErrorDetail::InRequest { source, .. }
+            | ErrorDetail::InFile { source, .. } => source.classify(),
+        }
+    }
+
+    /// The details, outermost first: an error in a file or record is
+    /// [`ErrorDetail::InFile`] / [`ErrorDetail::InRecord`] around the cause.
+    pub fn detail(&self) -> &ErrorDetail {
+        &self.detail
+    }
+
+    /// Takes the details out.
+    pub fn into_detail(self) -> ErrorDetail {
+        *self.detail
+    }
+
+    /// The cause, below any file and record it happened in.
+    ///
+    /// ```
+    /// use tfreq::error::ErrorDetail;
+    /// let err = tfreq::Error::from(ErrorDetail::Empty).in_record(3, 120).in_file("w.tfrecord");
+    /// assert!(matches!(err.root(), ErrorDetail::Empty));
+    /// assert_eq!(err.record(), Some(3));
+    /// assert_eq!(err.file(), Some("w.tfrecord"));
+    /// ```
+    pub fn root(&self) -> &ErrorDetail {
+        match &*self.detail {
+            ErrorDetail::InRecord { source, .. }
+            | ErrorDetail::InRequest { source, .. }
+            | ErrorDetail::InFile { source, .. } => source.root(),
+            d => d,
+        }
+    }
+
+    /// The byte offset where it went wrong, where the error has one: in a decode error,
+    /// the offset in the message's bytes (within its record, for a record of a file);
+    /// in TFRecord framing, the offset of the record in the file.
+    pub fn offset(&self) -> Option<usize> {
+        match self.root() {
+            ErrorDetail::Decode { source, .. } => Some(source.offset()),
+            ErrorDetail::TfRecord(e) => Some(e.offset()),
+            _ => None,
+        }
+    }
+
+    /// The protobuf field path where decoding stopped (`inputs["x"].array_shape.dim`),
+    /// for a decode error inside a field.
+    pub fn field_path(&self) -> Option<String> {
+        match self.root() {
+            ErrorDetail::Decode { source, .. } => Some(source.path()).filter(|p| !p.is_empty()),
+            _ => None,
+        }
+    }
+
+    /// The record (counted from 0) of a multi-record file it happened in: a TFRecord
+    /// or log record, or a line of a JSON-lines file.
+    pub fn record(&self) -> Option<usize> {
+        match &*self.detail {
+            ErrorDetail::InRecord { record, .. } => Some(*record),
+            ErrorDetail::InRequest { request, .. } => Some(*request),
+            ErrorDetail::TfRecord(e) => Some(e.record()),
+            ErrorDetail::InFile { source, .. } => source.record(),
+            _ => None,
+        }
+    }
+
+    /// The file it happened in, where known.
+    pub fn file(&self) -> Option<&str> {
+        match &*self.detail {
+            ErrorDetail::InFile { file, .. } => Some(file),
+            ErrorDetail::Io { path, .. } => Some(path),
+            ErrorDetail::InRecord { source, .. } | ErrorDetail::InRequest { source, .. } => {
+                source.file()
+            }
+            _ => None,
+        }
+    }
+
+    /// The message without a leading `file: ` when the error names `file` (for
+    /// reports that show the file in a field of their own).
+    pub fn message_without(&self, file: &str) -> String {
+        match &*self.detail {
+            ErrorDetail::InFile { file: f, source } if f == file => source.to_string(),
+            ErrorDetail::Io { path, source } if path == file => source.to_string(),
+            _ => self.to_string(),
+        }
+    }
+}
+
+impl From<ErrorDetail> for Error {
+    fn from(detail: ErrorDetail) -> Self {
+        Error {
+            detail: Box::new(detail),
+        }
+    }
+}
+
+impl From<BuildError> for Error {
+    fn from(e: BuildError) -> Self {
+        ErrorDetail::Build(e).into()
+    }
+}
+
+impl From<TfRecordError> for Error {
+    fn from(e: TfRecordError) -> Self {
+        ErrorDetail::TfRecord(e).into()
+    }
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.detail, f)
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.detail, f)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&*self.detail)
+    }
+}
+
 /// One indented line per item.
 fn list(items: &[String]) -> String {
     items.iter().map(|i| format!("\n  {i}")).collect()
@@ -291,4 +576,35 @@ fn one_line(s: &str) -> String {
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_is_two_words_at_most() {
+        // As prost's DecodeError: the details sit behind one pointer.
+        assert!(std::mem::size_of::<Error>() <= 2 * std::mem::size_of::<usize>());
+        assert!(std::mem::size_of::<Result<(), Error>>() <= 2 * std::mem::size_of::<usize>());
+    }
+
+    #[test]
+    fn wrappers_keep_category_offset_and_path() {
+        let inner = crate::decode_as(&[0x12, 0x05, 0x0a], WireFormat::Eas, crate::Kind::Request)
+            .unwrap_err();
+        let e = Error::decode(WireFormat::Eas, crate::Kind::Request, inner)
+            .in_record(2, 40)
+            .in_file("w");
+        assert_eq!(e.classify(), Category::Decode);
+        assert_eq!(e.offset(), Some(2));
+        assert_eq!(e.field_path().as_deref(), Some("inputs"));
+        assert_eq!(e.record(), Some(2));
+        assert_eq!(e.file(), Some("w"));
+        assert!(e
+            .to_string()
+            .starts_with("w: record 2 (at byte 40): not a valid EAS"));
+        let src = std::error::Error::source(&e).unwrap();
+        assert!(src.to_string().starts_with("record 2"), "{src}");
+    }
 }

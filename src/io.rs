@@ -30,6 +30,7 @@ use std::sync::{Mutex, Once};
 use bytes::Bytes;
 
 use crate::error::Error;
+use crate::error::ErrorDetail;
 
 pub use crate::digits::group_digits;
 
@@ -42,10 +43,10 @@ pub const DEFAULT_MAX_SIZE: u64 = 2 << 30;
 pub const MAP_THRESHOLD: u64 = 64 << 20;
 
 fn io_err(path: &Path, source: io::Error) -> Error {
-    Error::Io {
+    Error::from(ErrorDetail::Io {
         path: path.display().to_string(),
         source,
-    }
+    })
 }
 
 fn too_large(path: &Path, size: Option<u64>, limit: u64) -> Error {

@@ -30,7 +30,7 @@ pub use builder::{FeedElement, FeedValues, TFRequest, TFResponse};
 pub use decode::{decode, decode_as, decode_tensor, decode_with, DecodeOptions, Detection};
 pub use dtype::{DType, DTypeCode, DTypeInfo, ValueField};
 pub use encode::{encode, TfsEncoding};
-pub use error::{BuildError, DecodeError, DecodeErrorKind, Error};
+pub use error::{BuildError, Category, DecodeError, DecodeErrorKind, Error, ErrorDetail};
 pub use half::{bf16, f16};
 pub use model::{
     Dim, Elements, Elems, ElemsIter, Fill, Ints, IntsIter, Kind, Message, ModelSpec, Scalar, Scope,

@@ -32,6 +32,7 @@ use crate::analysis::coverage::{KeyCounts, Origin};
 use crate::analysis::report::Unreadable;
 use crate::decode::DecodeOptions;
 use crate::error::Error;
+use crate::error::ErrorDetail;
 use crate::formats::detect::{self, InputFormat, Source};
 use crate::formats::rest_json::{self, Dtypes};
 use crate::formats::tfrecord::{RawRecord, Records};
@@ -82,13 +83,15 @@ pub fn count_files_from(
 /// As [`count_files_from`], going on past files that cannot be read (or are larger
 /// than `max_size` bytes): the counts cover the files that could be read, and
 /// [`KeyCounts::unreadable`] lists the others, in the order given, each with the error
-/// that set it aside.
+/// that set it aside in the words of `message` (given the error and the file;
+/// [`Error::message_without`] is the plain wording, a program may add its own hints).
 pub fn count_files_lenient(
     paths: &[&Path],
     keep: bool,
     rest: Option<&Dtypes>,
     format: InputFormat,
     max_size: u64,
+    message: &dyn Fn(&Error, &str) -> String,
 ) -> KeyCounts {
     let (mut total, mut errors) = count_files_inner(paths, keep, rest, format, max_size, false);
     errors.sort_by_key(|(i, _)| *i);
@@ -98,11 +101,7 @@ pub fn count_files_lenient(
             let file = paths
                 .get(i)
                 .map_or_else(|| "?".to_string(), |p| p.display().to_string());
-            let error = match e {
-                Error::InFile { file: f, source } if f == file => source.to_string(),
-                Error::Io { path, source } if path == file => source.to_string(),
-                e => e.to_string(),
-            };
+            let error = message(&e, &file);
             Unreadable { file, error }
         })
         .collect();
@@ -153,7 +152,10 @@ fn count_files_inner(
                 total.merge(c);
                 errors.extend(e);
             }
-            Err(_) => errors.push((usize::MAX, Error::Format("a worker thread panicked".into()))),
+            Err(_) => errors.push((
+                usize::MAX,
+                Error::from(ErrorDetail::Format("a worker thread panicked".into())),
+            )),
         }
     }
     (total, errors)
@@ -168,14 +170,10 @@ fn count_file(
     format: InputFormat,
     max_size: u64,
 ) -> Result<KeyCounts, Error> {
-    let in_file = |e: Error| Error::InFile {
-        file: p.display().to_string(),
-        source: Box::new(e),
-    };
+    let in_file = |e: Error| e.in_file(p.display().to_string());
     let bytes = crate::io::read_input_limited(p, max_size)?;
     let src = Source {
         rest: rest.cloned(),
-        dtype_options: true,
         ..Source::for_path(p, format)
     };
     let kind = detect::detect(&bytes, DecodeOptions::default(), &src)
@@ -289,9 +287,10 @@ fn count_tfrecord(bytes: Bytes, file: usize, keep: bool) -> Result<KeyCounts, Er
                     total.merge(c);
                     errors.extend(err);
                 }
-                Err(_) => {
-                    errors.push((usize::MAX, Error::Format("a worker thread panicked".into())))
-                }
+                Err(_) => errors.push((
+                    usize::MAX,
+                    Error::from(ErrorDetail::Format("a worker thread panicked".into())),
+                )),
             }
         }
         // Report the first bad record in file order, whichever thread met it.

@@ -395,7 +395,7 @@ fn library_write_refuses_what_it_cannot_carry() {
     let m = tfreq::decode(&read("tfs", "spec_vector.bin")).unwrap();
     let err = tfreq::formats::write(&[m], Target::Eas).unwrap_err();
     assert!(
-        matches!(&err, tfreq::Error::WouldLose { left_out, .. } if left_out.len() == 2),
+        matches!(err.detail(), tfreq::ErrorDetail::WouldLose { left_out, .. } if left_out.len() == 2),
         "{err}"
     );
 }

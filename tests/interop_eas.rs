@@ -79,13 +79,13 @@ fn detection_finds_eas_for_every_sdk_file() {
     for e in common::manifest("eas") {
         let file = e["file"].as_str().unwrap();
         let bytes = common::read("eas", file);
-        match tfreq::decode(&bytes) {
+        match tfreq::decode(&bytes).map_err(tfreq::Error::into_detail) {
             Ok(msg) => {
                 assert_eq!(msg.wire, WireFormat::Eas, "{file}");
                 assert_eq!(msg.kind.as_str(), e["kind"].as_str().unwrap(), "{file}");
             }
             // Tiny files can be honestly ambiguous; they must say so, never guess wrong.
-            Err(tfreq::Error::Ambiguous(why)) => {
+            Err(tfreq::ErrorDetail::Ambiguous(why)) => {
                 assert!(bytes.len() < 8, "{file}: ambiguous: {why}");
             }
             Err(err) => panic!("{file}: {err}"),

@@ -38,9 +38,15 @@ fn text_warmup_lines_and_lengths() {
         .is_empty());
     // Not named *.txt and not said to be one: text lines are no request file.
     let err = load_detailed(bytes, Default::default(), Hint::Auto).unwrap_err();
+    assert!(
+        matches!(err.detail(), tfreq::ErrorDetail::NotRequestText(_)),
+        "{err}"
+    );
+    assert_eq!(err.classify(), tfreq::Category::Unrecognised);
     let err = err.to_string();
     assert!(err.contains("not a request file"), "{err}");
-    assert!(err.contains("--from eas-text"), "{err}");
+    // The command line adds "or read with --from eas-text"; the library names no option.
+    assert!(err.ends_with("must be named *.txt"), "{err}");
 }
 
 #[test]

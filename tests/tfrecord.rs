@@ -9,7 +9,7 @@ use common::{data_dir, manifest, read};
 use serde_json::Value;
 use tfreq::analysis::warmup;
 use tfreq::formats::{load, load_detailed, tfrecord, write, ContainerKind, Content, Hint, Target};
-use tfreq::{DecodeOptions, Error};
+use tfreq::{DecodeOptions, Error, ErrorDetail};
 
 fn detailed(bytes: Vec<u8>) -> tfreq::formats::Container {
     load_detailed(Bytes::from(bytes), DecodeOptions::default(), Hint::Auto).expect("loads")
@@ -189,8 +189,8 @@ fn flipped_byte_and_truncation_name_the_record() {
     let mut bad = file.clone();
     bad[78 + 20] ^= 0x01;
     let err = load(Bytes::from(bad), DecodeOptions::default()).unwrap_err();
-    match &err {
-        Error::TfRecord(e) => {
+    match err.detail() {
+        ErrorDetail::TfRecord(e) => {
             assert!(matches!(e, tfrecord::TfRecordError::DataCrc { .. }), "{e}");
             assert_eq!((e.record(), e.offset()), (1, 78));
         }
@@ -200,8 +200,8 @@ fn flipped_byte_and_truncation_name_the_record() {
     // Truncated inside record 2.
     let cut = &file[..file.len() - 10];
     let err = load(Bytes::copy_from_slice(cut), DecodeOptions::default()).unwrap_err();
-    match &err {
-        Error::TfRecord(e) => {
+    match err.detail() {
+        ErrorDetail::TfRecord(e) => {
             assert!(
                 matches!(e, tfrecord::TfRecordError::Truncated { .. }),
                 "{e}"
@@ -322,7 +322,7 @@ mod never_panics {
             let p = pos % b.len();
             b[p] ^= 1 << bit;
             b.truncate(cut.max(1));
-            if let Err(Error::TfRecord(e)) = load_detailed(Bytes::from(b), DecodeOptions::default(), Hint::Auto) {
+            if let Err(ErrorDetail::TfRecord(e)) = load_detailed(Bytes::from(b), DecodeOptions::default(), Hint::Auto).map_err(Error::into_detail) {
                 prop_assert!(e.record() < 6);
             }
         }

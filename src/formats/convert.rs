@@ -10,7 +10,7 @@
 //! What the target cannot carry — a dtype EAS lacks, TF Serving's `model_spec` name and
 //! version, `client_id` / `request_options` / `predict_streamed_options`, tensor
 //! `version_number`, dim names, unknown fields, records a bare file has no room for —
-//! is an [`Error::WouldLose`] listing each item with where it is, unless the caller
+//! is an [`Error::from(ErrorDetail::WouldLose)`] listing each item with where it is, unless the caller
 //! allows a lossy conversion: then the output leaves those out and
 //! [`Converted::left_out`] lists them.
 //!
@@ -38,6 +38,7 @@ use crate::decode::DecodeOptions;
 use crate::dtype::DType;
 use crate::encode::encode;
 use crate::error::Error;
+use crate::error::ErrorDetail;
 use crate::formats::detect::{detect, unframed_records, Source};
 use crate::formats::prediction_log::{
     beside_request, encode_predict_log, replace_predict_request, LogKind,
@@ -58,7 +59,7 @@ pub struct ConvertOptions {
     /// Scrub every request's values (see [`crate::scrub`]).
     pub scrub: Option<FillMode>,
     /// Write even when the target cannot carry everything, listing what was left out
-    /// in [`Converted::left_out`] (otherwise that is an [`Error::WouldLose`]).
+    /// in [`Converted::left_out`] (otherwise that is an [`Error::from(ErrorDetail::WouldLose)`]).
     pub lossy: bool,
 }
 
@@ -116,10 +117,10 @@ pub fn convert_file(
     let mut items = Vec::new();
     match kind {
         ContainerKind::Text => {
-            return Err(Error::Format(
+            return Err(Error::from(ErrorDetail::Format(
                 "an EAS text warm-up (one string per line) holds no protobuf request to convert"
                     .into(),
-            ))
+            )))
         }
         ContainerKind::TfRecord | ContainerKind::UnframedLogs => {
             // (index, offset of the record, offset of its data, its data)
@@ -186,13 +187,14 @@ pub fn convert_file(
                             .into_iter()
                             .map(|g| at(label, g)),
                     );
-                    **msg = scrub(msg, fill).map_err(|e| Error::Format(at(label, e)))?;
+                    **msg = scrub(msg, fill)
+                        .map_err(|e| Error::from(ErrorDetail::Format(at(label, e))))?;
                 }
                 Item::Record {
                     at: label, data, ..
                 } => {
-                    let (b, gone) =
-                        scrub_log_record(data, fill).map_err(|e| Error::Format(at(label, e)))?;
+                    let (b, gone) = scrub_log_record(data, fill)
+                        .map_err(|e| Error::from(ErrorDetail::Format(at(label, e))))?;
                     scrubbed_out.extend(gone.into_iter().map(|g| at(label, g)));
                     *data = Bytes::from(b);
                 }
@@ -209,14 +211,14 @@ pub fn convert_file(
     for item in &items {
         if let Item::Request { at: label, msg, .. } = item {
             if msg.kind != Kind::Request {
-                return Err(Error::Format(at(
+                return Err(Error::from(ErrorDetail::Format(at(
                     label,
                     format!(
                         "only requests can be written as {}; got a {}",
                         target.as_str(),
                         msg.kind
                     ),
-                )));
+                ))));
             }
         }
     }
@@ -238,7 +240,7 @@ pub fn convert_file(
                         let req = encode(&m, WireFormat::TfServing, style_for(&m))?;
                         let rec = match record {
                             Some(r) => replace_predict_request(r, &req, opts.scrub.is_some())
-                                .map_err(|e| Error::Format(at(label, e)))?,
+                                .map_err(|e| Error::from(ErrorDetail::Format(at(label, e))))?,
                             None => encode_predict_log(&req),
                         };
                         if record.as_ref().is_some_and(has_response) && opts.scrub.is_some() {
@@ -266,7 +268,7 @@ pub fn convert_file(
                         record,
                     } if chosen.is_none() => {
                         if let Some(r) = record {
-                            let beside = beside_request(r).map_err(|e| Error::Format(at(label, e)))?;
+                            let beside = beside_request(r).map_err(|e| Error::from(ErrorDetail::Format(at(label, e))))?;
                             left_out.extend(beside.into_iter().map(|b| at(label, b)));
                         }
                         let (m, lost) = fit(msg, wire);
@@ -293,20 +295,20 @@ pub fn convert_file(
                 }
             }
             let Some(m) = chosen else {
-                return Err(Error::Format(format!(
+                return Err(Error::from(ErrorDetail::Format(format!(
                     "holds no PredictRequest to write as a bare {} request",
                     target.as_str()
-                )));
+                ))));
             };
             data = encode(&m, wire, style_for(&m))?;
             records = 1;
         }
     }
     if !left_out.is_empty() && !opts.lossy {
-        return Err(Error::WouldLose {
+        return Err(Error::from(ErrorDetail::WouldLose {
             target: target.as_str(),
             left_out,
-        });
+        }));
     }
     Ok(Converted {
         data,

@@ -48,6 +48,7 @@ use bytes::Bytes;
 
 use crate::decode::{decode_with, DecodeOptions};
 use crate::error::Error;
+use crate::error::ErrorDetail;
 use crate::finding::{Code, Finding, Severity};
 use crate::formats::prediction_log::LogKind;
 use crate::formats::{rest_json, text, text_format, tfrecord, ContainerKind};
@@ -119,9 +120,6 @@ pub struct Source {
     pub accept_unframed: bool,
     /// Input dtypes for REST JSON (JSON carries none).
     pub rest: Option<rest_json::Dtypes>,
-    /// The command reading the file takes `--model` and `--dtype` (so an error about
-    /// REST JSON without dtypes may name them); otherwise it names `tfreq build`.
-    pub dtype_options: bool,
 }
 
 impl Source {
@@ -173,18 +171,15 @@ impl Detected {
     }
 }
 
-/// The hint an error gives for choosing the input format.
-const FROM_HINT: &str = "--from";
-
 /// Decides what `bytes` is (see the module docs). Errors say what the bytes look like
 /// and what to do.
 pub fn detect(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detected, Error> {
     if let Some(limit) = opts.max_size {
         if bytes.len() as u64 > limit {
-            return Err(Error::Format(format!(
-                "input is {} bytes, over the limit of {limit} (--max-size)",
-                bytes.len()
-            )));
+            return Err(Error::from(ErrorDetail::TooLarge {
+                size: bytes.len() as u64,
+                limit,
+            }));
         }
     }
     let fmt = src.format;
@@ -198,10 +193,10 @@ pub fn detect(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detect
     // Converting is the fix, so convert (which accepts unframed logs) reads the file
     // wherever it is.
     if src.warmup_file && !src.accept_unframed && !tfrecord::is_tfrecord(bytes) {
-        return Err(Error::Format(format!(
+        return Err(Error::from(ErrorDetail::Format(format!(
             "this is TF Serving's warm-up file (assets.extra/tf_serving_warmup_requests) and it is not a TFRecord: TF Serving fails to load the model ('corrupted record at 0 ... Please verify your warmup data is in TFRecord format'); the file is {}",
             looks_like(bytes)
-        )));
+        ))));
     }
     match fmt {
         InputFormat::Auto => {}
@@ -211,7 +206,7 @@ pub fn detect(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detect
                 if src.accept_unframed {
                     return Ok(Detected::of(ContainerKind::UnframedLogs));
                 }
-                return Err(Error::Format(unframed_message(&logs)));
+                return Err(Error::from(ErrorDetail::Unframed(unframed_message(&logs))));
             }
             // That wire format: one bare message, or its protobuf text.
             if text::looks_like_text(bytes) && !clean_message(bytes, opts) {
@@ -221,16 +216,16 @@ pub fn detect(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detect
         }
         InputFormat::TfRecord => {
             if let Some(c) = compression(bytes) {
-                return Err(Error::Format(compressed_message(c)));
+                return Err(Error::from(ErrorDetail::Format(compressed_message(c))));
             }
             return Ok(Detected::of(ContainerKind::TfRecord));
         }
         InputFormat::UnframedLogs => {
             return match split_unframed(bytes) {
                 Some(_) => Ok(Detected::of(ContainerKind::UnframedLogs)),
-                None => Err(Error::Format(
+                None => Err(Error::from(ErrorDetail::Format(
                     "not PredictionLog messages concatenated: a top-level field is not a PredictionLog field (log_metadata or a log type)".into(),
-                )),
+                ))),
             };
         }
         InputFormat::Text => {
@@ -244,13 +239,13 @@ pub fn detect(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detect
         return Ok(Detected::of(ContainerKind::TfRecord));
     }
     if let Some(c) = compression(bytes) {
-        return Err(Error::Format(compressed_message(c)));
+        return Err(Error::from(ErrorDetail::Format(compressed_message(c))));
     }
     if let Some(logs) = unframed_logs(bytes) {
         if src.accept_unframed {
             return Ok(Detected::of(ContainerKind::UnframedLogs));
         }
-        return Err(Error::Format(unframed_message(&logs)));
+        return Err(Error::from(ErrorDetail::Unframed(unframed_message(&logs))));
     }
     let texty = text::looks_like_text(bytes);
     if src.txt_name && texty {
@@ -314,10 +309,10 @@ fn text_kind(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detecte
             return Ok(Detected::of(ContainerKind::RestJson));
         }
         if src.json_name || first == Some('{') {
-            return Err(Error::Format(format!(
+            return Err(Error::from(ErrorDetail::Format(format!(
                 "not a request file (looks like {}); a TF Serving REST predict body is a JSON object with \"inputs\" or \"instances\"",
                 looks_like(bytes)
-            )));
+            ))));
         }
     }
     if text_depth(s) > RECURSION_LIMIT {
@@ -326,19 +321,16 @@ fn text_kind(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detecte
     if is_text_format(s, opts.wire) {
         return Ok(Detected::of(ContainerKind::TextFormat));
     }
-    Err(Error::Format(format!(
-        "not a request file (looks like {}); an EAS text warm-up (one string request per line) must be named *.txt or read with {FROM_HINT} eas-text",
-        looks_like(bytes)
-    )))
+    Err(Error::from(ErrorDetail::NotRequestText(looks_like(bytes))))
 }
 
 /// Protobuf text format of requests (in one wire format, or in both: that ambiguity
 /// is reported when the file is read, with the option that settles it).
 fn is_text_format(s: &str, wire: Option<WireFormat>) -> bool {
-    matches!(
-        text_format::from_text(s, wire),
-        Ok(_) | Err(Error::Ambiguous(_))
-    )
+    match text_format::from_text(s, wire) {
+        Ok(_) => true,
+        Err(e) => matches!(e.detail(), ErrorDetail::Ambiguous(_)),
+    }
 }
 
 /// Whether the bytes are JSON objects (one, or JSON lines) of which the first has
@@ -355,8 +347,11 @@ fn rest_json_like(bytes: &[u8]) -> bool {
 /// Checks protobuf text for nesting deeper than [`RECURSION_LIMIT`] before a parser
 /// that recurses per level sees it.
 pub fn check_text_depth(bytes: &[u8]) -> Result<(), Error> {
-    let s = std::str::from_utf8(bytes)
-        .map_err(|e| Error::Format(format!("text format must be UTF-8: {e}")))?;
+    let s = std::str::from_utf8(bytes).map_err(|e| {
+        Error::from(ErrorDetail::Format(format!(
+            "text format must be UTF-8: {e}"
+        )))
+    })?;
     if text_depth(s) > RECURSION_LIMIT {
         return Err(too_deep_text(s));
     }
@@ -365,9 +360,9 @@ pub fn check_text_depth(bytes: &[u8]) -> Result<(), Error> {
 
 fn too_deep_text(s: &str) -> Error {
     let (line, _) = deepest(s);
-    Error::Format(format!(
+    Error::from(ErrorDetail::Format(format!(
         "protobuf text nests deeper than {RECURSION_LIMIT} levels (line {line}); refused before parsing, as protobuf's own parsers refuse it"
-    ))
+    )))
 }
 
 /// The deepest nesting of `{`/`<`/`[` in protobuf text, outside strings and comments.
@@ -597,7 +592,7 @@ fn unframed_message(spans: &[LogSpan]) -> String {
         .map(|(k, n)| format!("{n} {}", k.name()))
         .collect();
     format!(
-        "{} PredictionLog message{} concatenated without TFRecord framing ({}), as TF Serving's WriteWarmupDataAsSerializedProtos test helper writes: TF Serving refuses it as a warm-up file ('corrupted record at 0 (Is this even a TFRecord file?)'). Fix: tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests (or read the records as they are with {FROM_HINT} unframed-logs)",
+        "{} PredictionLog message{} concatenated without TFRecord framing ({}), as TF Serving's WriteWarmupDataAsSerializedProtos test helper writes: TF Serving refuses it as a warm-up file ('corrupted record at 0 (Is this even a TFRecord file?)')",
         spans.len(),
         if spans.len() == 1 { "" } else { "s" },
         by.join(", ")
@@ -674,7 +669,9 @@ pub fn looks_like(bytes: &Bytes) -> String {
 /// Splits an unframed file into its records' bytes (views of `bytes`).
 pub fn unframed_records(bytes: &Bytes) -> Result<Vec<(LogSpan, Bytes)>, Error> {
     let spans = split_unframed(bytes).ok_or_else(|| {
-        Error::Format("not PredictionLog messages concatenated without framing".into())
+        Error::from(ErrorDetail::Format(
+            "not PredictionLog messages concatenated without framing".into(),
+        ))
     })?;
     Ok(spans
         .into_iter()
@@ -682,15 +679,10 @@ pub fn unframed_records(bytes: &Bytes) -> Result<Vec<(LogSpan, Bytes)>, Error> {
         .collect())
 }
 
-/// The dtypes REST JSON is read with (JSON carries none), or the error saying how to
-/// give them: with `--model`/`--dtype` where the command takes them
-/// ([`Source::dtype_options`]), else with `tfreq build`.
+/// The dtypes REST JSON is read with (JSON carries none), or
+/// [`ErrorDetail::NoDtypes`].
 pub fn need_dtypes(src: &Source) -> Result<&rest_json::Dtypes, Error> {
-    src.rest.as_ref().ok_or_else(|| {
-        Error::Format(if src.dtype_options {
-            "a TF Serving REST JSON predict body: JSON carries no dtypes; give --model PATH (the signature's dtypes) or --dtype NAME=DT_...".into()
-        } else {
-            "a TF Serving REST JSON predict body: JSON carries no dtypes; tfreq build FILE --model PATH -o OUT makes a request file of it".into()
-        })
-    })
+    src.rest
+        .as_ref()
+        .ok_or_else(|| Error::from(ErrorDetail::NoDtypes))
 }

@@ -27,6 +27,7 @@ use bytes::Bytes;
 use crate::decode::{decode_with, DecodeOptions};
 use crate::encode::{encode, TfsEncoding};
 use crate::error::Error;
+use crate::error::ErrorDetail;
 use crate::finding::{Code, Finding};
 use crate::model::{Kind, Message, WireFormat};
 use prediction_log::{LogKind, PredictionLog};
@@ -282,17 +283,13 @@ pub(crate) fn log_entry(
     data: Bytes,
     opts: DecodeOptions,
 ) -> Result<Entry, Error> {
-    let in_record = |e: Error| Error::InRecord {
-        record: index,
-        offset,
-        source: Box::new(e),
-    };
+    let in_record = |e: Error| e.in_record(index, offset);
     let log = PredictionLog::decode(data.clone(), data_offset).map_err(|e| {
-        in_record(Error::Decode {
+        in_record(Error::from(ErrorDetail::Decode {
             wire: WireFormat::TfServing,
             kind: Kind::Request,
             source: e,
-        })
+        }))
     })?;
     let opts = DecodeOptions {
         wire: Some(WireFormat::TfServing),
@@ -340,7 +337,11 @@ fn text_format_entries(
     opts: DecodeOptions,
 ) -> std::vec::IntoIter<Result<Entry, Error>> {
     let parsed = std::str::from_utf8(bytes)
-        .map_err(|e| Error::Format(format!("text format must be UTF-8: {e}")))
+        .map_err(|e| {
+            Error::from(ErrorDetail::Format(format!(
+                "text format must be UTF-8: {e}"
+            )))
+        })
         .and_then(|s| text_format::from_text(s, opts.wire));
     let out: Vec<Result<Entry, Error>> = match parsed {
         Err(e) => vec![Err(e)],
@@ -497,7 +498,7 @@ impl Target {
 /// Encodes requests for `target`, keeping names, dtypes, shapes, fetches and values
 /// (converting EAS ↔ TF Serving as needed). A bare format holds exactly one request;
 /// anything the target cannot carry (a dtype EAS lacks, a TF Serving `model_spec`
-/// name going to EAS, unknown fields, ...) is an [`Error::WouldLose`] naming each
+/// name going to EAS, unknown fields, ...) is an [`Error::from(ErrorDetail::WouldLose)`] naming each
 /// item ([`convert::fit`] lists them). [`convert::convert_file`] converts whole files,
 /// records of every kind included.
 ///
@@ -533,11 +534,11 @@ pub fn write_with(
 ) -> Result<(Vec<u8>, Vec<String>), Error> {
     for m in msgs {
         if m.kind != Kind::Request {
-            return Err(Error::Format(format!(
+            return Err(Error::from(ErrorDetail::Format(format!(
                 "only requests can be written as {}; got a {}",
                 target.as_str(),
                 m.kind
-            )));
+            ))));
         }
     }
     let wire = if target == Target::Eas {
@@ -546,11 +547,10 @@ pub fn write_with(
         WireFormat::TfServing
     };
     if target != Target::TfRecord && msgs.len() != 1 {
-        return Err(Error::Format(format!(
-            "a bare {} file holds exactly one request; got {} (write --wire tfrecord for several)",
-            target.as_str(),
-            msgs.len()
-        )));
+        return Err(Error::from(ErrorDetail::OneRequestOnly {
+            target: target.as_str(),
+            got: msgs.len(),
+        }));
     }
     let several = msgs.len() > 1;
     let mut left_out = Vec::new();
@@ -567,10 +567,10 @@ pub fn write_with(
         fitted.push(f);
     }
     if !lossy && !left_out.is_empty() {
-        return Err(Error::WouldLose {
+        return Err(Error::from(ErrorDetail::WouldLose {
             target: target.as_str(),
             left_out,
-        });
+        }));
     }
     let mut out = Vec::new();
     for m in &fitted {

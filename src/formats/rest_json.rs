@@ -31,6 +31,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use crate::builder::{FeedValues, TFRequest};
 use crate::dtype::DType;
 use crate::error::Error;
+use crate::error::ErrorDetail;
 use crate::model::{Message, WireFormat};
 
 /// A JSON value whose objects keep their key order.
@@ -151,7 +152,7 @@ impl<'de> Deserialize<'de> for Json {
 /// Parses JSON keeping object key order.
 pub fn parse(bytes: &[u8]) -> Result<Json, Error> {
     serde_json::from_slice(&nan_tokens(bytes))
-        .map_err(|e| Error::Format(format!("JSON parse error: {e}")))
+        .map_err(|e| Error::from(ErrorDetail::Format(format!("JSON parse error: {e}"))))
 }
 
 /// Each input's dtype, by name (and optionally the signature's input set, which makes
@@ -194,7 +195,9 @@ impl Dtypes {
     /// ```
     pub fn annotate(&mut self, s: &str) -> Result<(), Error> {
         let (name, dt) = s.rsplit_once('=').ok_or_else(|| {
-            Error::Format(format!("{s:?}: expected NAME=DTYPE (e.g. x=DT_FLOAT)"))
+            Error::from(ErrorDetail::Format(format!(
+                "{s:?}: expected NAME=DTYPE (e.g. x=DT_FLOAT)"
+            )))
         })?;
         self.set(name, dtype_named(dt)?);
         Ok(())
@@ -205,9 +208,9 @@ fn dtype_named(dt: &str) -> Result<DType, Error> {
     DType::from_name(dt)
         .or_else(|| DType::all().find(|d| d.info().short == dt))
         .ok_or_else(|| {
-            Error::Format(format!(
+            Error::from(ErrorDetail::Format(format!(
                 "{dt:?} is not a dtype name (DT_FLOAT, float32, ...)"
-            ))
+            )))
         })
 }
 
@@ -327,7 +330,7 @@ pub(crate) fn nan_tokens(b: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 }
 
 fn err(s: impl Into<String>) -> Error {
-    Error::Format(s.into())
+    Error::from(ErrorDetail::Format(s.into()))
 }
 
 /// Shape of a nested value by TF Serving's rule (element 0 at each level), checking
@@ -481,8 +484,13 @@ pub fn for_each_json_line(
         match it.next() {
             None => break,
             Some(Ok(v)) => {
-                let m = from_value(&v, dtypes, fetches, wire)
-                    .map_err(|e| err(format!("request {n} (at byte {at}): {e}")))?;
+                let m = from_value(&v, dtypes, fetches, wire).map_err(|source| {
+                    Error::from(ErrorDetail::InRequest {
+                        request: n,
+                        offset: at,
+                        source,
+                    })
+                })?;
                 f(n, m);
                 n += 1;
             }
@@ -525,9 +533,9 @@ pub fn from_value(
     let mut req = TFRequest::for_wire(sig, wire);
     for (name, value) in &feeds {
         let dtype = dtypes.get(name).ok_or_else(|| {
-            err(format!(
-                "input {name:?} has no dtype: give --dtype {name}=DT_... or --model METADATA.json"
-            ))
+            Error::from(ErrorDetail::NoDtypeFor {
+                input: name.clone(),
+            })
         })?;
         let shape = shape_of(value, name)?;
         let mut l = Vec::new();
@@ -556,7 +564,9 @@ fn columnar(inputs: &Json, dtypes: &Dtypes) -> Result<Vec<(String, Json)>, Error
                 }
                 for (name, _) in &dtypes.inputs {
                     if !o.iter().any(|(k, _)| k == name) {
-                        return Err(err(format!("Missing named input: {name} in 'inputs' object.")));
+                        return Err(err(format!(
+                            "Missing named input: {name} in 'inputs' object."
+                        )));
                     }
                 }
                 Ok(out)
@@ -566,9 +576,7 @@ fn columnar(inputs: &Json, dtypes: &Dtypes) -> Result<Vec<(String, Json)>, Error
         }
         other => match single {
             Some(name) => Ok(vec![(name, other.clone())]),
-            None => Err(err(
-                "'inputs' is a bare value, which needs exactly one input: give one --dtype or a model with one input",
-            )),
+            None => Err(ErrorDetail::BareInputs.into()),
         },
     }
 }

@@ -161,8 +161,8 @@ fn sniff_bytes(b: &[u8]) -> Option<ModelSource> {
 }
 
 fn read(path: &Path) -> Result<Bytes, ModelError> {
-    crate::io::read_input(path).map_err(|e| match e {
-        crate::Error::Io { path, source } => ModelError::Io { path, source },
+    crate::io::read_input(path).map_err(|e| match e.into_detail() {
+        crate::ErrorDetail::Io { path, source } => ModelError::Io { path, source },
         other => ModelError::Io {
             path: path.display().to_string(),
             source: std::io::Error::other(other.to_string()),

@@ -27,6 +27,7 @@ use prost_reflect::DynamicMessage;
 
 use crate::decode::decode_as;
 use crate::error::Error;
+use crate::error::ErrorDetail;
 use crate::model::{Kind, Message, WireFormat};
 
 fn parse_one(text: &str, wire: WireFormat, first_line: usize) -> Result<Message, String> {
@@ -148,7 +149,9 @@ pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRe
         };
         let m = match wire {
             Some(w) => parse_one(&body, w, first_line).map_err(|e| {
-                Error::Format(format!("{at}not a {w} PredictRequest in text format: {e}"))
+                Error::from(ErrorDetail::Format(format!(
+                    "{at}not a {w} PredictRequest in text format: {e}"
+                )))
             })?,
             None => match (
                 parse_one(&body, WireFormat::Eas, first_line),
@@ -156,28 +159,28 @@ pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRe
             ) {
                 (Ok(m), Err(_)) | (Err(_), Ok(m)) => m,
                 (Ok(_), Ok(_)) => {
-                    return Err(Error::Ambiguous(format!(
+                    return Err(Error::from(ErrorDetail::Ambiguous(format!(
                         "{at}the text is a valid EAS and TF Serving PredictRequest"
-                    )))
+                    ))))
                 }
                 (Err(a), Err(b)) => {
-                    return Err(Error::Format(format!(
+                    return Err(Error::from(ErrorDetail::Format(format!(
                     "{at}not a PredictRequest in text format:\n  as EAS: {a}\n  as TF Serving: {b}"
-                )))
+                ))))
                 }
             },
         };
         out.push(m);
     }
     if out.is_empty() {
-        return Err(Error::Format(if skipped.is_empty() {
+        return Err(Error::from(ErrorDetail::Format(if skipped.is_empty() {
             "no request in the text".into()
         } else {
             format!(
                 "no request in the text, only the headings of records that are not PredictRequests ({})",
                 skipped.join(", ")
             )
-        }));
+        })));
     }
     Ok(TextRequests {
         requests: out,

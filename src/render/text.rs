@@ -29,6 +29,7 @@ use prost_reflect::{FieldDescriptor, Kind as FieldKind, MessageDescriptor};
 
 use super::escape::c_escape;
 use super::pyfloat::PyFloat;
+use crate::error::ErrorDetail;
 use crate::error::{DecodeError, DecodeErrorKind, Error};
 use crate::wire::reader::{for_each_varint, Reader, WireField, WireValue, RECURSION_LIMIT};
 
@@ -37,8 +38,8 @@ use crate::wire::reader::{for_each_varint, Reader, WireField, WireValue, RECURSI
 pub fn to_text(bytes: &[u8], message_name: &str) -> Result<String, Error> {
     let mut out = Vec::new();
     write_text(&mut out, Bytes::copy_from_slice(bytes), message_name)
-        .map_err(|e| Error::Format(e.to_string()))?;
-    String::from_utf8(out).map_err(|e| Error::Format(e.to_string()))
+        .map_err(|e| Error::from(ErrorDetail::Format(e.to_string())))?;
+    String::from_utf8(out).map_err(|e| Error::from(ErrorDetail::Format(e.to_string())))
 }
 
 /// Streams the text of `bytes`, read as the named message, into `out`.

@@ -165,11 +165,11 @@ pub fn run(a: Args) -> Outcome {
         })
         .collect();
     if !skipped.is_empty() && !a.lossy {
-        let e = tfreq::Error::WouldLose {
+        let e = tfreq::ErrorDetail::WouldLose {
             target: target.as_str(),
             left_out: skipped,
         };
-        return Err(in_file(&label, lossy_hint(e)));
+        return Err(in_file(&label, lossy_hint(e.into())));
     }
     let (data, left_out) =
         write_with(&msgs, target, a.lossy).map_err(|e| in_file(&label, lossy_hint(e)))?;

@@ -36,6 +36,41 @@ pub fn quiet() -> bool {
     QUIET.load(Ordering::Relaxed)
 }
 
+static DTYPE_OPTIONS: AtomicBool = AtomicBool::new(false);
+
+/// Says that the running command takes `--model` and `--dtype`, so the hint for REST
+/// JSON without dtypes names them (otherwise it names `tfreq build`).
+pub fn set_dtype_options(on: bool) {
+    DTYPE_OPTIONS.store(on, Ordering::Relaxed);
+}
+
+/// What the command line adds after a library error's message: the option that
+/// settles it (the library's messages name no option). Empty for most errors.
+pub fn hint(e: &tfreq::Error) -> String {
+    use tfreq::ErrorDetail as D;
+    match e.root() {
+        D::Ambiguous(_) => "; pass --from eas or --from tf-serving to choose".into(),
+        D::TooLarge { .. } => " (--max-size)".into(),
+        D::NoDtypeFor { input } => {
+            format!(": give --dtype {input}=DT_... or --model METADATA.json")
+        }
+        D::NotRequestText(_) => " or read with --from eas-text".into(),
+        D::BareInputs => ": give one --dtype or a model with one input".into(),
+        D::OneRequestOnly { .. } => " (write --wire tfrecord for several)".into(),
+        D::NoDtypes if DTYPE_OPTIONS.load(Ordering::Relaxed) => {
+            "; give --model PATH (the signature's dtypes) or --dtype NAME=DT_...".into()
+        }
+        D::NoDtypes => "; tfreq build FILE --model PATH -o OUT makes a request file of it".into(),
+        D::Unframed(_) => ". Fix: tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests (or read the records as they are with --from unframed-logs)".into(),
+        _ => String::new(),
+    }
+}
+
+/// A library error's message with the command line's [`hint`] after it.
+pub fn with_hint(e: &tfreq::Error) -> String {
+    format!("{e}{}", hint(e))
+}
+
 /// Standard output with colour codes kept or stripped as the terminal and
 /// `NO_COLOR` / `--color` say, buffered.
 pub fn stdout() -> io::BufWriter<anstream::AutoStream<io::Stdout>> {
@@ -79,9 +114,9 @@ impl Failure {
     fn names(&self, file: &str) -> bool {
         match self {
             Failure::InFile { file: f, .. } => f == file,
-            Failure::Error(e) => match e.downcast_ref::<tfreq::Error>() {
-                Some(tfreq::Error::Io { path, .. }) => path == file,
-                Some(tfreq::Error::InFile { file: f, .. }) => f == file,
+            Failure::Error(e) => match e.downcast_ref::<tfreq::Error>().map(tfreq::Error::detail) {
+                Some(tfreq::ErrorDetail::Io { path, .. }) => path == file,
+                Some(tfreq::ErrorDetail::InFile { file: f, .. }) => f == file,
                 _ => false,
             },
             Failure::Msg(_) => false,
@@ -94,9 +129,8 @@ impl Failure {
         match self {
             Failure::InFile { file: f, source } if f == file => source.to_string(),
             Failure::Error(e) => match e.downcast_ref::<tfreq::Error>() {
-                Some(tfreq::Error::Io { path, source }) if path == file => source.to_string(),
-                Some(tfreq::Error::InFile { file: f, source }) if f == file => source.to_string(),
-                _ => self.to_string(),
+                Some(e) => format!("{}{}", e.message_without(file), hint(e)),
+                None => self.to_string(),
             },
             _ => self.to_string(),
         }
@@ -127,7 +161,10 @@ impl Failure {
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Failure::Error(e) => write!(f, "{e}"),
+            Failure::Error(e) => match e.downcast_ref::<tfreq::Error>() {
+                Some(e) => f.write_str(&with_hint(e)),
+                None => write!(f, "{e}"),
+            },
             Failure::InFile { file, source } => write!(f, "{file}: {source}"),
             Failure::Msg(s) => f.write_str(s),
         }
@@ -414,19 +451,19 @@ pub fn json_signature(bytes: &[u8]) -> String {
         Some(Ok(v)) => v
             .get("signature_name")
             .and_then(|s| s.as_str())
-            .unwrap_or("serving_default")
+            .unwrap_or(tfreq::DEFAULT_SIGNATURE)
             .to_string(),
-        _ => "serving_default".to_string(),
+        _ => tfreq::DEFAULT_SIGNATURE.to_string(),
     }
 }
 
 /// The library's error, with the option that allows a lossy conversion named.
 pub fn lossy_hint(e: tfreq::Error) -> Failure {
-    match e {
-        e @ tfreq::Error::WouldLose { .. } => Failure::msg(format!(
+    match e.detail() {
+        tfreq::ErrorDetail::WouldLose { .. } => Failure::msg(format!(
             "{e}\n(--lossy writes it without them, listing them on stderr)"
         )),
-        e => Failure::from(e),
+        _ => Failure::from(e),
     }
 }
 

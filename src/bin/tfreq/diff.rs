@@ -133,7 +133,6 @@ fn load_into(
         ));
         let mut src = Source::for_path(p, how.from.format());
         src.rest = rest_dtypes(how.model, &json_signature(&bytes), how.dtypes)?;
-        src.dtype_options = true;
         let mut c = tfreq::formats::load_detailed_from(bytes, DecodeOptions::default(), &src)
             .map_err(|e| in_file(&file, e))?;
         let limits = tfreq::analysis::warmup::file_findings(&c);

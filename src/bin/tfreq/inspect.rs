@@ -230,7 +230,6 @@ fn load_one(
     ));
     let mut src = Source::for_path(path, a.from.format());
     src.rest = rest_dtypes(a.model.as_deref(), &json_signature(&bytes), &a.dtypes)?;
-    src.dtype_options = true;
     let mut c = load_detailed_from(bytes, opts, &src).map_err(|e| in_file(label, e))?;
     let limits = tfreq::analysis::warmup::file_findings(&c);
     c.findings.extend(limits);

@@ -81,8 +81,17 @@ fn count(
         crate::common::count(files.len() as u64, "file"),
         human_size(total)
     ));
-    let cov =
-        tfreq::scan::count_files_lenient(&paths, keep, rest, how.from.format(), input.max_size);
+    let message = |e: &tfreq::Error, file: &str| {
+        format!("{}{}", e.message_without(file), crate::common::hint(e))
+    };
+    let cov = tfreq::scan::count_files_lenient(
+        &paths,
+        keep,
+        rest,
+        how.from.format(),
+        input.max_size,
+        &message,
+    );
     drop(progress);
     for u in &cov.unreadable {
         report_error(&crate::common::in_file(

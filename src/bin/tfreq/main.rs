@@ -94,6 +94,10 @@ fn main() -> ExitCode {
     };
     cli.color.apply();
     common::set_quiet(cli.quiet);
+    common::set_dtype_options(matches!(
+        cli.cmd,
+        Cmd::Inspect(_) | Cmd::Diff(_) | Cmd::Keys(_) | Cmd::Warmup(_)
+    ));
     let result = match cli.cmd {
         Cmd::Inspect(a) => inspect::run(a),
         Cmd::Diff(a) => diff::run(a),
