@@ -157,7 +157,7 @@ fn opts(token: Option<&str>, auth: EasAuth) -> Options {
         token: token.map(str::to_string),
         auth,
         timeout: Duration::from_secs(10),
-        model_name: None,
+        ..Options::default()
     }
 }
 
@@ -898,4 +898,76 @@ fn async_put_once_then_get_by_request_id() {
         .filter(|s| s.target.starts_with("/api/predict/other"))
         .count();
     assert_eq!(puts, 1);
+}
+
+/// A sink item the worker failed (`lastCode` 400, `lastMessage` TensorFlow's error, the
+/// error text as data, as tests/live/server.py writes it) is the service's refusal:
+/// exit 1 with the code and the message, not "unreadable response".
+#[test]
+fn async_worker_failure_shows_last_code_and_message() {
+    let why = "Expects arg[2] to be float but double is provided";
+    let srv = HttpServer::start(Box::new(move |s: &Seen| {
+        if s.method == "POST" {
+            return (
+                200,
+                vec![("X-Eas-Queueservice-Request-Id".into(), "req-7".into())],
+                b"1".to_vec(),
+            );
+        }
+        let list = DataFrameList {
+            index: vec![DataFrame {
+                index: 9,
+                tags: [
+                    ("requestId", "req-7"),
+                    ("source.index", "1"),
+                    ("lastCode", "400"),
+                    ("lastMessage", why),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+                data: Bytes::from(why.as_bytes().to_vec()),
+                message: String::new(),
+            }],
+        };
+        (200, vec![], list.encode_to_vec())
+    }));
+    let out = tfreq()
+        .args(["send", "tests/data/eas/faq_prod.bin", "--async", "--to"])
+        .arg(srv.url("/api/predict/faq_async"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "the service refused the request: the worker answered 400 Bad Request (sink item 9, request req-7): {why}"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("unreadable"), "{err}");
+}
+
+/// `--cacert` must name a readable PEM file with a certificate (exit 2 before any call).
+#[test]
+fn cacert_without_a_certificate_is_refused() {
+    let out = tfreq()
+        .args([
+            "send",
+            "tests/data/eas/faq_prod.bin",
+            "--to",
+            "https://127.0.0.1:9/api/predict/faq",
+            "--cacert",
+            "Cargo.toml",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "--cacert Cargo.toml: no certificate in it (expected -----BEGIN CERTIFICATE-----)"
+        ),
+        "{err}"
+    );
 }
