@@ -622,6 +622,9 @@ type Calls = Arc<Mutex<Vec<(String, Bytes)>>>;
 struct Tfs {
     seen: Calls,
     delay: Duration,
+    /// Added to the first call of each request body (bytes not seen before), as a
+    /// session's first run of a new feed/fetch set pays the executor build.
+    cold: Duration,
 }
 
 impl tonic::server::NamedService for Tfs {
@@ -638,8 +641,16 @@ impl tonic::server::UnaryService<Bytes> for Unary {
         let (svc, path) = (self.0.clone(), self.1.clone());
         Box::pin(async move {
             let body = req.into_inner();
-            svc.seen.lock().unwrap().push((path.clone(), body.clone()));
+            let first = {
+                let mut seen = svc.seen.lock().unwrap();
+                let first = !seen.iter().any(|(_, b)| *b == body);
+                seen.push((path.clone(), body.clone()));
+                first
+            };
             tokio::time::sleep(svc.delay).await;
+            if first {
+                tokio::time::sleep(svc.cold).await;
+            }
             if path.ends_with("/Predict") {
                 let r = tfs::PredictRequest::decode(body.clone())
                     .map_err(|e| tonic::Status::invalid_argument(e.to_string()))?;
@@ -702,11 +713,12 @@ impl tower::Service<http::Request<tonic::body::Body>> for Tfs {
 }
 
 /// Starts the gRPC server on its own runtime thread; returns its port and what it saw.
-fn grpc_server(delay: Duration) -> (u16, Calls) {
+fn grpc_server(delay: Duration, cold: Duration) -> (u16, Calls) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let svc = Tfs {
         seen: seen.clone(),
         delay,
+        cold,
     };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -730,7 +742,7 @@ fn grpc_server(delay: Duration) -> (u16, Calls) {
 
 #[test]
 fn grpc_predict_and_metadata() {
-    let (port, seen) = grpc_server(Duration::ZERO);
+    let (port, seen) = grpc_server(Duration::ZERO, Duration::ZERO);
     let url = format!("grpc://127.0.0.1:{port}");
     // A TF Serving request naming its model: its own bytes go on the wire.
     let t = Target::parse(&url, None).unwrap();
@@ -784,7 +796,7 @@ fn grpc_predict_and_metadata() {
 
 #[test]
 fn grpc_deadline() {
-    let (port, _) = grpc_server(Duration::from_secs(5));
+    let (port, _) = grpc_server(Duration::from_secs(5), Duration::ZERO);
     let t = Target::parse(&format!("grpc://127.0.0.1:{port}"), None).unwrap();
     let mut o = opts(None, EasAuth::Raw);
     o.timeout = Duration::from_millis(300);
@@ -794,16 +806,26 @@ fn grpc_deadline() {
     assert!(t0.elapsed() < Duration::from_secs(3));
 }
 
+/// `replay` against a server whose first call of each request body is 400 ms slower (an
+/// executor build): faq_prod, which the warm-up does not send, is measured cold (exit 1)
+/// beside diff's static verdict; the warm-up's own request is warm. The margins hold
+/// under load: a warm first call would need 150 ms of jitter to count as cold, and the
+/// cold one's later calls (1 ms) could slow to 130 ms and it would still be cold.
 #[test]
 fn cli_replay_measures_and_diffs() {
-    let (port, seen) = grpc_server(Duration::from_millis(1));
+    let (port, seen) = grpc_server(Duration::from_millis(1), Duration::from_millis(400));
     let out = tfreq()
         .args([
             "replay",
             "tests/data/tfs/faq_warmup.bin",
             "tests/data/tfs/faq_prod.bin",
+            "tests/data/tfs/faq_warmup.bin",
             "--count",
             "3",
+            "--prod-count",
+            "3",
+            "--cold-ms",
+            "150",
             "--format",
             "json",
             "--to",
@@ -811,14 +833,17 @@ fn cli_replay_measures_and_diffs() {
         .arg(format!("grpc://127.0.0.1:{port}"))
         .output()
         .unwrap();
-    assert_ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["warmup"][0]["calls"].as_array().unwrap().len(), 3);
-    assert_eq!(v["production"][0]["calls"].as_array().unwrap().len(), 2);
-    assert_eq!(v["production"][0]["cold"], false);
-    assert_eq!(v["production"][0]["static_verdict"], "new-executor");
-    assert_eq!(v["cold"], 0);
-    assert_eq!(seen.lock().unwrap().len(), 5);
+    let p = &v["production"];
+    assert_eq!(p[0]["calls"].as_array().unwrap().len(), 3);
+    assert_eq!(p[0]["cold"], true, "{v:#}");
+    assert_eq!(p[0]["static_verdict"], "new-executor", "{v:#}");
+    assert_eq!(p[1]["cold"], false, "{v:#}");
+    assert_eq!(v["cold"], 1, "{v:#}");
+    assert_eq!(seen.lock().unwrap().len(), 9);
 }
 
 // ---------------------------------------------------------------------------------------
