@@ -4,7 +4,9 @@
 //! `TFREQ_LIVE_READY`.
 #![cfg(feature = "net")]
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -59,7 +61,7 @@ impl Live {
     }
     /// Runs the built tfreq with the server's token in TFREQ_TOKEN.
     fn tfreq(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_tfreq"))
+        common::tfreq()
             .args(args)
             .args(["--timeout", "60"])
             .env("TFREQ_TOKEN", &self.token)
@@ -85,14 +87,7 @@ impl Live {
     }
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::output_text as text;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -420,7 +415,7 @@ fn send_async_shows_the_workers_failure() {
 fn check_findings(l: &Live, file: &str, model: &str, extra: &[&str]) -> (Option<i32>, Value) {
     let mut args = vec!["check", file, "--model", model, "--format", "json"];
     args.extend(extra);
-    let o = Command::new(env!("CARGO_BIN_EXE_tfreq"))
+    let o = common::tfreq()
         .args(&args)
         .env("TFREQ_TOKEN", &l.token)
         .output()

@@ -4,6 +4,8 @@
 //! PredictClient signs (tests/data/eas_sign/cases.json, tests/data/gen/make_eas_sign.py).
 #![cfg(feature = "net")]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -292,15 +294,14 @@ fn tf_serving_request_to_eas_is_converted() {
 // ---------------------------------------------------------------------------------------
 
 fn tfreq() -> Command {
-    let mut c = Command::cargo_bin("tfreq").unwrap();
+    let mut c = common::tfreq();
     c.env_remove("TFREQ_TOKEN");
     c
 }
 
-/// Fails with the command's stderr unless it exited 0.
+/// Fails with the command's output unless it exited 0.
 fn assert_ok(out: &std::process::Output) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{}", common::output_text(out));
 }
 
 /// `tfreq send faq_prod.bin --to URL --expect EXPECT` with the right token.
