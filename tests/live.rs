@@ -4,7 +4,9 @@
 //! `TFREQ_LIVE_READY`.
 #![cfg(feature = "net")]
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -18,6 +20,8 @@ struct Live {
     http: u64,
     grpc: u64,
     token: String,
+    /// The TLS ports and the CA's PEM file, when the server runs with `--tls`.
+    tls: Option<(u64, u64, String)>,
     _serial: MutexGuard<'static, ()>,
 }
 
@@ -33,6 +37,14 @@ fn live() -> Live {
         http: ready["http"].as_u64().expect("ready file: http"),
         grpc: ready["grpc"].as_u64().expect("ready file: grpc"),
         token: ready["token"].as_str().expect("ready file: token").into(),
+        tls: match (
+            ready["https"].as_u64(),
+            ready["grpcs"].as_u64(),
+            ready["ca_cert"].as_str(),
+        ) {
+            (Some(https), Some(grpcs), Some(ca)) => Some((https, grpcs, ca.to_string())),
+            _ => None,
+        },
         _serial: serial,
     }
 }
@@ -49,7 +61,7 @@ impl Live {
     }
     /// Runs the built tfreq with the server's token in TFREQ_TOKEN.
     fn tfreq(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_tfreq"))
+        common::tfreq()
             .args(args)
             .args(["--timeout", "60"])
             .env("TFREQ_TOKEN", &self.token)
@@ -75,14 +87,7 @@ impl Live {
     }
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::output_text as text;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -315,4 +320,216 @@ fn save_then_expect() {
         "{all}"
     );
     assert!(!all.contains("the answer matches"), "{all}");
+}
+
+/// `send --async` puts the request on the faq model's queue service and reads the
+/// model's answer from the sink: the same answer as the sync call (`--expect` of the
+/// saved sync response matches, and the bytes are equal). A wrong token is the
+/// server's 401 (exit 1).
+#[test]
+#[ignore]
+fn send_async_through_the_queue() {
+    let l = live();
+    let dir = tempfile::tempdir().unwrap();
+    let (sync_dir, async_dir) = (dir.path().join("sync"), dir.path().join("async"));
+    let prod = "tests/data/eas/faq_prod.bin";
+    let eas = l.eas("faq");
+    let queue = l.eas("faq_async");
+    let o = l.tfreq(&[
+        "send",
+        prod,
+        "--to",
+        &eas,
+        "--save",
+        sync_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = l.tfreq(&[
+        "send",
+        prod,
+        "--async",
+        "--tag",
+        "user=live test",
+        "--to",
+        &queue,
+        "--expect",
+        sync_dir.to_str().unwrap(),
+        "--save",
+        async_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = stdout(&o);
+    assert!(out.contains("the answer matches"), "{}", text(&o));
+    for name in ["sorted_labels", "sorted_probs", "model_version_id"] {
+        assert!(out.contains(name), "{name} not in the answer\n{out}");
+    }
+    assert_eq!(
+        std::fs::read(async_dir.join("faq_prod.response.bin")).unwrap(),
+        std::fs::read(sync_dir.join("faq_prod.response.bin")).unwrap(),
+        "the queue's answer differs from the sync call's"
+    );
+
+    let o = l.tfreq(&["send", prod, "--async", "--to", &queue, "--token", "wrong"]);
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    assert!(
+        all.contains("HTTP 401") && all.contains("Unauthorized: invalid token"),
+        "{all}"
+    );
+}
+
+/// A request the model refuses (a float64 feed where the signature has float32:
+/// TensorFlow's own error) fails on the queue too: the worker's sink item carries
+/// `lastCode` 400 and `lastMessage`, and `send --async` shows them, exit 1, with the
+/// message the sync call gets.
+#[test]
+#[ignore]
+fn send_async_shows_the_workers_failure() {
+    let l = live();
+    let bad = "tests/data/eas/faq_prod_dtype_changed.bin";
+    let o = l.tfreq(&["send", bad, "--to", &l.eas("faq")]);
+    let sync = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{sync}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    let message = err
+        .split_once("HTTP 400 Bad Request: ")
+        .unwrap_or_else(|| panic!("no HTTP 400 in the sync refusal: {sync}"))
+        .1
+        .trim()
+        .to_string();
+    assert!(!message.is_empty(), "{sync}");
+
+    let o = l.tfreq(&["send", bad, "--async", "--to", &l.eas("faq_async")]);
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    assert!(
+        all.contains("the worker answered 400 Bad Request") && all.contains(&message),
+        "the sync call said {message:?}\n{all}"
+    );
+    assert!(!all.contains("unreadable response"), "{all}");
+}
+
+/// The findings of `check --format json` with the `model` field (the model's path or
+/// URL) removed.
+/// Not JSON (an error before any report) reads as null.
+fn check_findings(l: &Live, file: &str, model: &str, extra: &[&str]) -> (Option<i32>, Value) {
+    let mut args = vec!["check", file, "--model", model, "--format", "json"];
+    args.extend(extra);
+    let o = common::tfreq()
+        .args(&args)
+        .env("TFREQ_TOKEN", &l.token)
+        .output()
+        .unwrap();
+    let mut v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    eprintln!("{args:?}: {}", text(&o));
+    if let Some(m) = v.as_object_mut() {
+        m.remove("model");
+    }
+    (o.status.code(), v)
+}
+
+/// `check --model grpc://…` (GetModelMetadata) and `--model http://…/v1/models/NAME`
+/// (the REST metadata) against the served model give the findings `check` gives against
+/// the SavedModel directory the server loaded: for requests that pass and for ones that
+/// fail (a changed dtype, a missing feed).
+#[test]
+#[ignore]
+fn check_model_url_agrees_with_the_saved_model() {
+    let l = live();
+    let cases = [
+        ("faq", "tests/data/tfs/faq_prod.bin", 0),
+        ("faq", "tests/data/eas/faq_prod.bin", 0),
+        ("faq", "tests/data/tfs/faq_prod_dtype_changed.bin", 1),
+        ("faq", "tests/data/tfs/faq_prod_missing_feed.bin", 1),
+        ("seed", "tests/data/eas/seed_warm_up.bin", 0),
+    ];
+    for (model, file, want) in cases {
+        let dir = format!("tests/data/models/{model}");
+        let (code, offline) = check_findings(&l, file, &dir, &[]);
+        assert_eq!(code, Some(want), "{file} against {dir}: {offline:#}");
+        assert!(offline["requests"].is_array(), "{offline:#}");
+        for (url, extra) in [
+            (l.grpc(), vec!["--model-name", model]),
+            (l.rest(model), vec![]),
+        ] {
+            let (c, live) = check_findings(&l, file, &url, &extra);
+            assert_eq!(c, code, "{file} against {url}: {live:#}");
+            assert_eq!(live, offline, "{file}: {url} and {dir} differ");
+        }
+    }
+}
+
+/// Over TLS (the server's `--tls`: a test CA made at start-up): send over https (EAS,
+/// REST, the queue) and grpcs, and check --model grpcs://, trusting the CA with
+/// --cacert; without it, the server's certificate is not trusted: exit 2 at once, the
+/// message saying so and naming --cacert. A --cacert file holding no certificate is
+/// exit 2 too.
+#[test]
+#[ignore]
+fn tls_with_a_private_ca() {
+    let l = live();
+    let Some((https, grpcs, ca)) = l.tls.clone() else {
+        panic!("the server runs without --tls (tests/live/run.sh passes it)");
+    };
+    let prod = "tests/data/eas/faq_prod.bin";
+    let eas = format!("https://127.0.0.1:{https}/api/predict/faq");
+    let queue = format!("https://127.0.0.1:{https}/api/predict/faq_async");
+    let rest = format!("https://127.0.0.1:{https}/v1/models/faq");
+    let grpc = format!("grpcs://127.0.0.1:{grpcs}");
+    let tries: [Vec<&str>; 5] = [
+        vec!["send", prod, "--to", &eas],
+        vec!["send", prod, "--to", &eas, "--auth", "signed"],
+        vec!["send", prod, "--to", &rest],
+        vec!["send", prod, "--to", &grpc, "--model-name", "faq"],
+        vec!["send", prod, "--async", "--to", &queue],
+    ];
+    for args in &tries {
+        let mut with = args.clone();
+        with.extend(["--cacert", &ca]);
+        let o = l.tfreq(&with);
+        assert_eq!(o.status.code(), Some(0), "{with:?}\n{}", text(&o));
+        assert!(
+            stdout(&o).contains("sorted_probs"),
+            "{with:?}\n{}",
+            text(&o)
+        );
+
+        let t0 = Instant::now();
+        let o = l.tfreq(args);
+        let all = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}\n{all}");
+        assert!(
+            all.contains("certificate is not trusted") && all.contains("--cacert"),
+            "{args:?}\n{all}"
+        );
+        assert!(t0.elapsed() < Duration::from_secs(10), "{args:?}: {all}");
+    }
+    let (code, live) = check_findings(
+        &l,
+        "tests/data/tfs/faq_prod_dtype_changed.bin",
+        &grpc,
+        &["--model-name", "faq", "--cacert", &ca],
+    );
+    let (_, offline) = check_findings(
+        &l,
+        "tests/data/tfs/faq_prod_dtype_changed.bin",
+        "tests/data/models/faq",
+        &[],
+    );
+    assert_eq!((code, live), (Some(1), offline));
+    let (code, _) = check_findings(
+        &l,
+        "tests/data/tfs/faq_prod.bin",
+        &grpc,
+        &["--model-name", "faq"],
+    );
+    assert_eq!(code, Some(2));
+
+    let o = l.tfreq(&["send", prod, "--to", &eas, "--cacert", "Cargo.toml"]);
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("--cacert Cargo.toml") && all.contains("no certificate"),
+        "{all}"
+    );
 }

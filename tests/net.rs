@@ -4,6 +4,8 @@
 //! PredictClient signs (tests/data/eas_sign/cases.json, tests/data/gen/make_eas_sign.py).
 #![cfg(feature = "net")]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -157,7 +159,7 @@ fn opts(token: Option<&str>, auth: EasAuth) -> Options {
         token: token.map(str::to_string),
         auth,
         timeout: Duration::from_secs(10),
-        model_name: None,
+        ..Options::default()
     }
 }
 
@@ -292,15 +294,14 @@ fn tf_serving_request_to_eas_is_converted() {
 // ---------------------------------------------------------------------------------------
 
 fn tfreq() -> Command {
-    let mut c = Command::cargo_bin("tfreq").unwrap();
+    let mut c = common::tfreq();
     c.env_remove("TFREQ_TOKEN");
     c
 }
 
-/// Fails with the command's stderr unless it exited 0.
+/// Fails with the command's output unless it exited 0.
 fn assert_ok(out: &std::process::Output) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{}", common::output_text(out));
 }
 
 /// `tfreq send faq_prod.bin --to URL --expect EXPECT` with the right token.
@@ -622,6 +623,9 @@ type Calls = Arc<Mutex<Vec<(String, Bytes)>>>;
 struct Tfs {
     seen: Calls,
     delay: Duration,
+    /// Added to the first call of each request body (bytes not seen before), as a
+    /// session's first run of a new feed/fetch set pays the executor build.
+    cold: Duration,
 }
 
 impl tonic::server::NamedService for Tfs {
@@ -638,8 +642,16 @@ impl tonic::server::UnaryService<Bytes> for Unary {
         let (svc, path) = (self.0.clone(), self.1.clone());
         Box::pin(async move {
             let body = req.into_inner();
-            svc.seen.lock().unwrap().push((path.clone(), body.clone()));
+            let first = {
+                let mut seen = svc.seen.lock().unwrap();
+                let first = !seen.iter().any(|(_, b)| *b == body);
+                seen.push((path.clone(), body.clone()));
+                first
+            };
             tokio::time::sleep(svc.delay).await;
+            if first {
+                tokio::time::sleep(svc.cold).await;
+            }
             if path.ends_with("/Predict") {
                 let r = tfs::PredictRequest::decode(body.clone())
                     .map_err(|e| tonic::Status::invalid_argument(e.to_string()))?;
@@ -702,11 +714,12 @@ impl tower::Service<http::Request<tonic::body::Body>> for Tfs {
 }
 
 /// Starts the gRPC server on its own runtime thread; returns its port and what it saw.
-fn grpc_server(delay: Duration) -> (u16, Calls) {
+fn grpc_server(delay: Duration, cold: Duration) -> (u16, Calls) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let svc = Tfs {
         seen: seen.clone(),
         delay,
+        cold,
     };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -730,7 +743,7 @@ fn grpc_server(delay: Duration) -> (u16, Calls) {
 
 #[test]
 fn grpc_predict_and_metadata() {
-    let (port, seen) = grpc_server(Duration::ZERO);
+    let (port, seen) = grpc_server(Duration::ZERO, Duration::ZERO);
     let url = format!("grpc://127.0.0.1:{port}");
     // A TF Serving request naming its model: its own bytes go on the wire.
     let t = Target::parse(&url, None).unwrap();
@@ -784,7 +797,7 @@ fn grpc_predict_and_metadata() {
 
 #[test]
 fn grpc_deadline() {
-    let (port, _) = grpc_server(Duration::from_secs(5));
+    let (port, _) = grpc_server(Duration::from_secs(5), Duration::ZERO);
     let t = Target::parse(&format!("grpc://127.0.0.1:{port}"), None).unwrap();
     let mut o = opts(None, EasAuth::Raw);
     o.timeout = Duration::from_millis(300);
@@ -794,16 +807,26 @@ fn grpc_deadline() {
     assert!(t0.elapsed() < Duration::from_secs(3));
 }
 
+/// `replay` against a server whose first call of each request body is 400 ms slower (an
+/// executor build): faq_prod, which the warm-up does not send, is measured cold (exit 1)
+/// beside diff's static verdict; the warm-up's own request is warm. The margins hold
+/// under load: a warm first call would need 150 ms of jitter to count as cold, and the
+/// cold one's later calls (1 ms) could slow to 130 ms and it would still be cold.
 #[test]
 fn cli_replay_measures_and_diffs() {
-    let (port, seen) = grpc_server(Duration::from_millis(1));
+    let (port, seen) = grpc_server(Duration::from_millis(1), Duration::from_millis(400));
     let out = tfreq()
         .args([
             "replay",
             "tests/data/tfs/faq_warmup.bin",
             "tests/data/tfs/faq_prod.bin",
+            "tests/data/tfs/faq_warmup.bin",
             "--count",
             "3",
+            "--prod-count",
+            "3",
+            "--cold-ms",
+            "150",
             "--format",
             "json",
             "--to",
@@ -811,14 +834,17 @@ fn cli_replay_measures_and_diffs() {
         .arg(format!("grpc://127.0.0.1:{port}"))
         .output()
         .unwrap();
-    assert_ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["warmup"][0]["calls"].as_array().unwrap().len(), 3);
-    assert_eq!(v["production"][0]["calls"].as_array().unwrap().len(), 2);
-    assert_eq!(v["production"][0]["cold"], false);
-    assert_eq!(v["production"][0]["static_verdict"], "new-executor");
-    assert_eq!(v["cold"], 0);
-    assert_eq!(seen.lock().unwrap().len(), 5);
+    let p = &v["production"];
+    assert_eq!(p[0]["calls"].as_array().unwrap().len(), 3);
+    assert_eq!(p[0]["cold"], true, "{v:#}");
+    assert_eq!(p[0]["static_verdict"], "new-executor", "{v:#}");
+    assert_eq!(p[1]["cold"], false, "{v:#}");
+    assert_eq!(v["cold"], 1, "{v:#}");
+    assert_eq!(seen.lock().unwrap().len(), 9);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -898,4 +924,76 @@ fn async_put_once_then_get_by_request_id() {
         .filter(|s| s.target.starts_with("/api/predict/other"))
         .count();
     assert_eq!(puts, 1);
+}
+
+/// A sink item the worker failed (`lastCode` 400, `lastMessage` TensorFlow's error, the
+/// error text as data, as tests/live/server.py writes it) is the service's refusal:
+/// exit 1 with the code and the message, not "unreadable response".
+#[test]
+fn async_worker_failure_shows_last_code_and_message() {
+    let why = "Expects arg[2] to be float but double is provided";
+    let srv = HttpServer::start(Box::new(move |s: &Seen| {
+        if s.method == "POST" {
+            return (
+                200,
+                vec![("X-Eas-Queueservice-Request-Id".into(), "req-7".into())],
+                b"1".to_vec(),
+            );
+        }
+        let list = DataFrameList {
+            index: vec![DataFrame {
+                index: 9,
+                tags: [
+                    ("requestId", "req-7"),
+                    ("source.index", "1"),
+                    ("lastCode", "400"),
+                    ("lastMessage", why),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+                data: Bytes::from(why.as_bytes().to_vec()),
+                message: String::new(),
+            }],
+        };
+        (200, vec![], list.encode_to_vec())
+    }));
+    let out = tfreq()
+        .args(["send", "tests/data/eas/faq_prod.bin", "--async", "--to"])
+        .arg(srv.url("/api/predict/faq_async"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "the service refused the request: the worker answered 400 Bad Request (sink item 9, request req-7): {why}"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("unreadable"), "{err}");
+}
+
+/// `--cacert` must name a readable PEM file with a certificate (exit 2 before any call).
+#[test]
+fn cacert_without_a_certificate_is_refused() {
+    let out = tfreq()
+        .args([
+            "send",
+            "tests/data/eas/faq_prod.bin",
+            "--to",
+            "https://127.0.0.1:9/api/predict/faq",
+            "--cacert",
+            "Cargo.toml",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "--cacert Cargo.toml: no certificate in it (expected -----BEGIN CERTIFICATE-----)"
+        ),
+        "{err}"
+    );
 }

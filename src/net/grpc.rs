@@ -12,9 +12,9 @@ use std::time::Duration;
 use bytes::{Buf, BufMut, Bytes};
 use prost::Message as _;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
-use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
-use super::web::chain;
+use super::web::{chain, explain};
 use super::{NetError, MAX_MESSAGE};
 use crate::signature::{MetaGraph, ModelSignatures, SERVE_TAG};
 use crate::wire::{tf, tfs};
@@ -69,21 +69,33 @@ pub struct Grpc {
 }
 
 impl Grpc {
-    /// Connects (`https://` endpoints with TLS and the webpki roots).
-    pub async fn connect(endpoint: &str, timeout: Duration) -> Result<Grpc, NetError> {
+    /// Connects (`https://` endpoints with TLS: the webpki roots, or, given `ca_pem`,
+    /// the CA certificates it holds instead).
+    pub async fn connect(
+        endpoint: &str,
+        timeout: Duration,
+        ca_pem: Option<&[u8]>,
+    ) -> Result<Grpc, NetError> {
         let mut ep = Endpoint::from_shared(endpoint.to_string())
             .map_err(|e| NetError::BadUrl(format!("{endpoint}: {e}")))?
             .connect_timeout(timeout)
             .tcp_nodelay(true);
         if endpoint.starts_with("https://") {
+            let tls = match ca_pem {
+                None => ClientTlsConfig::new().with_webpki_roots(),
+                Some(pem) => {
+                    super::web::roots(pem)?; // a clear error for a file with no certificate
+                    ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem))
+                }
+            };
             ep = ep
-                .tls_config(ClientTlsConfig::new().with_webpki_roots())
+                .tls_config(tls)
                 .map_err(|e| NetError::BadUrl(format!("{endpoint}: {}", chain(&e))))?;
         }
         let channel = tokio::time::timeout(timeout, ep.connect())
             .await
             .map_err(|_| NetError::Timeout(timeout))?
-            .map_err(|e| NetError::Unreachable(format!("{endpoint}: {}", chain(&e))))?;
+            .map_err(|e| NetError::Unreachable(format!("{endpoint}: {}", explain(chain(&e)))))?;
         let client = tonic::client::Grpc::new(channel)
             .max_decoding_message_size(MAX_MESSAGE)
             .max_encoding_message_size(MAX_MESSAGE);
@@ -169,7 +181,9 @@ impl Grpc {
 fn status_error(endpoint: &str, s: tonic::Status, timeout: Duration) -> NetError {
     use tonic::Code;
     match s.code() {
-        Code::Unavailable => NetError::Unreachable(format!("{endpoint}: {}", s.message())),
+        Code::Unavailable => {
+            NetError::Unreachable(format!("{endpoint}: {}", explain(s.message().to_string())))
+        }
         Code::DeadlineExceeded => NetError::Timeout(timeout),
         Code::Cancelled if s.message().contains("Timeout expired") => NetError::Timeout(timeout),
         code => NetError::Refused {

@@ -275,6 +275,9 @@ pub struct Options {
     pub timeout: Duration,
     /// The TF Serving model name, over the request's `model_spec.name`.
     pub model_name: Option<String>,
+    /// PEM certificates of the CAs to trust for `https://` and `grpcs://`, instead of
+    /// the webpki roots (as curl's `--cacert`): a private CA's. See [`read_ca`].
+    pub ca_cert: Option<Bytes>,
 }
 
 impl Default for Options {
@@ -284,8 +287,15 @@ impl Default for Options {
             auth: EasAuth::Raw,
             timeout: Duration::from_secs(30),
             model_name: None,
+            ca_cert: None,
         }
     }
+}
+
+/// Checks that `pem` holds at least one PEM certificate (`-----BEGIN CERTIFICATE-----`)
+/// and returns how many; [`Options::ca_cert`] takes such bytes.
+pub fn read_ca(pem: &[u8]) -> Result<usize, NetError> {
+    Ok(web::roots(pem)?.len())
 }
 
 /// One request sent and its answer.
@@ -437,11 +447,16 @@ impl Client {
             .build()
             .map_err(|e| NetError::Unreachable(format!("cannot start the I/O runtime: {e}")))?;
         let inner = match &target {
-            Target::Eas { .. } => Inner::Eas(web::Http::new(&rt)),
-            Target::Rest { .. } => Inner::Rest(web::Http::new(&rt), rest::Outputs::default()),
-            Target::Grpc { endpoint } => {
-                Inner::Grpc(rt.block_on(grpc::Grpc::connect(endpoint, opts.timeout))?)
-            }
+            Target::Eas { .. } => Inner::Eas(web::Http::new(&rt, opts.ca_cert.as_deref())?),
+            Target::Rest { .. } => Inner::Rest(
+                web::Http::new(&rt, opts.ca_cert.as_deref())?,
+                rest::Outputs::default(),
+            ),
+            Target::Grpc { endpoint } => Inner::Grpc(rt.block_on(grpc::Grpc::connect(
+                endpoint,
+                opts.timeout,
+                opts.ca_cert.as_deref(),
+            ))?),
         };
         Ok(Client {
             rt,

@@ -13,6 +13,9 @@
 //!   `DataFrameListProto` whose item's `data` is the `PredictResponse`. Reading with
 //!   `_auto_delete_=true` deletes the item from the sink, as the SDKs' `GetByRequestId`
 //!   does. An empty list means not yet: tfreq asks again until `--timeout`.
+//! - **a failed item**: the worker puts its failures on the sink too, the status in the
+//!   item's `lastCode` tag and the reason in `lastMessage` ([`worker_failure`]); tfreq
+//!   reports them as the service's refusal instead of decoding the error text.
 
 use std::time::{Duration, Instant, SystemTime};
 
@@ -77,7 +80,7 @@ impl Queue {
             .enable_all()
             .build()
             .map_err(|e| NetError::Unreachable(format!("cannot start the I/O runtime: {e}")))?;
-        let http = Http::new(&rt);
+        let http = Http::new(&rt, opts.ca_cert.as_deref())?;
         let base = url
             .split(['?', '#'])
             .next()
@@ -169,6 +172,9 @@ impl Queue {
                 continue;
             };
             let latency = start.elapsed();
+            if let Some(e) = worker_failure(&df, &id) {
+                return Err(e);
+            }
             let response = decode_as(&df.data, WireFormat::Eas, Kind::Response).map_err(|e| {
                 let msg = if df.message.is_empty() {
                     super::web::body_text(&df.data)
@@ -188,6 +194,43 @@ impl Queue {
             });
         }
     }
+}
+
+/// The sink item's tag with the HTTP status the worker's call of the model ended with.
+pub const LAST_CODE: &str = "lastCode";
+/// The sink item's tag with the worker's error message, beside a failing [`LAST_CODE`].
+pub const LAST_MESSAGE: &str = "lastMessage";
+
+/// A sink item whose worker call failed: its `lastCode` tag is not a 2xx status (as
+/// tests/live/server.py's worker writes its failures; the SDKs hand `DataFrame.tags`
+/// and `message` over untouched). The failure is the worker's answer to this request,
+/// so it is the service's refusal (exit 1), with `lastMessage` (else the item's
+/// `message`, else its data as text) as the reason.
+pub fn worker_failure(df: &DataFrame, request_id: &str) -> Option<NetError> {
+    let code = df.tags.get(LAST_CODE)?.trim();
+    if code.parse::<u16>().is_ok_and(|c| (200..300).contains(&c)) {
+        return None;
+    }
+    let message = [df.tags.get(LAST_MESSAGE), Some(&df.message)]
+        .into_iter()
+        .flatten()
+        .find(|m| !m.is_empty())
+        .cloned()
+        .unwrap_or_else(|| super::web::body_text(&df.data));
+    let reason = code
+        .parse::<u16>()
+        .ok()
+        .and_then(|c| ::http::StatusCode::from_u16(c).ok())
+        .and_then(|s| s.canonical_reason())
+        .map(|r| format!(" {r}"))
+        .unwrap_or_default();
+    Some(NetError::Refused {
+        status: format!(
+            "the worker answered {code}{reason} (sink item {}, request {request_id})",
+            df.index
+        ),
+        message,
+    })
 }
 
 /// `url?k=v&...`, percent-encoded.

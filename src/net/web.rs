@@ -35,20 +35,30 @@ impl Reply {
 }
 
 impl Http {
-    /// A client whose connections run on `rt`.
-    pub fn new(rt: &tokio::runtime::Runtime) -> Http {
+    /// A client whose connections run on `rt`. `https://` trusts the webpki roots, or,
+    /// given `ca_pem`, the CA certificates it holds instead (as curl's `--cacert`).
+    pub fn new(rt: &tokio::runtime::Runtime, ca_pem: Option<&[u8]>) -> Result<Http, NetError> {
         let _guard = rt.enter();
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_nodelay(true);
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_webpki_roots()
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
-        Http {
+        let builder = hyper_rustls::HttpsConnectorBuilder::new();
+        let builder = match ca_pem {
+            None => builder.with_webpki_roots(),
+            Some(pem) => {
+                let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+                let config = rustls::ClientConfig::builder_with_provider(provider)
+                    .with_safe_default_protocol_versions()
+                    .map_err(|e| NetError::BadRequest(format!("TLS: {e}")))?
+                    .with_root_certificates(roots(pem)?)
+                    .with_no_client_auth();
+                builder.with_tls_config(config)
+            }
+        };
+        let https = builder.https_or_http().enable_http1().wrap_connector(http);
+        Ok(Http {
             client: Client::builder(TokioExecutor::new()).build(https),
-        }
+        })
     }
 
     /// Sends one request and reads the whole answer within `timeout`.
@@ -72,7 +82,7 @@ impl Http {
                 .client
                 .request(req)
                 .await
-                .map_err(|e| NetError::Unreachable(format!("{url}: {}", chain(&e))))?;
+                .map_err(|e| NetError::Unreachable(format!("{url}: {}", explain(chain(&e)))))?;
             let status = resp.status().as_u16();
             let (parts, body) = resp.into_parts();
             let body = body
@@ -162,4 +172,36 @@ pub fn chain(e: &dyn std::error::Error) -> String {
         cur = c.source();
     }
     s
+}
+
+/// The CA certificates of a PEM file, as a root store: at least one, each readable.
+pub fn roots(pem: &[u8]) -> Result<rustls::RootCertStore, NetError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let bad = |why: String| NetError::BadRequest(why);
+    let mut store = rustls::RootCertStore::empty();
+    for (i, c) in CertificateDer::pem_slice_iter(pem).enumerate() {
+        let c = c.map_err(|e| bad(format!("certificate {}: {e}", i + 1)))?;
+        store
+            .add(c)
+            .map_err(|e| bad(format!("certificate {}: {e}", i + 1)))?;
+    }
+    if store.is_empty() {
+        return Err(bad(
+            "no certificate in it (expected -----BEGIN CERTIFICATE-----)".into(),
+        ));
+    }
+    Ok(store)
+}
+
+/// A connection error's text, with what to do when the server's certificate is not
+/// trusted (rustls: `invalid peer certificate: UnknownIssuer`, ...).
+pub fn explain(s: String) -> String {
+    if s.contains("invalid peer certificate") {
+        format!(
+            "{s} (the server's TLS certificate is not trusted: a certificate from a private CA needs --cacert FILE, that CA's PEM certificate)"
+        )
+    } else {
+        s
+    }
 }

@@ -137,6 +137,16 @@ pub fn tfreq() -> assert_cmd::Command {
     c
 }
 
+/// A finished command's exit code, stdout and stderr, for an assertion's message.
+pub fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 /// What a `tfreq` run gave.
 pub struct Run {
     pub code: i32,

@@ -21,6 +21,10 @@ pub struct Args {
     /// The model name for a grpc:// --model (default: the first request's model_spec.name).
     #[arg(long)]
     model_name: Option<String>,
+    /// Trust the CA certificates of this PEM file for an https:// or grpcs:// --model
+    /// (a private CA's), instead of the usual public roots.
+    #[arg(long, value_name = "FILE")]
+    cacert: Option<PathBuf>,
     /// Meta graph tag.
     #[arg(long, default_value = SERVE_TAG)]
     tag: String,
@@ -66,6 +70,7 @@ pub fn run(a: Args) -> Outcome {
         (None, url) => live_model(
             url.unwrap_or_default(),
             a.model_name.clone(),
+            a.cacert.as_deref(),
             &reqs.requests,
         )?,
     };
@@ -99,6 +104,7 @@ fn is_url(s: &str) -> bool {
 fn live_model(
     url: &str,
     name: Option<String>,
+    cacert: Option<&std::path::Path>,
     reqs: &[crate::diff::Loaded],
 ) -> Result<tfreq::signature::ModelSignatures, Failure> {
     use tfreq::net::{Client, Options, Target};
@@ -111,6 +117,7 @@ fn live_model(
     });
     let opts = Options {
         model_name,
+        ca_cert: crate::live::read_cacert(cacert)?,
         ..Options::default()
     };
     Client::connect(target, opts)
@@ -122,6 +129,7 @@ fn live_model(
 fn live_model(
     url: &str,
     _: Option<String>,
+    _: Option<&std::path::Path>,
     _: &[crate::diff::Loaded],
 ) -> Result<tfreq::signature::ModelSignatures, Failure> {
     Err(Failure::msg(format!(

@@ -55,6 +55,10 @@ pub struct Conn {
     /// Seconds to wait for a connection and for each answer.
     #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
     pub timeout: f64,
+    /// Trust the CA certificates of this PEM file for https:// and grpcs:// (a private
+    /// CA's), instead of the usual public roots.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
 }
 
 impl Conn {
@@ -84,6 +88,7 @@ impl Conn {
             },
             timeout: Duration::from_secs_f64(self.timeout),
             model_name: self.model_name.clone(),
+            ca_cert: read_cacert(self.cacert.as_deref())?,
         };
         Ok((target, opts))
     }
@@ -93,6 +98,21 @@ impl Conn {
         let (target, opts) = self.resolve()?;
         Client::connect(target, opts).map_err(|e| Failure::msg(format!("{}: {e}", self.to)))
     }
+}
+
+/// The PEM file of `--cacert`, checked to hold at least one certificate (exit 2 when
+/// it cannot be read or holds none).
+pub fn read_cacert(path: Option<&Path>) -> Result<Option<Bytes>, Failure> {
+    let Some(p) = path else {
+        return Ok(None);
+    };
+    let label = format!("--cacert {}", p.display());
+    let pem = std::fs::read(p).map_err(|e| in_file(&label, e))?;
+    tfreq::net::read_ca(&pem).map_err(|e| match e {
+        NetError::BadRequest(why) => in_file(&label, Failure::msg(why)),
+        other => in_file(&label, other),
+    })?;
+    Ok(Some(Bytes::from(pem)))
 }
 
 /// One request of a file, with its own bytes.
