@@ -29,8 +29,7 @@ use std::sync::{Mutex, Once};
 
 use bytes::Bytes;
 
-use crate::error::Error;
-use crate::error::ErrorDetail;
+use crate::error::{Error, ErrorDetail};
 
 pub use crate::digits::group_digits;
 

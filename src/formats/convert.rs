@@ -37,8 +37,7 @@ use bytes::Bytes;
 use crate::decode::DecodeOptions;
 use crate::dtype::DType;
 use crate::encode::encode;
-use crate::error::Error;
-use crate::error::ErrorDetail;
+use crate::error::{Error, ErrorDetail};
 use crate::formats::detect::{detect, unframed_records, Source};
 use crate::formats::prediction_log::{
     beside_request, encode_predict_log, replace_predict_request, LogKind,

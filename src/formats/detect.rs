@@ -35,10 +35,11 @@
 //! let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
 //! let d = detect(&bytes, Default::default(), &Source::default())?;
 //! assert_eq!(d.kind, ContainerKind::TfRecord);
-//! // Concatenated PredictionLogs are refused, with the fix.
+//! // Concatenated PredictionLogs are refused, saying how many of which log type.
 //! let bytes = tfreq::io::read_input("tests/data/detect/unframed_logs.bin".as_ref())?;
 //! let err = detect(&bytes, Default::default(), &Source::default()).unwrap_err();
-//! assert!(err.to_string().contains("tfreq convert"), "{err}");
+//! assert!(matches!(err.detail(), tfreq::ErrorDetail::Unframed(_)));
+//! assert!(err.to_string().contains("without TFRecord framing"), "{err}");
 //! # Ok::<(), tfreq::Error>(())
 //! ```
 
@@ -47,8 +48,7 @@ use std::path::Path;
 use bytes::Bytes;
 
 use crate::decode::{decode_with, DecodeOptions};
-use crate::error::Error;
-use crate::error::ErrorDetail;
+use crate::error::{Error, ErrorDetail};
 use crate::finding::{Code, Finding, Severity};
 use crate::formats::prediction_log::LogKind;
 use crate::formats::{rest_json, text, text_format, tfrecord, ContainerKind};

@@ -26,8 +26,7 @@ use bytes::Bytes;
 
 use crate::decode::{decode_with, DecodeOptions};
 use crate::encode::{encode, TfsEncoding};
-use crate::error::Error;
-use crate::error::ErrorDetail;
+use crate::error::{Error, ErrorDetail};
 use crate::finding::{Code, Finding};
 use crate::model::{Kind, Message, WireFormat};
 use prediction_log::{LogKind, PredictionLog};

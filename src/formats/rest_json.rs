@@ -30,8 +30,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::builder::{FeedValues, TFRequest};
 use crate::dtype::DType;
-use crate::error::Error;
-use crate::error::ErrorDetail;
+use crate::error::{Error, ErrorDetail};
 use crate::model::{Message, WireFormat};
 
 /// A JSON value whose objects keep their key order.

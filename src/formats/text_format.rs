@@ -26,8 +26,7 @@ use prost::Message as _;
 use prost_reflect::DynamicMessage;
 
 use crate::decode::decode_as;
-use crate::error::Error;
-use crate::error::ErrorDetail;
+use crate::error::{Error, ErrorDetail};
 use crate::model::{Kind, Message, WireFormat};
 
 fn parse_one(text: &str, wire: WireFormat, first_line: usize) -> Result<Message, String> {

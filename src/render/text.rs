@@ -29,8 +29,7 @@ use prost_reflect::{FieldDescriptor, Kind as FieldKind, MessageDescriptor};
 
 use super::escape::c_escape;
 use super::pyfloat::PyFloat;
-use crate::error::ErrorDetail;
-use crate::error::{DecodeError, DecodeErrorKind, Error};
+use crate::error::{DecodeError, DecodeErrorKind, Error, ErrorDetail};
 use crate::wire::reader::{for_each_varint, Reader, WireField, WireValue, RECURSION_LIMIT};
 
 /// Decodes `bytes` as the named message and returns its text (without the trailing
