@@ -27,14 +27,14 @@
 use bytes::Bytes;
 
 use crate::dtype::{DTypeCode, ValueField};
-use crate::error::ErrorDetail;
-use crate::error::{DecodeError, DecodeErrorKind, Error};
+use crate::error::{DecodeError, DecodeErrorKind, Error, ErrorDetail};
 use crate::fields::{
     array_proto, array_shape, dim, eas_request, eas_response, int64_value, map_entry, model_spec,
     predict_log, predict_request, predict_response, tensor_proto, tensor_shape,
 };
 use crate::model::{
-    Dim, Elems, Ints, Kind, Message, ModelSpec, Shape, Tensor, UnknownField, Values, WireFormat,
+    Dim, Elems, Ints, Kind, Message, ModelSpec, Scope, Shape, Tensor, UnknownField, Values,
+    WireFormat,
 };
 use crate::wire::reader::{packed_varints, PackedVarints, Reader, WireField, WireValue};
 
@@ -315,7 +315,7 @@ fn decode_top(
             }
         }
         if Some(n) == sig_or_spec {
-            let b = len_or_unknown(&f, "signature_name", &mut msg.unknown, "", &mut anomalies);
+            let b = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies);
             if let Some(b) = b {
                 let s = utf8(&b, f.value_offset).map_err(|e| e.within("signature_name"))?;
                 if s.bytes().any(|c| c < 0x20) {
@@ -324,7 +324,7 @@ fn decode_top(
                 msg.signature_name = s;
             }
         } else if n == map_field {
-            if let Some(b) = len_or_unknown(&f, map_name, &mut msg.unknown, "", &mut anomalies) {
+            if let Some(b) = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies) {
                 let sub = r.nested(b, f.value_offset)?;
                 let t = map_entry(sub, wire, map_name, index, f.offset, &mut anomalies)?;
                 index += 1;
@@ -341,17 +341,14 @@ fn decode_top(
                 }
             }
         } else if Some(n) == filter_field {
-            if let Some(b) =
-                len_or_unknown(&f, "output_filter", &mut msg.unknown, "", &mut anomalies)
-            {
+            if let Some(b) = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies) {
                 let i = msg.fetches.len();
                 let s = utf8(&b, f.value_offset)
                     .map_err(|e| e.within(format!("output_filter[{i}]")))?;
                 msg.fetches.push(s);
             }
         } else if Some(n) == spec_field {
-            if let Some(b) = len_or_unknown(&f, "model_spec", &mut msg.unknown, "", &mut anomalies)
-            {
+            if let Some(b) = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies) {
                 let sub = r.nested(b, f.value_offset)?;
                 let spec = msg.model_spec.take().unwrap_or_default();
                 let spec = model_spec(sub, spec, &mut msg.unknown, &mut anomalies)
@@ -362,7 +359,7 @@ fn decode_top(
         } else if let Some(name) = crate::fields::kept_raw_name(n)
             .filter(|_| wire == WireFormat::TfServing && kind == Kind::Request)
         {
-            if let Some(b) = len_or_unknown(&f, name, &mut msg.unknown, "", &mut anomalies) {
+            if let Some(b) = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies) {
                 if check_bytes && n == predict_request::CLIENT_ID && holds_request(&b) {
                     anomalies += 1;
                 }
@@ -370,16 +367,30 @@ fn decode_top(
             }
         } else {
             anomalies += 1;
-            msg.unknown.push(unknown("", &f));
+            msg.unknown.push(unknown(TOP, &f));
         }
     }
     Ok((msg, anomalies))
 }
 
-fn unknown(path: &str, f: &WireField) -> UnknownField {
+/// Where an unknown field sits: its enclosing message's path (for people) and scope
+/// (for writing it back), both known to the code that reads that message.
+#[derive(Clone, Copy)]
+struct Where<'a> {
+    path: &'a str,
+    scope: Scope,
+}
+
+/// The request or response itself.
+const TOP: Where<'static> = Where {
+    path: "",
+    scope: Scope::Top,
+};
+
+fn unknown(at: Where<'_>, f: &WireField) -> UnknownField {
     UnknownField {
-        path: UnknownField::display_path(path),
-        scope: UnknownField::scope_of(path),
+        path: UnknownField::display_path(at.path),
+        scope: at.scope,
         number: f.number,
         wire_type: f.value.wire_type(),
         offset: f.offset,
@@ -390,16 +401,15 @@ fn unknown(path: &str, f: &WireField) -> UnknownField {
 /// The payload of a LEN field, or record the field as unknown (wrong wire type).
 fn len_or_unknown(
     f: &WireField,
-    _name: &str,
     unknown_out: &mut Vec<UnknownField>,
-    path: &str,
+    at: Where<'_>,
     anomalies: &mut usize,
 ) -> Option<Bytes> {
     match &f.value {
         WireValue::Len(b) => Some(b.clone()),
         _ => {
             *anomalies += 1;
-            unknown_out.push(unknown(path, f));
+            unknown_out.push(unknown(at, f));
             None
         }
     }
@@ -420,14 +430,14 @@ fn utf8(b: &Bytes, offset: usize) -> Result<String, DecodeError> {
 fn varint_or_unknown(
     f: &WireField,
     unknown_out: &mut Vec<UnknownField>,
-    path: &str,
+    at: Where<'_>,
     anomalies: &mut usize,
 ) -> Option<u64> {
     match f.value {
         WireValue::Varint(v) => Some(v),
         _ => {
             *anomalies += 1;
-            unknown_out.push(unknown(path, f));
+            unknown_out.push(unknown(at, f));
             None
         }
     }
@@ -447,7 +457,14 @@ fn model_spec(
     unknown_out: &mut Vec<UnknownField>,
     anomalies: &mut usize,
 ) -> Result<ModelSpec, DecodeError> {
-    let path = "model_spec";
+    let at = Where {
+        path: "model_spec",
+        scope: Scope::ModelSpec,
+    };
+    let version_at = Where {
+        path: "model_spec.version",
+        scope: Scope::ModelSpecVersion,
+    };
     while let Some(f) = r.next_field_named(model_spec::FIELDS)? {
         match f.number {
             model_spec::NAME | model_spec::SIGNATURE_NAME | model_spec::VERSION_LABEL => {
@@ -456,7 +473,7 @@ fn model_spec(
                     model_spec::SIGNATURE_NAME => "signature_name",
                     _ => "version_label",
                 };
-                if let Some(b) = len_or_unknown(&f, name, unknown_out, path, anomalies) {
+                if let Some(b) = len_or_unknown(&f, unknown_out, at, anomalies) {
                     let s = utf8(&b, f.value_offset).map_err(|e| e.within(name))?;
                     if s.bytes().any(|c| c < 0x20) {
                         *anomalies += 1;
@@ -468,26 +485,26 @@ fn model_spec(
                             // The oneof's other member is cleared, with what it held
                             // (as protobuf does).
                             spec.version = None;
-                            unknown_out.retain(|u| u.path != "model_spec.version");
+                            unknown_out.retain(|u| u.scope != Scope::ModelSpecVersion);
                             spec.version_label = Some(s)
                         }
                     }
                 }
             }
             model_spec::VERSION => {
-                if let Some(b) = len_or_unknown(&f, "version", unknown_out, path, anomalies) {
+                if let Some(b) = len_or_unknown(&f, unknown_out, at, anomalies) {
                     let mut sub = r.nested(b, f.value_offset)?;
                     let mut v = spec.version.unwrap_or(0);
                     while let Some(g) = sub.next_field().map_err(|e| e.within("version"))? {
                         if g.number == int64_value::VALUE {
                             if let Some(x) =
-                                varint_or_unknown(&g, unknown_out, "model_spec.version", anomalies)
+                                varint_or_unknown(&g, unknown_out, version_at, anomalies)
                             {
                                 v = x as i64;
                             }
                         } else {
                             *anomalies += 1;
-                            unknown_out.push(unknown("model_spec.version", &g));
+                            unknown_out.push(unknown(version_at, &g));
                         }
                     }
                     spec.version_label = None;
@@ -496,7 +513,7 @@ fn model_spec(
             }
             _ => {
                 *anomalies += 1;
-                unknown_out.push(unknown(path, &f));
+                unknown_out.push(unknown(at, &f));
             }
         }
     }
@@ -514,6 +531,10 @@ fn map_entry(
     let mut key: Option<String> = None;
     let mut value: Option<(Bytes, usize)> = None;
     let mut unknown_fields = Vec::new();
+    let entry_at = Where {
+        path: map_name,
+        scope: Scope::Entry,
+    };
     let seg = |key: &Option<String>| match key {
         Some(k) => format!("{map_name}[{k:?}]"),
         None => format!("{map_name}[#{index}]"),
@@ -524,8 +545,7 @@ fn map_entry(
     {
         match f.number {
             map_entry::KEY => {
-                if let Some(b) = len_or_unknown(&f, "key", &mut unknown_fields, map_name, anomalies)
-                {
+                if let Some(b) = len_or_unknown(&f, &mut unknown_fields, entry_at, anomalies) {
                     key = Some(
                         utf8(&b, f.value_offset)
                             .map_err(|e| e.within(format!("{}.key", seg(&None))))?,
@@ -533,9 +553,7 @@ fn map_entry(
                 }
             }
             map_entry::VALUE => {
-                if let Some(b) =
-                    len_or_unknown(&f, "value", &mut unknown_fields, map_name, anomalies)
-                {
+                if let Some(b) = len_or_unknown(&f, &mut unknown_fields, entry_at, anomalies) {
                     // A repeated message field merges; a map value given twice keeps the last
                     // (what protobuf's map parsing does).
                     value = Some((b, f.value_offset));
@@ -543,7 +561,7 @@ fn map_entry(
             }
             _ => {
                 *anomalies += 1;
-                unknown_fields.push(unknown(map_name, &f));
+                unknown_fields.push(unknown(entry_at, &f));
             }
         }
     }
@@ -590,6 +608,10 @@ fn tensor(
     anomalies: &mut usize,
 ) -> Result<Tensor, DecodeError> {
     let mut t = Tensor::new(String::new(), DTypeCode(0), Shape::default());
+    let at = Where {
+        path: &path,
+        scope: Scope::Tensor,
+    };
     let mut accs: Vec<(ValueField, Acc)> = Vec::new();
     let names: &[(u32, &'static str)] = match wire {
         WireFormat::Eas => array_proto::FIELDS,
@@ -603,12 +625,12 @@ fn tensor(
         match (f.number, field) {
             // dtype and the shape have the same numbers in both messages (asserted below).
             (tensor_proto::DTYPE, _) => {
-                if let Some(v) = varint_or_unknown(&f, &mut t.unknown, &path, anomalies) {
+                if let Some(v) = varint_or_unknown(&f, &mut t.unknown, at, anomalies) {
                     t.dtype = DTypeCode(v as i32);
                 }
             }
             (tensor_proto::TENSOR_SHAPE, _) => {
-                if let Some(b) = len_or_unknown(&f, "shape", &mut t.unknown, &path, anomalies) {
+                if let Some(b) = len_or_unknown(&f, &mut t.unknown, at, anomalies) {
                     let sub = r.nested(b, f.value_offset)?;
                     let name = if wire == WireFormat::Eas {
                         "array_shape"
@@ -620,14 +642,12 @@ fn tensor(
                 }
             }
             (tensor_proto::VERSION_NUMBER, _) if wire == WireFormat::TfServing => {
-                if let Some(v) = varint_or_unknown(&f, &mut t.unknown, &path, anomalies) {
+                if let Some(v) = varint_or_unknown(&f, &mut t.unknown, at, anomalies) {
                     t.version_number = v as i32;
                 }
             }
             (tensor_proto::TENSOR_CONTENT, _) if wire == WireFormat::TfServing => {
-                if let Some(b) =
-                    len_or_unknown(&f, "tensor_content", &mut t.unknown, &path, anomalies)
-                {
+                if let Some(b) = len_or_unknown(&f, &mut t.unknown, at, anomalies) {
                     t.content = if b.is_empty() { None } else { Some(b) };
                 }
             }
@@ -642,12 +662,12 @@ fn tensor(
                 let ok = push_value(&mut accs[pos].1, vf, &f).map_err(|e| e.within(vf.name()))?;
                 if !ok {
                     *anomalies += 1;
-                    t.unknown.push(unknown(&path, &f));
+                    t.unknown.push(unknown(at, &f));
                 }
             }
             _ => {
                 *anomalies += 1;
-                t.unknown.push(unknown(&path, &f));
+                t.unknown.push(unknown(at, &f));
             }
         }
     }
@@ -795,6 +815,10 @@ fn shape(
     anomalies: &mut usize,
 ) -> Result<(), DecodeError> {
     t.shape.present = true;
+    let at = Where {
+        path,
+        scope: Scope::Shape,
+    };
     let names: &[(u32, &'static str)] = match wire {
         WireFormat::Eas => array_shape::FIELDS,
         WireFormat::TfServing => tensor_shape::FIELDS,
@@ -818,7 +842,7 @@ fn shape(
                     WireValue::Varint(x) => v.push(*x),
                     _ => {
                         *anomalies += 1;
-                        t.unknown.push(unknown(path, &f));
+                        t.unknown.push(unknown(at, &f));
                     }
                 }
                 t.shape.dims.extend(v.into_iter().map(|x| Dim {
@@ -828,13 +852,17 @@ fn shape(
             }
             (WireFormat::TfServing, tensor_shape::DIM) => {
                 let i = t.shape.dims.len();
-                if let Some(b) = len_or_unknown(&f, "dim", &mut t.unknown, path, anomalies) {
+                if let Some(b) = len_or_unknown(&f, &mut t.unknown, at, anomalies) {
                     let mut sub = r.nested(b, f.value_offset)?;
                     let mut d = Dim {
                         size: 0,
                         name: String::new(),
                     };
                     let dpath = format!("{path}.dim[{i}]");
+                    let dim_at = Where {
+                        path: &dpath,
+                        scope: Scope::Dim(i),
+                    };
                     while let Some(g) = sub
                         .next_field()
                         .map_err(|e| e.within(format!("dim[{i}]")))?
@@ -842,14 +870,14 @@ fn shape(
                         match g.number {
                             dim::SIZE => {
                                 if let Some(v) =
-                                    varint_or_unknown(&g, &mut t.unknown, &dpath, anomalies)
+                                    varint_or_unknown(&g, &mut t.unknown, dim_at, anomalies)
                                 {
                                     d.size = v as i64;
                                 }
                             }
                             dim::NAME => {
                                 if let Some(b) =
-                                    len_or_unknown(&g, "name", &mut t.unknown, &dpath, anomalies)
+                                    len_or_unknown(&g, &mut t.unknown, dim_at, anomalies)
                                 {
                                     d.name = utf8(&b, g.value_offset)
                                         .map_err(|e| e.within(format!("dim[{i}].name")))?;
@@ -857,7 +885,7 @@ fn shape(
                             }
                             _ => {
                                 *anomalies += 1;
-                                t.unknown.push(unknown(&dpath, &g));
+                                t.unknown.push(unknown(dim_at, &g));
                             }
                         }
                     }
@@ -865,13 +893,13 @@ fn shape(
                 }
             }
             (WireFormat::TfServing, tensor_shape::UNKNOWN_RANK) => {
-                if let Some(v) = varint_or_unknown(&f, &mut t.unknown, path, anomalies) {
+                if let Some(v) = varint_or_unknown(&f, &mut t.unknown, at, anomalies) {
                     t.shape.unknown_rank = v != 0;
                 }
             }
             _ => {
                 *anomalies += 1;
-                t.unknown.push(unknown(path, &f));
+                t.unknown.push(unknown(at, &f));
             }
         }
     }

@@ -645,7 +645,9 @@ pub struct UnknownField {
     pub value: crate::wire::reader::WireValue,
 }
 
-/// Which message of a request an unknown field sits in.
+/// Which message of a request an unknown field sits in: set by the decoder, which
+/// reads that message, and used by the encoder to write the field back there (no
+/// path text is parsed for it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
     /// The request or response itself.
@@ -667,30 +669,6 @@ pub enum Scope {
 impl UnknownField {
     /// The longest path kept, in characters.
     pub const MAX_PATH: usize = 160;
-
-    /// Where a field path points: the scope its enclosing message has.
-    pub fn scope_of(path: &str) -> Scope {
-        match path {
-            "" => return Scope::Top,
-            "model_spec" => return Scope::ModelSpec,
-            "model_spec.version" => return Scope::ModelSpecVersion,
-            "inputs" | "outputs" => return Scope::Entry,
-            _ => {}
-        }
-        // `inputs["<escaped name>"]<suffix>`: the suffix never contains `"]`.
-        let suffix = path.rfind("\"]").map_or("", |i| &path[i + 2..]);
-        match suffix {
-            ".array_shape" | ".tensor_shape" => Scope::Shape,
-            s => match s
-                .strip_prefix(".tensor_shape.dim[")
-                .and_then(|x| x.strip_suffix(']'))
-                .and_then(|x| x.parse().ok())
-            {
-                Some(i) => Scope::Dim(i),
-                None => Scope::Tensor,
-            },
-        }
-    }
 
     /// `path`, cut to [`UnknownField::MAX_PATH`] characters.
     pub fn display_path(path: &str) -> String {
