@@ -6,10 +6,12 @@
 use std::io::{self, Write};
 
 use base64::Engine;
+use serde::ser::{Error as _, SerializeSeq, Serializer};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::analysis::Finding;
-use crate::model::{Elements, Kind, Message, Scalar, Tensor};
+use crate::model::{Elements, Kind, Message, ModelSpec, Scalar, Tensor};
 
 /// How many values the JSON carries per tensor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -87,22 +89,200 @@ fn fill_name(e: &Elements) -> &'static str {
     }
 }
 
-/// The tensor's description without values.
-pub fn tensor_head(t: &Tensor, wire: crate::WireFormat) -> serde_json::Map<String, Value> {
-    let e = t.elements(wire);
-    let mut m = serde_json::Map::new();
-    m.insert("name".into(), json!(t.name));
-    m.insert("dtype".into(), json!(t.dtype.to_string()));
-    m.insert("dtype_number".into(), json!(t.dtype.0));
-    m.insert("shape".into(), json!(t.shape.sizes()));
-    if t.shape.unknown_rank {
-        m.insert("unknown_rank".into(), json!(true));
+/// `model_spec` as the documents show it.
+#[derive(Serialize)]
+struct SpecJson<'a> {
+    name: &'a str,
+    signature_name: &'a str,
+    version: Option<i64>,
+    version_label: &'a Option<String>,
+}
+
+impl<'a> SpecJson<'a> {
+    fn of(s: &'a ModelSpec) -> Self {
+        SpecJson {
+            name: &s.name,
+            signature_name: &s.signature_name,
+            version: s.version,
+            version_label: &s.version_label,
+        }
     }
-    m.insert("num_elements".into(), json!(e.expected));
-    m.insert("stored".into(), json!(e.stored));
-    m.insert("encoding".into(), json!(e.source.to_string()));
-    m.insert("fill".into(), json!(fill_name(&e)));
-    m
+}
+
+/// Findings as the documents have always shown them: each finding's keys in
+/// alphabetical order (`code`, `left`, `message`, `name`, `right`, `severity`).
+#[derive(Debug, Clone, Copy)]
+pub struct FindingsJson<'a>(pub &'a [Finding]);
+
+impl Serialize for FindingsJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        fn absent(o: &&Option<String>) -> bool {
+            o.is_none()
+        }
+        #[derive(Serialize)]
+        struct One<'a> {
+            code: &'a crate::finding::Code,
+            #[serde(skip_serializing_if = "absent")]
+            left: &'a Option<String>,
+            message: &'a str,
+            #[serde(skip_serializing_if = "absent")]
+            name: &'a Option<String>,
+            #[serde(skip_serializing_if = "absent")]
+            right: &'a Option<String>,
+            severity: &'a crate::finding::Severity,
+        }
+        s.collect_seq(self.0.iter().map(|f| One {
+            code: &f.code,
+            left: &f.left,
+            message: &f.message,
+            name: &f.name,
+            right: &f.right,
+            severity: &f.severity,
+        }))
+    }
+}
+
+/// One entry of `unknown_fields`.
+#[derive(Serialize)]
+struct UnknownJson<'a> {
+    number: u32,
+    offset: usize,
+    path: &'a str,
+    wire_type: u8,
+}
+
+/// One tensor of `inputs` / `outputs`: its description, then (unless
+/// [`ValuesMode::None`]) its stored values, streamed one by one. Fields are in the
+/// order the documents have always had (alphabetical, then the values).
+#[derive(Serialize)]
+struct TensorJson<'a> {
+    dtype: String,
+    dtype_number: i32,
+    encoding: String,
+    fill: &'static str,
+    name: &'a str,
+    num_elements: Option<u64>,
+    shape: Vec<i64>,
+    stored: usize,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    unknown_rank: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    values: Option<StoredValues<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    values_truncated: Option<bool>,
+}
+
+/// The first `n` stored values of a tensor, serialised as a JSON array one value at
+/// a time (never the whole array in memory).
+struct StoredValues<'a> {
+    name: &'a str,
+    elements: Elements<'a>,
+    n: usize,
+}
+
+impl Serialize for StoredValues<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let e = &self.elements;
+        let mut seq = s.serialize_seq(Some(self.n))?;
+        for j in 0..self.n {
+            // j < n <= e.stored, and stored_get answers every index below stored.
+            let v = e.stored_get(j).ok_or_else(|| {
+                S::Error::custom(format!(
+                    "{}: no stored value {j} of {}",
+                    self.name, e.stored
+                ))
+            })?;
+            seq.serialize_element(&scalar_json(&v))?;
+        }
+        seq.end()
+    }
+}
+
+impl<'a> TensorJson<'a> {
+    fn of(t: &'a Tensor, wire: crate::WireFormat, mode: ValuesMode) -> Self {
+        let e = t.elements(wire);
+        let n = match mode {
+            ValuesMode::None => None,
+            ValuesMode::All => Some(e.stored),
+            ValuesMode::Preview => Some(e.stored.min(JSON_PREVIEW)),
+        };
+        TensorJson {
+            dtype: t.dtype.to_string(),
+            dtype_number: t.dtype.0,
+            encoding: e.source.to_string(),
+            fill: fill_name(&e),
+            name: &t.name,
+            num_elements: e.expected,
+            shape: t.shape.sizes(),
+            stored: e.stored,
+            unknown_rank: t.shape.unknown_rank,
+            values_truncated: n.map(|n| n < e.stored),
+            values: n.map(|n| StoredValues {
+                name: &t.name,
+                elements: e,
+                n,
+            }),
+        }
+    }
+}
+
+/// One message's document ([`write_message`]), as a value to serialise or to embed in
+/// a larger document. Fields are in the order the documents have always had
+/// (alphabetical, then the tensors).
+#[derive(Serialize)]
+pub struct MessageJson<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fetches: Option<&'a [String]>,
+    file: &'a str,
+    kind: &'static str,
+    model_spec: Option<SpecJson<'a>>,
+    problems: FindingsJson<'a>,
+    signature_name: &'a str,
+    size: usize,
+    unknown_fields: Vec<UnknownJson<'a>>,
+    wire: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inputs: Option<Vec<TensorJson<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outputs: Option<Vec<TensorJson<'a>>>,
+}
+
+impl<'a> MessageJson<'a> {
+    /// The document of `msg` read from `file`, with its findings and `mode`'s values.
+    pub fn new(file: &'a str, msg: &'a Message, problems: &'a [Finding], mode: ValuesMode) -> Self {
+        let request = msg.kind == Kind::Request;
+        let tensors: Vec<TensorJson<'a>> = msg
+            .tensors
+            .iter()
+            .map(|t| TensorJson::of(t, msg.wire, mode))
+            .collect();
+        let (inputs, outputs) = if request {
+            (Some(tensors), None)
+        } else {
+            (None, Some(tensors))
+        };
+        MessageJson {
+            fetches: request.then_some(msg.fetches.as_slice()),
+            file,
+            kind: msg.kind.as_str(),
+            model_spec: msg.model_spec.as_ref().map(SpecJson::of),
+            problems: FindingsJson(problems),
+            signature_name: &msg.signature_name,
+            size: msg.size,
+            unknown_fields: msg
+                .all_unknown()
+                .map(|u| UnknownJson {
+                    number: u.number,
+                    offset: u.offset,
+                    path: &u.path,
+                    wire_type: u.wire_type,
+                })
+                .collect(),
+            wire: msg.wire.as_str(),
+            inputs,
+            outputs,
+        }
+    }
 }
 
 /// Streams one message's document (one JSON object, no trailing newline).
@@ -113,67 +293,38 @@ pub fn write_message(
     problems: &[Finding],
     mode: ValuesMode,
 ) -> io::Result<()> {
-    let mut head = serde_json::Map::new();
-    head.insert("file".into(), json!(file));
-    head.insert("wire".into(), json!(msg.wire.as_str()));
-    head.insert("kind".into(), json!(msg.kind.as_str()));
-    head.insert("size".into(), json!(msg.size));
-    head.insert("signature_name".into(), json!(msg.signature_name));
-    head.insert(
-        "model_spec".into(),
-        match &msg.model_spec {
-            Some(s) => json!({"name": s.name, "version": s.version, "version_label": s.version_label, "signature_name": s.signature_name}),
-            None => Value::Null,
-        },
-    );
-    if msg.kind == Kind::Request {
-        head.insert("fetches".into(), json!(msg.fetches));
-    }
-    head.insert("problems".into(), serde_json::to_value(problems)?);
-    let unknown: Vec<Value> = msg
-        .all_unknown()
-        .map(|u| json!({"path": u.path, "number": u.number, "wire_type": u.wire_type, "offset": u.offset}))
-        .collect();
-    head.insert("unknown_fields".into(), json!(unknown));
-    // Write the head without its closing brace, then stream the tensors.
-    let head = serde_json::to_string(&Value::Object(head))?;
-    out.write_all(&head.as_bytes()[..head.len() - 1])?;
-    let key = if msg.kind == Kind::Request {
-        "inputs"
-    } else {
-        "outputs"
-    };
-    write!(out, ",\"{key}\":[")?;
-    for (i, t) in msg.tensors.iter().enumerate() {
-        if i > 0 {
-            out.write_all(b",")?;
-        }
-        let m = tensor_head(t, msg.wire);
-        let s = serde_json::to_string(&Value::Object(m))?;
-        if mode == ValuesMode::None {
-            out.write_all(s.as_bytes())?;
-            continue;
-        }
-        out.write_all(&s.as_bytes()[..s.len() - 1])?;
-        let e = t.elements(msg.wire);
-        let n = match mode {
-            ValuesMode::All => e.stored,
-            _ => e.stored.min(JSON_PREVIEW),
-        };
-        out.write_all(b",\"values\":[")?;
-        for j in 0..n {
-            if j > 0 {
-                out.write_all(b",")?;
-            }
-            // j < n <= e.stored, and stored_get answers every index below stored.
-            let v = e.stored_get(j).map(|s| scalar_json(&s)).ok_or_else(|| {
-                io::Error::other(format!("{}: no stored value {j} of {}", t.name, e.stored))
-            })?;
-            serde_json::to_writer(&mut *out, &v)?;
-        }
-        write!(out, "],\"values_truncated\":{}}}", n < e.stored)?;
-    }
-    out.write_all(b"]}")
+    serde_json::to_writer(out, &MessageJson::new(file, msg, problems, mode))?;
+    Ok(())
+}
+
+/// The document of a multi-entry file.
+#[derive(Serialize)]
+struct ContainerJson<'a> {
+    container: &'static str,
+    entries_count: usize,
+    file: &'a str,
+    problems: FindingsJson<'a>,
+    entries: Vec<EntryJson<'a>>,
+}
+
+/// One record or line of a multi-entry file.
+#[derive(Serialize)]
+struct EntryJson<'a> {
+    index: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    log_metadata_model_spec: Option<SpecJson<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    log_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model_specs: Option<Vec<SpecJson<'a>>>,
+    offset: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requests: Option<usize>,
+    size: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<MessageJson<'a>>,
 }
 
 /// Streams the document of a multi-entry file (TFRecord or text warm-up): the file's
@@ -188,59 +339,60 @@ pub fn write_container(
     mode: ValuesMode,
 ) -> io::Result<()> {
     use crate::formats::Content;
-    let head = json!({
-        "file": file,
-        "container": c.kind.as_str(),
-        "entries_count": c.entries.len(),
-        "problems": serde_json::to_value(&c.findings)?,
-    });
-    let head = serde_json::to_string(&head)?;
-    out.write_all(&head.as_bytes()[..head.len() - 1])?;
-    out.write_all(b",\"entries\":[")?;
-    for (i, e) in c.entries.iter().enumerate() {
-        if i > 0 {
-            out.write_all(b",")?;
-        }
-        let mut m = serde_json::Map::new();
-        m.insert("index".into(), json!(e.index));
-        m.insert("offset".into(), json!(e.offset));
-        m.insert("size".into(), json!(e.size));
-        if let Some(k) = e.log_kind {
-            m.insert("log_type".into(), json!(k.name()));
-        }
-        if let Some(s) = &e.log_model_spec {
-            m.insert("log_metadata_model_spec".into(), json!({"name": s.name, "version": s.version, "version_label": s.version_label, "signature_name": s.signature_name}));
-        }
-        match &e.content {
-            Content::Line(l) => {
-                m.insert(
-                    "line".into(),
-                    json!(String::from_utf8_lossy(l).into_owned()),
-                );
+    // What the entries' documents borrow: each message's label, each log's specs.
+    let labels: Vec<String> = c
+        .entries
+        .iter()
+        .map(|e| format!("{file} {}", e.label(c.kind)))
+        .collect();
+    let specs: Vec<Vec<ModelSpec>> = c
+        .entries
+        .iter()
+        .map(|e| match &e.content {
+            Content::Log(log) => log.request_model_specs(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let entries = c
+        .entries
+        .iter()
+        .zip(labels.iter().zip(&specs))
+        .enumerate()
+        .map(|(i, (e, (label, specs)))| {
+            let mut j = EntryJson {
+                index: e.index,
+                line: None,
+                log_metadata_model_spec: e.log_model_spec.as_ref().map(SpecJson::of),
+                log_type: e.log_kind.map(|k| k.name()),
+                model_specs: None,
+                offset: e.offset,
+                requests: None,
+                size: e.size,
+                message: None,
+            };
+            match &e.content {
+                Content::Line(l) => j.line = Some(String::from_utf8_lossy(l).into_owned()),
+                Content::Log(log) => {
+                    j.requests = Some(log.requests.len());
+                    j.model_specs = Some(specs.iter().map(SpecJson::of).collect());
+                }
+                Content::Message(msg) => {
+                    let p = problems.get(i).map(Vec::as_slice).unwrap_or(&[]);
+                    j.message = Some(MessageJson::new(label, msg, p, mode));
+                }
             }
-            Content::Log(log) => {
-                m.insert("requests".into(), json!(log.requests.len()));
-                let specs: Vec<Value> = log
-                    .request_model_specs()
-                    .iter()
-                    .map(|s| json!({"name": s.name, "version": s.version, "version_label": s.version_label, "signature_name": s.signature_name}))
-                    .collect();
-                m.insert("model_specs".into(), json!(specs));
-            }
-            Content::Message(_) => {}
-        }
-        let s = serde_json::to_string(&Value::Object(m))?;
-        if let Content::Message(msg) = &e.content {
-            out.write_all(&s.as_bytes()[..s.len() - 1])?;
-            out.write_all(b",\"message\":")?;
-            let p = problems.get(i).map(Vec::as_slice).unwrap_or(&[]);
-            write_message(out, &format!("{file} {}", e.label(c.kind)), msg, p, mode)?;
-            out.write_all(b"}")?;
-        } else {
-            out.write_all(s.as_bytes())?;
-        }
-    }
-    out.write_all(b"]}")
+            j
+        })
+        .collect();
+    let doc = ContainerJson {
+        container: c.kind.as_str(),
+        entries_count: c.entries.len(),
+        file,
+        problems: FindingsJson(&c.findings),
+        entries,
+    };
+    serde_json::to_writer(out, &doc)?;
+    Ok(())
 }
 
 /// The `tfreq keys` document: totals, then each executor key with its count and shape

@@ -7,7 +7,8 @@ use tfreq::analysis::expect::{compare, Tolerance};
 use tfreq::analysis::timing::ms;
 use tfreq::analysis::Finding;
 use tfreq::net::{prepare, Exchange, NetError, Protocol};
-use tfreq::render::{human, json::ValuesMode};
+use tfreq::render::human;
+use tfreq::render::json::{FindingsJson, MessageJson, ValuesMode};
 use tfreq::{DecodeOptions, Kind, Message, WireFormat};
 
 use crate::common::{in_file, stdout, Failure, Outcome};
@@ -299,18 +300,29 @@ fn write_json(
     o: &Outcome1,
     mode: ValuesMode,
 ) -> std::io::Result<()> {
-    let head = serde_json::json!({
-        "request": r.label,
-        "to": to,
-        "protocol": protocol,
-        "latency_ms": ms(o.exchange.latency),
-        "notes": o.exchange.notes,
-        "expect": o.expected_from,
-        "findings": o.findings,
-    });
-    let s = serde_json::to_string(&head)?;
-    out.write_all(&s.as_bytes()[..s.len() - 1])?;
-    out.write_all(b",\"response\":")?;
-    tfreq::render::json::write_message(out, &r.label, &o.exchange.response, &[], mode)?;
-    out.write_all(b"}")
+    /// One exchange's document: fields in the order it has always had
+    /// (alphabetical, then the response).
+    #[derive(serde::Serialize)]
+    struct SendJson<'a> {
+        expect: &'a Option<String>,
+        findings: FindingsJson<'a>,
+        latency_ms: f64,
+        notes: &'a [String],
+        protocol: Protocol,
+        request: &'a str,
+        to: &'a str,
+        response: MessageJson<'a>,
+    }
+    let doc = SendJson {
+        expect: &o.expected_from,
+        findings: FindingsJson(&o.findings),
+        latency_ms: ms(o.exchange.latency),
+        notes: &o.exchange.notes,
+        protocol,
+        request: &r.label,
+        to,
+        response: MessageJson::new(&r.label, &o.exchange.response, &[], mode),
+    };
+    serde_json::to_writer(out, &doc)?;
+    Ok(())
 }
