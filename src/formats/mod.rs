@@ -6,7 +6,7 @@
 //! container and returns every request in it, each with a label saying where it came
 //! from. [`load_detailed`] also lists what is not a request (other log kinds, text
 //! lines) and the warm-up loader's findings; [`entries`] walks a file lazily, record by
-//! record, for logs too big to collect. [`write`] writes messages as a bare message or
+//! record, for logs too big to collect. [`write()`] writes messages as a bare message or
 //! a TFRecord warm-up.
 
 pub mod convert;
@@ -472,7 +472,7 @@ pub fn load_from(
     Ok(out)
 }
 
-/// Output layout for [`write`].
+/// Output layout for [`write()`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
     /// One bare EAS `PredictRequest`.
@@ -515,7 +515,7 @@ pub fn write(msgs: &[Message], target: Target) -> Result<Vec<u8>, Error> {
     write_with(msgs, target, false).map(|(data, _)| data)
 }
 
-/// As [`write`]; with `lossy`, what the target cannot carry is left out of the output
+/// As [`write()`]; with `lossy`, what the target cannot carry is left out of the output
 /// and listed (each item `where: what`) instead of refused.
 ///
 /// ```
