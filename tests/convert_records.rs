@@ -440,7 +440,7 @@ fn a_splat_goes_to_eas_as_the_full_count() {
     // A splat too large to write out is an error, not an allocation that kills the process.
     let mut big = tfreq::decode(&read("tfs", "splat.bin")).unwrap();
     big.model_spec = None;
-    big.tensors[0].shape = tfreq::model::Shape::from_sizes(&[1 << 20, 1 << 20]);
+    big.tensors[0].shape = tfreq::Shape::from_sizes(&[1 << 20, 1 << 20]);
     let err = tfreq::formats::write_with(&[big], Target::Eas, false).unwrap_err();
     assert!(
         err.to_string().contains("EAS takes only the full count"),

@@ -44,6 +44,7 @@ pub struct Record {
 /// What kind of file it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ContainerKind {
     /// One serialized request or response, no framing.
     Bare,
@@ -123,6 +124,7 @@ impl Entry {
 /// A whole file: its kind, every entry, and what detection found about the file as a
 /// whole (an empty warm-up file, readings that agree).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Container {
     /// What kind of file it is.
     pub kind: ContainerKind,
@@ -176,6 +178,14 @@ pub struct Entries {
     inner: EntriesInner,
     opts: DecodeOptions,
     findings: Vec<Finding>,
+}
+
+impl std::fmt::Debug for Entries {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entries")
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
 }
 
 enum EntriesInner {
