@@ -182,7 +182,7 @@ fn decode_group(c: &mut Criterion) {
     });
     g.finish();
 
-    // A run big enough to be checked on every core (tfreq::par::PARALLEL_MIN and up):
+    // A run big enough to be checked on every core (PARALLEL_MIN in src/par.rs and up):
     // 24M non-negative int32 values below 2^24 (1 to 4 bytes each), about 80 MB of
     // varints, beside a memcpy of the same bytes.
     let big: Vec<i32> = (0..24_000_000i32)

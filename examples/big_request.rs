@@ -10,12 +10,12 @@
 //! The last argument is the payload size in MiB. The layout is what the SDKs write:
 //! an EAS request (`eas_prediction`: packed `float_val` / `int_val`) or a TF Serving
 //! request (`tf.make_tensor_proto`: `tensor_content`), one feed `x` of shape `[1, n]`,
-//! fetch `y`. The header is written with `tfreq::wire::writer`, then the values
+//! fetch `y`. The header is written with `tfreq::wire`'s writing functions, then the values
 //! stream out in 1 MiB chunks.
 
 use std::io::{BufWriter, Write};
 
-use tfreq::wire::writer::{put_bytes_field, put_len_header, put_varint, put_varint_field};
+use tfreq::wire::{put_bytes_field, put_len_header, put_varint, put_varint_field};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();

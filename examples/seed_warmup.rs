@@ -19,6 +19,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     req.add_feed("images", &[1, 784], DType::Float, vec![1.0f32; 784])?;
     req.add_fetch("sorted_labels");
     req.add_fetch("sorted_probs");
-    tfreq::io::write_atomic(out.as_ref(), &req.to_bytes()?)?;
+    std::fs::write(out, req.to_bytes()?)?;
     Ok(())
 }

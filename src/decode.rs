@@ -55,6 +55,7 @@ pub struct DecodeOptions {
 
 /// How detection went: every candidate tried, with its anomaly count or its error.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Detection {
     /// `(wire, kind, Ok(anomalies) | Err(error))` for each candidate tried.
     pub candidates: Vec<(WireFormat, Kind, Result<usize, DecodeError>)>,

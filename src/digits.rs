@@ -2,11 +2,6 @@
 //! renderers (a leaf: it uses nothing of the crate).
 
 /// `1234567` as `1,234,567`: how the command line prints large counts.
-///
-/// ```
-/// assert_eq!(tfreq::digits::group_digits(2147483648), "2,147,483,648");
-/// assert_eq!(tfreq::digits::group_digits(999), "999");
-/// ```
 pub fn group_digits(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
@@ -17,4 +12,13 @@ pub fn group_digits(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn groups_of_three() {
+        assert_eq!(super::group_digits(2147483648), "2,147,483,648");
+        assert_eq!(super::group_digits(999), "999");
+    }
 }

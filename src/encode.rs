@@ -182,7 +182,7 @@ pub(crate) fn encode_with_spec(
 /// feed, which is a `TensorProto` outside any `PredictRequest`).
 ///
 /// ```
-/// use tfreq::{decode_tensor, encode::encode_tensor, TfsEncoding, WireFormat};
+/// use tfreq::{decode_tensor, encode_tensor, TfsEncoding, WireFormat};
 /// // A float scalar 2.0: dtype 1, an empty shape, float_val [2.0].
 /// let bytes = [0x08, 0x01, 0x12, 0x00, 0x2a, 0x04, 0, 0, 0, 0x40];
 /// let t = decode_tensor(bytes.to_vec().into(), WireFormat::TfServing)?;

@@ -410,7 +410,7 @@ impl Error {
     /// What kind of error this is, for a caller that acts on it.
     ///
     /// ```
-    /// let err = tfreq::Error::from(tfreq::error::ErrorDetail::Empty).in_file("a.pb");
+    /// let err = tfreq::Error::from(tfreq::ErrorDetail::Empty).in_file("a.pb");
     /// assert_eq!(err.classify(), tfreq::Category::Unrecognised);
     /// ```
     pub fn classify(&self) -> Category {
@@ -456,7 +456,7 @@ impl Error {
     /// The cause, below any file and record it happened in.
     ///
     /// ```
-    /// use tfreq::error::ErrorDetail;
+    /// use tfreq::ErrorDetail;
     /// let err = tfreq::Error::from(ErrorDetail::Empty).in_record(3, 120).in_file("w.tfrecord");
     /// assert!(matches!(err.root(), ErrorDetail::Empty));
     /// assert_eq!(err.record(), Some(3));

@@ -1,6 +1,6 @@
-//! Reading inputs under a size cap, and writing outputs the way `cp` users expect.
+//! Reading inputs under a size cap.
 //!
-//! **Reading.** Every input — a file, a pipe, a device, `-` for standard input — is read
+//! Every input — a file, a pipe, a device, `-` for standard input — is read
 //! under one size cap ([`DEFAULT_MAX_SIZE`] unless the caller gives another), so
 //! `/dev/zero` is refused instead of filling memory. Regular files under
 //! [`MAP_THRESHOLD`] are read into memory: a copy of a few megabytes costs less than a
@@ -10,21 +10,13 @@
 //! that into an error message naming the mapped files and exit status 2 (instead of the
 //! process dying from the signal).
 //!
-//! **Writing** ([`write_atomic`]). A regular file (new, or existing) is written to a
-//! temporary file in the same directory and renamed over the target, so a reader never
-//! sees half a file and a failed run leaves the old file in place. A new file gets
-//! `0666 & !umask` like any file `cp` or a shell creates; a file that is replaced keeps
-//! its permission bits and (where the process may set them) its owner and group. A
-//! symbolic link is followed and its target replaced; the link stays. Anything that is
-//! not a regular file — a character device (`/dev/null`, `/dev/full`), a FIFO,
-//! `/dev/stdout` — is opened and written into, never replaced. On `SIGINT`, `SIGTERM` or
-//! `SIGHUP` the temporary file is removed before the process ends with that signal.
-//! Error messages name the output or its directory, never the temporary file. Inputs are
-//! never opened for writing.
+//! The handler is a plain `sigaction(2)` (through `libc`), so reading needs no signal
+//! crate. Writing output files atomically is the command line's job (its `output`
+//! module), since it installs handlers for `SIGINT` and friends and ends the process.
 
 use std::fs::File;
-use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, Read};
+use std::path::Path;
 use std::sync::{Mutex, Once};
 
 use bytes::Bytes;
@@ -149,20 +141,31 @@ fn guard_mapped(path: &Path) {
         SIGBUS_MESSAGE.store(Box::into_raw(Box::new(leaked)), Ordering::SeqCst);
     }
     INSTALL.call_once(|| {
-        // SAFETY: the action only loads an atomic pointer to leaked, immutable bytes,
+        // SAFETY: `on_sigbus` only loads an atomic pointer to leaked, immutable bytes and
         // calls write(2) and _exit(2), all async-signal-safe. It never returns, so the
-        // faulting access is not retried.
-        let _ = unsafe {
-            signal_hook::low_level::register(signal_hook::consts::SIGBUS, || {
-                let p = SIGBUS_MESSAGE.load(Ordering::SeqCst);
-                if !p.is_null() {
-                    let msg: &[u8] = *p;
-                    libc::write(2, msg.as_ptr().cast(), msg.len());
-                }
-                signal_hook::low_level::exit(2);
-            })
-        };
+        // faulting access is not retried. The `sigaction` struct is zeroed (an empty
+        // mask, no flags) before the handler is set.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigbus as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigemptyset(&mut action.sa_mask);
+            let _ = libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
+        }
     });
+}
+
+/// The `SIGBUS` handler [`guard_mapped`] installs: print the message, exit with status 2.
+#[cfg(unix)]
+extern "C" fn on_sigbus(_sig: libc::c_int) {
+    let p = SIGBUS_MESSAGE.load(std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: see `guard_mapped`; the pointer is null or points to leaked bytes.
+    unsafe {
+        if !p.is_null() {
+            let msg: &[u8] = *p;
+            libc::write(2, msg.as_ptr().cast(), msg.len());
+        }
+        libc::_exit(2);
+    }
 }
 
 #[cfg(not(unix))]
@@ -191,218 +194,5 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
             _ => false,
         },
         _ => false,
-    }
-}
-
-/// Writes `data` to `path`: `-` (and `/dev/stdout`) is standard output; the rest is
-/// described in the module documentation (atomic replacement of regular files, kept
-/// modes, links followed, devices and FIFOs written into).
-pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), Error> {
-    if path == Path::new("-") || path == Path::new("/dev/stdout") {
-        // Our own descriptor: reopening /dev/stdout would start at offset 0 and lose
-        // O_APPEND when the shell redirected with `>>`.
-        let mut out = io::stdout().lock();
-        out.write_all(data).map_err(|e| io_err(path, e))?;
-        return out.flush().map_err(|e| io_err(path, e));
-    }
-    if path == Path::new("/dev/stderr") {
-        let mut out = io::stderr().lock();
-        out.write_all(data).map_err(|e| io_err(path, e))?;
-        return out.flush().map_err(|e| io_err(path, e));
-    }
-    let target = follow_links(path).map_err(|e| io_err(path, e))?;
-    let existing = match std::fs::metadata(&target) {
-        Ok(m) => Some(m),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(io_err(path, e)),
-    };
-    match &existing {
-        Some(m) if m.is_dir() => {
-            return Err(io_err(
-                path,
-                io::Error::new(io::ErrorKind::IsADirectory, "is a directory"),
-            ))
-        }
-        Some(m) if !m.is_file() => return write_in_place(path, &target, data),
-        _ => {}
-    }
-    let dir = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    match std::fs::metadata(&dir) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => {
-            return Err(io_err(
-                &dir,
-                io::Error::new(
-                    io::ErrorKind::NotADirectory,
-                    format!("not a directory (the output {} goes there)", path.display()),
-                ),
-            ))
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(io_err(
-                &dir,
-                io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!(
-                        "no such directory (the output {} goes there)",
-                        path.display()
-                    ),
-                ),
-            ))
-        }
-        Err(e) => return Err(io_err(&dir, e)),
-    }
-    let tmp = TempOutput::create(&dir).map_err(|e| io_err(path, e))?;
-    tmp.finish(data, existing.as_ref(), &target)
-        .map_err(|e| io_err(path, e))
-}
-
-/// Resolves a chain of symbolic links (at most 40, as the kernel allows) to the path
-/// they end at, which need not exist yet.
-fn follow_links(path: &Path) -> io::Result<PathBuf> {
-    let mut p = path.to_path_buf();
-    for _ in 0..40 {
-        match std::fs::symlink_metadata(&p) {
-            Ok(m) if m.file_type().is_symlink() => {
-                let to = std::fs::read_link(&p)?;
-                p = match p.parent() {
-                    Some(dir) if to.is_relative() => dir.join(to),
-                    _ => to,
-                };
-            }
-            _ => return Ok(p),
-        }
-    }
-    Err(io::Error::other("too many levels of symbolic links"))
-}
-
-/// Writes into an existing file that is not a regular file (device, FIFO, socket).
-fn write_in_place(path: &Path, target: &Path, data: &[u8]) -> Result<(), Error> {
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(target)
-        .map_err(|e| io_err(path, e))?;
-    f.write_all(data).map_err(|e| io_err(path, e))?;
-    f.flush().map_err(|e| io_err(path, e))
-}
-
-/// Temporary files being written, removed by the signal handler.
-static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-/// A temporary output file, registered for removal on SIGINT/SIGTERM/SIGHUP while it
-/// exists, and removed on drop (by `NamedTempFile`) if it was not renamed into place.
-struct TempOutput {
-    file: tempfile::NamedTempFile,
-    _registered: Registered,
-}
-
-/// A path in [`PENDING`], taken out again on drop.
-struct Registered(PathBuf);
-
-impl Drop for Registered {
-    fn drop(&mut self) {
-        lock_pending().retain(|q| *q != self.0);
-    }
-}
-
-impl TempOutput {
-    fn create(dir: &Path) -> io::Result<TempOutput> {
-        install_cleanup();
-        let mut b = tempfile::Builder::new();
-        b.prefix(".tfreq-");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            // The mode goes to open(2), so the umask applies as for any new file.
-            b.permissions(std::fs::Permissions::from_mode(0o666));
-        }
-        // Created and registered under the lock, so a signal cannot fall in between: the
-        // cleanup thread takes the same lock before it removes anything.
-        let mut pending = lock_pending();
-        let file = b.tempfile_in(dir).map_err(without_path)?;
-        let path = file.path().to_path_buf();
-        pending.push(path.clone());
-        drop(pending);
-        Ok(TempOutput {
-            file,
-            _registered: Registered(path),
-        })
-    }
-
-    fn finish(
-        mut self,
-        data: &[u8],
-        existing: Option<&std::fs::Metadata>,
-        target: &Path,
-    ) -> io::Result<()> {
-        self.file.write_all(data)?;
-        if let Some(m) = existing {
-            keep_mode_and_owner(self.file.as_file(), m)?;
-        }
-        self.file.as_file().sync_all()?;
-        // On failure the returned file is dropped, which removes the temporary.
-        self.file.persist(target).map(drop).map_err(|e| e.error)
-    }
-}
-
-fn lock_pending() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    PENDING.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// tempfile's creation errors name the temporary path; keep only the OS error.
-fn without_path(e: io::Error) -> io::Error {
-    match e.raw_os_error() {
-        Some(code) => io::Error::from_raw_os_error(code),
-        None => io::Error::new(e.kind(), e.kind().to_string()),
-    }
-}
-
-#[cfg(unix)]
-fn keep_mode_and_owner(f: &File, m: &std::fs::Metadata) -> io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    f.set_permissions(m.permissions())?;
-    match std::os::unix::fs::fchown(f, Some(m.uid()), Some(m.gid())) {
-        // Only root may give a file away; an unprivileged user's replacement is theirs,
-        // as with any editor that saves by rename.
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Ok(()),
-        r => r,
-    }
-}
-
-#[cfg(not(unix))]
-fn keep_mode_and_owner(f: &File, m: &std::fs::Metadata) -> io::Result<()> {
-    f.set_permissions(m.permissions())
-}
-
-/// Installs, once, the thread that removes pending temporary files on SIGINT, SIGTERM
-/// or SIGHUP and then ends the process as that signal would have.
-fn install_cleanup() {
-    #[cfg(unix)]
-    {
-        static INSTALL: Once = Once::new();
-        INSTALL.call_once(|| {
-            use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-            let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
-            else {
-                return;
-            };
-            let _ = std::thread::Builder::new()
-                .name("tfreq-signals".into())
-                .spawn(move || {
-                    if let Some(sig) = signals.forever().next() {
-                        // The lock stays held until the process ends, so no new
-                        // temporary file can be created after this sweep.
-                        let mut pending = lock_pending();
-                        for p in pending.drain(..) {
-                            let _ = std::fs::remove_file(p);
-                        }
-                        let _ = signal_hook::low_level::emulate_default_handler(sig);
-                        std::process::exit(128 + sig);
-                    }
-                });
-        });
     }
 }

@@ -518,6 +518,7 @@ impl<T: VarintElem> Ints<T> {
 }
 
 /// Iterator over [`Ints`].
+#[derive(Debug)]
 pub enum IntsIter<'a, T> {
     /// Over owned values.
     Slice(std::slice::Iter<'a, T>),
@@ -649,6 +650,7 @@ pub struct UnknownField {
 /// reads that message, and used by the encoder to write the field back there (no
 /// path text is parsed for it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Scope {
     /// The request or response itself.
     Top,
@@ -714,6 +716,7 @@ pub enum RawRun {
 
 /// Where a tensor's values are read from, by TensorFlow's rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Source {
     /// From `tensor_content`.
     Content,
@@ -797,13 +800,6 @@ impl fmt::Display for Scalar {
 /// `\\` and a double quote as `\"`; newline, carriage return and tab as `\n`, `\r`,
 /// `\t`, other control characters as `\u{1b}` (Rust's escapes); bytes that are not
 /// UTF-8 as `\xNN`. Cut at 40 characters (`…`).
-///
-/// ```
-/// use tfreq::model::short_bytes;
-/// assert_eq!(short_bytes(b"a\nb"), r"a\nb");       // a newline
-/// assert_eq!(short_bytes(br"a\nb"), r"a\\nb");     // a backslash and an n
-/// assert_eq!(short_bytes(b"say \"hi\"\xff"), r#"say \"hi\"\xff"#);
-/// ```
 pub fn short_bytes(b: &[u8]) -> String {
     const MAX: usize = 40;
     let mut s = String::new();
@@ -1055,7 +1051,7 @@ impl Elements<'_> {
     /// store equal values, so comparing them costs a `memcmp`.
     ///
     /// ```
-    /// use tfreq::{DType, TFRequest, model::RawRun};
+    /// use tfreq::{DType, RawRun, TFRequest};
     /// let mut req = TFRequest::new("s");
     /// req.add_feed("x", &[2], DType::Float, vec![1.0f32, 2.0])?;
     /// let msg = tfreq::decode(&req.to_bytes()?)?;
@@ -1084,8 +1080,7 @@ impl Elements<'_> {
     /// Whether both store their values as equal runs of wire bytes of one encoding
     /// (see [`Elements::stored_run`]), with the same fill and stored count: then, for
     /// tensors of one dtype and shape, they hold equal values. Runs of
-    /// [`crate::par::PARALLEL_MIN`] bytes and up are compared on several threads
-    /// ([`crate::par::bytes_eq`]). `false` says nothing: compare element by element.
+    /// 16 MiB and up are compared on several threads (one piece per core). `false` says nothing: compare element by element.
     ///
     /// ```
     /// use tfreq::{DType, TFRequest};
@@ -1267,6 +1262,14 @@ impl Message {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn short_bytes_escapes() {
+        use super::short_bytes;
+        assert_eq!(short_bytes(b"a\nb"), r"a\nb"); // a newline
+        assert_eq!(short_bytes(br"a\nb"), r"a\\nb"); // a backslash and an n
+        assert_eq!(short_bytes(b"say \"hi\"\xff"), r#"say \"hi\"\xff"#);
+    }
+
     use super::*;
 
     fn view<T: LeElem>(v: &[T]) -> Elems<T> {

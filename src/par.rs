@@ -11,11 +11,6 @@ const MAX_THREADS: usize = 8;
 
 /// How many pieces a run of `len` bytes is cut into: one per core, each at least half
 /// of [`PARALLEL_MIN`], at most eight; 1 below [`PARALLEL_MIN`].
-///
-/// ```
-/// assert_eq!(tfreq::par::pieces(1000), 1);
-/// assert!(tfreq::par::pieces(1 << 30) >= 1);
-/// ```
 pub fn pieces(len: usize) -> usize {
     if len < PARALLEL_MIN {
         return 1;
@@ -25,11 +20,6 @@ pub fn pieces(len: usize) -> usize {
 }
 
 /// Whether two byte runs are equal, compared piece by piece on [`pieces`] threads.
-///
-/// ```
-/// assert!(tfreq::par::bytes_eq(b"abc", b"abc"));
-/// assert!(!tfreq::par::bytes_eq(b"abc", b"abd"));
-/// ```
 pub fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     bytes_eq_in(a, b, pieces(a.len()))
 }
@@ -56,6 +46,14 @@ fn bytes_eq_in(a: &[u8], b: &[u8], pieces: usize) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn small_runs_stay_whole_and_compare_by_content() {
+        assert_eq!(super::pieces(1000), 1);
+        assert!(super::pieces(1 << 30) >= 1);
+        assert!(super::bytes_eq(b"abc", b"abc"));
+        assert!(!super::bytes_eq(b"abc", b"abd"));
+    }
+
     use super::*;
 
     #[test]

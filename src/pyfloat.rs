@@ -3,20 +3,6 @@
 //!
 //! `float` fields: the shortest `%.{p}g` (p = 6, 7, …) that reads back to the same
 //! float32, printed as Python `repr` prints that double. `double` fields: `repr`.
-//!
-//! ```
-//! use tfreq::pyfloat::{f32_text, f64_repr};
-//! assert_eq!(f32_text(0.2), "0.2");
-//! assert_eq!(f32_text(1.0), "1.0");
-//! assert_eq!(f32_text(123456789.0), "123456790.0");
-//! assert_eq!(f32_text(3061734.25), "3061734.2");
-//! assert_eq!(f32_text(1e20), "1e+20");
-//! assert_eq!(f32_text(f32::from_bits(1)), "1.4013e-45");
-//! assert_eq!(f64_repr(0.1), "0.1");
-//! assert_eq!(f64_repr(5e-324), "5e-324");
-//! assert_eq!(f64_repr(1e16), "1e+16");
-//! assert_eq!(f64_repr(-0.0), "-0.0");
-//! ```
 
 /// Text of a `float` field value.
 pub fn f32_text(v: f32) -> String {
@@ -30,12 +16,6 @@ pub fn f64_repr(v: f64) -> String {
 
 /// A float laid out as Python prints it, in a buffer on the stack: the text printer
 /// writes `as_str()` straight to its output, with no allocation per value.
-///
-/// ```
-/// use tfreq::render::pyfloat::PyFloat;
-/// assert_eq!(PyFloat::f32(0.2).as_str(), "0.2");
-/// assert_eq!(PyFloat::f64(1e16).as_str(), "1e+16");
-/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct PyFloat {
     buf: [u8; 32],
@@ -280,6 +260,24 @@ fn pow10(n: i32) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    #[allow(clippy::excessive_precision)] // 3061734.25 is exact in f32 (spacing 0.25)
+    fn python_text_of_floats() {
+        use super::{f32_text, f64_repr, PyFloat};
+        assert_eq!(f32_text(0.2), "0.2");
+        assert_eq!(f32_text(1.0), "1.0");
+        assert_eq!(f32_text(123456789.0), "123456790.0");
+        assert_eq!(f32_text(3061734.25), "3061734.2");
+        assert_eq!(f32_text(1e20), "1e+20");
+        assert_eq!(f32_text(f32::from_bits(1)), "1.4013e-45");
+        assert_eq!(f64_repr(0.1), "0.1");
+        assert_eq!(f64_repr(5e-324), "5e-324");
+        assert_eq!(f64_repr(1e16), "1e+16");
+        assert_eq!(f64_repr(-0.0), "-0.0");
+        assert_eq!(PyFloat::f32(0.2).as_str(), "0.2");
+        assert_eq!(PyFloat::f64(1e16).as_str(), "1e+16");
+    }
+
     use super::*;
 
     /// Python's algorithm as written (protobuf's `ToShortestFloat`, then `repr`), with

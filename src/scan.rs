@@ -43,7 +43,7 @@ const BATCH: usize = 512;
 /// Batches in flight: bounds memory to a few thousand record slices.
 const IN_FLIGHT: usize = 4;
 /// Worker threads (the machine tfreq is written for has two cores).
-pub const WORKERS: usize = 2;
+pub(crate) const WORKERS: usize = 2;
 
 /// Counts every request in `paths` (see the module docs). With `keep`, the first
 /// request of each shape key is kept as its representative (for warm-ups).

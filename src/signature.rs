@@ -83,6 +83,7 @@ fn dtype_name<S: Serializer>(d: &DTypeCode, s: S) -> Result<S::Ok, S::Error> {
 /// Whether a request name matched a signature alias or a tensor name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum MatchedBy {
     /// The signature alias (`x`): what TF Serving takes.
     Alias,

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use bytes::Bytes;
 use prost::Message as _;
 use tfreq::analysis::lint::lint;
-use tfreq::error::DecodeErrorKind;
-use tfreq::wire::reader::RECURSION_LIMIT;
+use tfreq::wire::RECURSION_LIMIT;
+use tfreq::DecodeErrorKind;
 use tfreq::{
     decode_as, decode_with, DecodeOptions, Error, ErrorDetail, Fill, Kind, Message, WireFormat,
 };

@@ -9,7 +9,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use bytes::Bytes;
-use tfreq::wire::writer::{put_bytes_field, put_len_header, put_varint, put_varint_field};
+use tfreq::wire::{put_bytes_field, put_len_header, put_varint, put_varint_field};
 use tfreq::{decode, decode_with, DType, DecodeOptions, Elems, Ints, TFRequest, Values};
 
 struct Counting;

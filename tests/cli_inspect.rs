@@ -2,15 +2,7 @@
 
 mod common;
 
-use assert_cmd::Command;
-
-fn tfreq() -> Command {
-    Command::cargo_bin("tfreq").expect("binary builds")
-}
-
-fn path(rel: &str) -> String {
-    common::data_dir().join(rel).display().to_string()
-}
+use common::{s as path, tfreq};
 
 #[test]
 fn seed_summary_names_signature_feeds_and_fetches() {

@@ -3,24 +3,7 @@
 
 mod common;
 
-use assert_cmd::Command;
-
-fn tfreq() -> Command {
-    Command::cargo_bin("tfreq").expect("binary builds")
-}
-
-fn path(rel: &str) -> String {
-    common::data_dir().join(rel).display().to_string()
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = tfreq().args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::{run3 as run, s as path};
 
 #[test]
 fn inspect_lists_every_record_of_tf_servings_warmup() {

@@ -9,7 +9,8 @@
 
 mod common;
 
-use assert_cmd::Command;
+use common::{s as path, tfreq};
+
 use base64::Engine;
 use bytes::Bytes;
 use common::{data_dir, read};
@@ -19,20 +20,9 @@ use tfreq::formats::{load_detailed, Hint, Target};
 use tfreq::scrub::FillMode;
 use tfreq::DecodeOptions;
 
-fn tfreq() -> Command {
-    Command::cargo_bin("tfreq").expect("binary builds")
-}
-
-fn path(rel: &str) -> String {
-    data_dir().join(rel).display().to_string()
-}
-
 fn run(args: &[&str]) -> (i32, String) {
-    let out = tfreq().args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let r = common::run(args);
+    (r.code, r.err)
 }
 
 fn kinds(bytes: Vec<u8>) -> Vec<&'static str> {
@@ -440,7 +430,7 @@ fn a_splat_goes_to_eas_as_the_full_count() {
     // A splat too large to write out is an error, not an allocation that kills the process.
     let mut big = tfreq::decode(&read("tfs", "splat.bin")).unwrap();
     big.model_spec = None;
-    big.tensors[0].shape = tfreq::model::Shape::from_sizes(&[1 << 20, 1 << 20]);
+    big.tensors[0].shape = tfreq::Shape::from_sizes(&[1 << 20, 1 << 20]);
     let err = tfreq::formats::write_with(&[big], Target::Eas, false).unwrap_err();
     assert!(
         err.to_string().contains("EAS takes only the full count"),

@@ -4,30 +4,12 @@
 
 mod common;
 
-use std::process::Command;
+use common::{run3 as run, s as path};
 
-use assert_cmd::prelude::*;
 use bytes::Bytes;
 use serde_json::Value;
 use tfreq::formats::detect::{detect, text_depth, InputFormat, Source};
 use tfreq::formats::{load_detailed_from, tfrecord, ContainerKind, Content};
-
-fn tfreq() -> Command {
-    Command::cargo_bin("tfreq").expect("binary builds")
-}
-
-fn path(rel: &str) -> String {
-    common::data_dir().join(rel).display().to_string()
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = tfreq().args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn tmp(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("tfreq-detect-{}", std::process::id()));

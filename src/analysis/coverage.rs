@@ -47,6 +47,7 @@ pub struct KeyStat {
 
 /// Counts by shape key over many requests (what `tfreq keys` prints).
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct KeyCounts {
     /// Requests counted.
     pub requests: u64,

@@ -4,7 +4,7 @@
 //!
 //! Every finding has a stable [`Code`] (`FETCH_ADDED`, `VALUES_REPEAT_LAST`, …) so a
 //! pipeline can match on it, a severity, the name it is about, and a sentence; they are
-//! defined in [`crate::finding`], below the formats, whose detection makes findings too.
+//! defined in `src/finding/`, below the formats, whose detection makes findings too.
 
 pub mod check;
 pub mod coverage;

@@ -46,6 +46,7 @@ pub enum Command {
 /// What a request means for the server, worst last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Verdict {
     /// `check`: the model accepts the request.
     Ok,
@@ -175,6 +176,7 @@ pub struct Counts {
 
 /// The whole result of one `diff` or `check` run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Report {
     /// Which analysis.
     pub command: Command,

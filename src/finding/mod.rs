@@ -15,6 +15,7 @@ pub use code::{Code, Commands, Rule};
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Severity {
     /// Worth knowing; never fails a run.
     Note,
@@ -37,7 +38,7 @@ impl fmt::Display for Severity {
 /// One finding about a request, a pair of requests, or a request and a model.
 ///
 /// ```
-/// use tfreq::finding::{Code, Finding, Severity};
+/// use tfreq::analysis::{Code, Finding, Severity};
 /// let f = Finding::new(Code::FeedAdded, Severity::Error, "production also feeds \"k\"").name("k");
 /// assert_eq!(f.code.as_str(), "FEED_ADDED");
 /// assert_eq!(

@@ -57,6 +57,7 @@ use crate::wire::reader::{Reader, WireValue, RECURSION_LIMIT};
 
 /// What the user says a file is (`--from`), or [`InputFormat::Auto`] to detect it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum InputFormat {
     /// Detect from the bytes, the name and the place.
     #[default]

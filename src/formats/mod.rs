@@ -6,7 +6,7 @@
 //! container and returns every request in it, each with a label saying where it came
 //! from. [`load_detailed`] also lists what is not a request (other log kinds, text
 //! lines) and the warm-up loader's findings; [`entries`] walks a file lazily, record by
-//! record, for logs too big to collect. [`write`] writes messages as a bare message or
+//! record, for logs too big to collect. [`write()`] writes messages as a bare message or
 //! a TFRecord warm-up.
 
 pub mod convert;
@@ -44,6 +44,7 @@ pub struct Record {
 /// What kind of file it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ContainerKind {
     /// One serialized request or response, no framing.
     Bare,
@@ -123,6 +124,7 @@ impl Entry {
 /// A whole file: its kind, every entry, and what detection found about the file as a
 /// whole (an empty warm-up file, readings that agree).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Container {
     /// What kind of file it is.
     pub kind: ContainerKind,
@@ -176,6 +178,14 @@ pub struct Entries {
     inner: EntriesInner,
     opts: DecodeOptions,
     findings: Vec<Finding>,
+}
+
+impl std::fmt::Debug for Entries {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entries")
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
 }
 
 enum EntriesInner {
@@ -472,7 +482,7 @@ pub fn load_from(
     Ok(out)
 }
 
-/// Output layout for [`write`].
+/// Output layout for [`write()`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
     /// One bare EAS `PredictRequest`.
@@ -515,7 +525,7 @@ pub fn write(msgs: &[Message], target: Target) -> Result<Vec<u8>, Error> {
     write_with(msgs, target, false).map(|(data, _)| data)
 }
 
-/// As [`write`]; with `lossy`, what the target cannot carry is left out of the output
+/// As [`write()`]; with `lossy`, what the target cannot carry is left out of the output
 /// and listed (each item `where: what`) instead of refused.
 ///
 /// ```

@@ -31,6 +31,7 @@ use crate::wire::writer::{len_field_size, put_len_header};
 /// Which `log_type` a `PredictionLog` holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum LogKind {
     /// No `log_type` set.
     None,

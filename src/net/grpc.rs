@@ -68,6 +68,14 @@ pub struct Grpc {
     endpoint: String,
 }
 
+impl std::fmt::Debug for Grpc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Grpc")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Grpc {
     /// Connects (`https://` endpoints with TLS: the webpki roots, or, given `ca_pem`,
     /// the CA certificates it holds instead).

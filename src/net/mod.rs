@@ -201,6 +201,7 @@ impl Target {
 
 /// Why a call failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum NetError {
     /// The URL is not one tfreq understands.
     BadUrl(String),
@@ -300,6 +301,7 @@ pub fn read_ca(pem: &[u8]) -> Result<usize, NetError> {
 
 /// One request sent and its answer.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Exchange {
     /// The decoded response.
     pub response: Message,
@@ -419,6 +421,15 @@ fn set_name(m: &mut Message, name: &str) {
         spec.name.clear();
     }
     crate::formats::set_model_name(m, name);
+}
+
+/// The service it talks to; the options (which may hold a token) are not shown.
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
 }
 
 fn bad(e: impl fmt::Display) -> NetError {

@@ -72,6 +72,16 @@ pub struct Queue {
     uid: String,
 }
 
+/// The queue's input and sink; the options (which may hold a token) are not shown.
+impl std::fmt::Debug for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queue")
+            .field("input", &self.input)
+            .field("sink", &self.sink)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Queue {
     /// A client of the queue service at `url` (`http(s)://HOST/api/predict/SERVICE`),
     /// its results at `url/sink`. `tags` are `NAME=VALUE`.

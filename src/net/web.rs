@@ -16,6 +16,12 @@ pub struct Http {
     client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>,
 }
 
+impl std::fmt::Debug for Http {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Http").finish_non_exhaustive()
+    }
+}
+
 /// An HTTP answer, whatever its status.
 #[derive(Debug, Clone)]
 pub struct Reply {

@@ -4,13 +4,6 @@
 pub use crate::model::short_bytes;
 
 /// C-escapes bytes as protobuf's Python `text_format` does (`as_utf8=False`).
-///
-/// ```
-/// use tfreq::render::escape::c_escape;
-/// assert_eq!(c_escape(b"\xff\x00abc"), r"\377\000abc");
-/// assert_eq!(c_escape("héllo".as_bytes()), r"h\303\251llo");
-/// assert_eq!(c_escape(b"q\"b\\\t\n\r'"), r#"q\"b\\\t\n\r\'"#);
-/// ```
 pub fn c_escape(b: &[u8]) -> String {
     let mut s = String::with_capacity(b.len());
     for &c in b {
@@ -26,4 +19,16 @@ pub fn c_escape(b: &[u8]) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::c_escape;
+
+    #[test]
+    fn octal_and_named_escapes() {
+        assert_eq!(c_escape(b"\xff\x00abc"), r"\377\000abc");
+        assert_eq!(c_escape("héllo".as_bytes()), r"h\303\251llo");
+        assert_eq!(c_escape(b"q\"b\\\t\n\r'"), r#"q\"b\\\t\n\r\'"#);
+    }
 }

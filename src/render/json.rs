@@ -90,7 +90,7 @@ fn fill_name(e: &Elements) -> &'static str {
 }
 
 /// `model_spec` as the documents show it.
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 struct SpecJson<'a> {
     name: &'a str,
     signature_name: &'a str,
@@ -143,7 +143,7 @@ impl Serialize for FindingsJson<'_> {
 }
 
 /// One entry of `unknown_fields`.
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 struct UnknownJson<'a> {
     number: u32,
     offset: usize,
@@ -154,7 +154,7 @@ struct UnknownJson<'a> {
 /// One tensor of `inputs` / `outputs`: its description, then (unless
 /// [`ValuesMode::None`]) its stored values, streamed one by one. Fields are in the
 /// order the documents have always had (alphabetical, then the values).
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 struct TensorJson<'a> {
     dtype: String,
     dtype_number: i32,
@@ -174,6 +174,7 @@ struct TensorJson<'a> {
 
 /// The first `n` stored values of a tensor, serialised as a JSON array one value at
 /// a time (never the whole array in memory).
+#[derive(Debug)]
 struct StoredValues<'a> {
     name: &'a str,
     elements: Elements<'a>,
@@ -229,7 +230,7 @@ impl<'a> TensorJson<'a> {
 /// One message's document ([`write_message`]), as a value to serialise or to embed in
 /// a larger document. Fields are in the order the documents have always had
 /// (alphabetical, then the tensors).
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 pub struct MessageJson<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     fetches: Option<&'a [String]>,
@@ -298,7 +299,7 @@ pub fn write_message(
 }
 
 /// The document of a multi-entry file.
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 struct ContainerJson<'a> {
     container: &'static str,
     entries_count: usize,
@@ -308,7 +309,7 @@ struct ContainerJson<'a> {
 }
 
 /// One record or line of a multi-entry file.
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 struct EntryJson<'a> {
     index: usize,
     #[serde(skip_serializing_if = "Option::is_none")]

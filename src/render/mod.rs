@@ -1,7 +1,7 @@
 //! Rendering: the decoded model (or, for text format, the wire message) to what a
 //! person or a program reads. Renderers never decode request semantics themselves.
 
-pub mod escape;
+pub(crate) mod escape;
 pub mod human;
 pub mod json;
 pub mod report;
@@ -9,7 +9,7 @@ pub mod signature;
 pub mod text;
 
 /// Python's float text, which the model's `Display` uses too (it lives below the model).
-pub use crate::pyfloat;
+pub(crate) use crate::pyfloat;
 
 /// `1 error`, `2 errors`, `12,345 requests`: a count with its noun, grammatical, with
 /// digit groups.

@@ -3,9 +3,15 @@
 //! `proto/`, the descriptor pool the text printer walks, the hand-written
 //! reader/writer the request codec uses, and their error ([`error::DecodeError`]).
 
-pub mod error;
-pub mod reader;
-pub mod writer;
+pub(crate) mod error;
+pub(crate) mod reader;
+pub(crate) mod writer;
+
+pub use error::{DecodeError, DecodeErrorKind};
+pub use reader::{PackedVarints, VarintIter, WireValue, RECURSION_LIMIT};
+/// Writing protobuf wire bytes by hand (varints, tags, length-delimited fields), for
+/// hand-made or deliberately malformed messages; the encoder uses the same functions.
+pub use writer::{put_bytes_field, put_len_header, put_varint, put_varint_field};
 
 use std::fmt;
 use std::sync::OnceLock;

@@ -633,6 +633,7 @@ impl std::fmt::Debug for PackedVarints {
 }
 
 /// Iterator over checked packed varints (see [`PackedVarints::iter`]).
+#[derive(Debug)]
 pub struct VarintIter<'a> {
     b: &'a [u8],
     pos: usize,

@@ -164,6 +164,12 @@ pub fn run(args: &[&str]) -> Run {
     }
 }
 
+/// Runs `tfreq` with these arguments: (exit code, stdout, stderr).
+pub fn run3(args: &[&str]) -> (i32, String, String) {
+    let r = run(args);
+    (r.code, r.out, r.err)
+}
+
 /// Runs `tfreq ... --format json`: the exit code and the document.
 pub fn json(args: &[&str]) -> (i32, Value) {
     let mut a = args.to_vec();

@@ -272,16 +272,16 @@ pub fn refuse_same_file(
     Ok(())
 }
 
-/// Writes a command's binary output: to `-o FILE` (see `tfreq::io::write_atomic`), to
+/// Writes a command's binary output: to `-o FILE` (see `crate::output::write_atomic`), to
 /// standard output for `-o -`, and with no `-o` to standard output only when it is not
 /// a terminal.
 pub fn write_output(out: Option<&Path>, data: &[u8]) -> Result<(), Failure> {
     match out {
-        Some(p) => Ok(tfreq::io::write_atomic(p, data)?),
+        Some(p) => Ok(crate::output::write_atomic(p, data)?),
         None if io::stdout().is_terminal() => Err(Failure::msg(
             "refusing to write binary output to a terminal; give -o FILE, or -o - to force",
         )),
-        None => Ok(tfreq::io::write_atomic(Path::new("-"), data)?),
+        None => Ok(crate::output::write_atomic(Path::new("-"), data)?),
     }
 }
 

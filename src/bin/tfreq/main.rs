@@ -11,6 +11,7 @@ mod inspect;
 mod keys;
 #[cfg(feature = "net")]
 mod live;
+mod output;
 #[cfg(feature = "net")]
 mod replay;
 mod scrub;

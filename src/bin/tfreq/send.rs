@@ -143,7 +143,7 @@ pub fn run(a: Args) -> Outcome {
                 "bin"
             };
             let path = dir.join(format!("{}.response.{ext}", r.stem));
-            tfreq::io::write_atomic(&path, &ex.raw)
+            crate::output::write_atomic(&path, &ex.raw)
                 .map_err(|e| in_file(&path.display().to_string(), e))?;
         }
         let (findings, expected_from) = match want {
