@@ -460,10 +460,11 @@ fn check_model_url_agrees_with_the_saved_model() {
 }
 
 /// Over TLS (the server's `--tls`: a test CA made at start-up): send over https (EAS,
-/// REST, the queue) and grpcs, and check --model grpcs://, trusting the CA with
-/// --cacert; without it, the server's certificate is not trusted: exit 2 at once, the
-/// message saying so and naming --cacert. A --cacert file holding no certificate is
-/// exit 2 too.
+/// REST, the queue) and grpcs, replay over https, and check --model grpcs:// and
+/// https://…/v1/models/faq, trusting the CA with --cacert; without it, or trusting the
+/// server's own (non-CA) certificate instead, the certificate is not trusted: exit 2 at
+/// once, the message saying so and naming --cacert. A --cacert file holding no
+/// certificate is exit 2 too.
 #[test]
 #[ignore]
 fn tls_with_a_private_ca() {
@@ -476,54 +477,77 @@ fn tls_with_a_private_ca() {
     let queue = format!("https://127.0.0.1:{https}/api/predict/faq_async");
     let rest = format!("https://127.0.0.1:{https}/v1/models/faq");
     let grpc = format!("grpcs://127.0.0.1:{grpcs}");
-    let tries: [Vec<&str>; 5] = [
-        vec!["send", prod, "--to", &eas],
-        vec!["send", prod, "--to", &eas, "--auth", "signed"],
-        vec!["send", prod, "--to", &rest],
-        vec!["send", prod, "--to", &grpc, "--model-name", "faq"],
-        vec!["send", prod, "--async", "--to", &queue],
+    // The server's own certificate is no CA: trusting it alone trusts nothing it sends.
+    let not_the_ca = std::path::Path::new(&ca).with_file_name("server.pem");
+    let not_the_ca = not_the_ca.to_str().unwrap();
+    let tries: [(Vec<&str>, &str); 6] = [
+        (vec!["send", prod, "--to", &eas], "sorted_probs"),
+        (
+            vec!["send", prod, "--to", &eas, "--auth", "signed"],
+            "sorted_probs",
+        ),
+        (vec!["send", prod, "--to", &rest], "sorted_probs"),
+        (
+            vec!["send", prod, "--to", &grpc, "--model-name", "faq"],
+            "sorted_probs",
+        ),
+        (
+            vec!["send", prod, "--async", "--to", &queue],
+            "sorted_probs",
+        ),
+        (
+            vec![
+                "replay",
+                "tests/data/eas/faq_warmup.bin",
+                "--count",
+                "2",
+                "--to",
+                &eas,
+            ],
+            "faq_warmup",
+        ),
     ];
-    for args in &tries {
+    for (args, shown) in &tries {
         let mut with = args.clone();
         with.extend(["--cacert", &ca]);
         let o = l.tfreq(&with);
         assert_eq!(o.status.code(), Some(0), "{with:?}\n{}", text(&o));
-        assert!(
-            stdout(&o).contains("sorted_probs"),
-            "{with:?}\n{}",
-            text(&o)
-        );
+        assert!(stdout(&o).contains(shown), "{with:?}\n{}", text(&o));
 
-        let t0 = Instant::now();
-        let o = l.tfreq(args);
-        let all = text(&o);
-        assert_eq!(o.status.code(), Some(2), "{args:?}\n{all}");
-        assert!(
-            all.contains("certificate is not trusted") && all.contains("--cacert"),
-            "{args:?}\n{all}"
-        );
-        assert!(t0.elapsed() < Duration::from_secs(10), "{args:?}: {all}");
+        for cacert in [None, Some(not_the_ca)] {
+            let mut args = args.clone();
+            args.extend(cacert.map(|c| ["--cacert", c]).into_iter().flatten());
+            let t0 = Instant::now();
+            let o = l.tfreq(&args);
+            let all = text(&o);
+            assert_eq!(o.status.code(), Some(2), "{args:?}\n{all}");
+            assert!(
+                all.contains("certificate is not trusted") && all.contains("--cacert"),
+                "{args:?}\n{all}"
+            );
+            assert!(t0.elapsed() < Duration::from_secs(10), "{args:?}: {all}");
+        }
     }
-    let (code, live) = check_findings(
-        &l,
-        "tests/data/tfs/faq_prod_dtype_changed.bin",
-        &grpc,
-        &["--model-name", "faq", "--cacert", &ca],
-    );
     let (_, offline) = check_findings(
         &l,
         "tests/data/tfs/faq_prod_dtype_changed.bin",
         "tests/data/models/faq",
         &[],
     );
-    assert_eq!((code, live), (Some(1), offline));
-    let (code, _) = check_findings(
-        &l,
-        "tests/data/tfs/faq_prod.bin",
-        &grpc,
-        &["--model-name", "faq"],
-    );
-    assert_eq!(code, Some(2));
+    let rest_model = format!("https://127.0.0.1:{https}/v1/models/faq");
+    for (model, extra) in [(&grpc, vec!["--model-name", "faq"]), (&rest_model, vec![])] {
+        let mut with = extra.clone();
+        with.extend(["--cacert", &ca]);
+        let (code, live) = check_findings(
+            &l,
+            "tests/data/tfs/faq_prod_dtype_changed.bin",
+            model,
+            &with,
+        );
+        assert_eq!((code, &live), (Some(1), &offline), "{model}");
+        let (code, _) = check_findings(&l, "tests/data/tfs/faq_prod.bin", model, &extra);
+        assert_eq!(code, Some(2), "{model} without --cacert");
+    }
 
     let o = l.tfreq(&["send", prod, "--to", &eas, "--cacert", "Cargo.toml"]);
     let all = text(&o);
