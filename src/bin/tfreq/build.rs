@@ -8,14 +8,15 @@ use tfreq::formats::{set_model_name, write_with, Target};
 use tfreq::WireFormat;
 
 use crate::common::{
-    in_file, json_signature, lossy_hint, refuse_same_file, report_left_out, write_output, Failure,
-    InputFrom, OutWire, Outcome,
+    in_file, json_signature, lossy_hint, report_left_out, write_output, Failure, InputFrom,
+    OutWire, Outcome,
 };
 use tfreq::formats::detect::{detect, InputFormat, Source};
 use tfreq::formats::ContainerKind;
 use tfreq::DecodeOptions;
 
 #[derive(clap::Args)]
+#[command(mut_arg("lossy", |a| a.help("Write even when the output cannot carry everything the input says (e.g. a TF Serving model_spec going to eas), listing what was left out on stderr")))]
 pub struct Args {
     /// Input: REST JSON (`.json`, `.jsonl`, or anything starting with `{`) or text format.
     input: PathBuf,
@@ -46,21 +47,13 @@ pub struct Args {
     /// Wire format of text input, when both parse (also `--from eas|tf-serving`).
     #[arg(long = "in-wire", value_enum, hide = true)]
     in_wire: Option<crate::inspect::Wire>,
-    /// Write even when the output cannot carry everything the input says (e.g. a TF
-    /// Serving model_spec going to eas), listing what was left out on stderr.
-    #[arg(long)]
-    lossy: bool,
-    /// Allow -o to name an input file and replace it (refused otherwise).
-    #[arg(long)]
-    overwrite_input: bool,
     #[command(flatten)]
-    input_args: crate::common::InputArgs,
+    rewrite: crate::common::RewriteArgs,
 }
 
 pub fn run(a: Args) -> Outcome {
     let label = a.input.display().to_string();
-    refuse_same_file(a.output.as_deref(), &[a.input.as_path()], a.overwrite_input)?;
-    let bytes = a.input_args.read(&a.input)?;
+    let bytes = a.rewrite.read(&a.input, a.output.as_deref())?;
     let in_wire: Option<WireFormat> = a.in_wire.map(Into::into).or(match a.from {
         InputFrom::Eas => Some(WireFormat::Eas),
         InputFrom::TfServing => Some(WireFormat::TfServing),
@@ -164,7 +157,7 @@ pub fn run(a: Args) -> Outcome {
             format!("{r} (its text is only the heading; tfreq convert of the TFRecord keeps it)")
         })
         .collect();
-    if !skipped.is_empty() && !a.lossy {
+    if !skipped.is_empty() && !a.rewrite.lossy {
         let e = tfreq::ErrorDetail::WouldLose {
             target: target.as_str(),
             left_out: skipped,
@@ -172,7 +165,7 @@ pub fn run(a: Args) -> Outcome {
         return Err(in_file(&label, lossy_hint(e.into())));
     }
     let (data, left_out) =
-        write_with(&msgs, target, a.lossy).map_err(|e| in_file(&label, lossy_hint(e)))?;
+        write_with(&msgs, target, a.rewrite.lossy).map_err(|e| in_file(&label, lossy_hint(e)))?;
     write_output(a.output.as_deref(), &data)?;
     let left_out: Vec<String> = skipped.into_iter().chain(left_out).collect();
     report_left_out(&label, "left out (--lossy)", &left_out);

@@ -210,6 +210,31 @@ pub fn count(n: u64, thing: &str) -> String {
     format!("{} {thing}{s}", tfreq::io::group_digits(n))
 }
 
+/// What the commands that write a converted input share (build, convert, scrub):
+/// `--lossy`, `--overwrite-input` and the input's size cap. Each command words
+/// `--lossy`'s help for what it can leave out (`mut_arg` on its `Args`).
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct RewriteArgs {
+    /// Write even when the output cannot carry everything the input says, listing what
+    /// was left out on stderr.
+    #[arg(long)]
+    pub lossy: bool,
+    /// Allow -o to name an input file and replace it (refused otherwise).
+    #[arg(long)]
+    pub overwrite_input: bool,
+    #[command(flatten)]
+    pub input_args: InputArgs,
+}
+
+impl RewriteArgs {
+    /// Reads `input` under the size cap, after refusing an `output` that would replace
+    /// it without `--overwrite-input`.
+    pub fn read(&self, input: &Path, output: Option<&Path>) -> Result<bytes::Bytes, Failure> {
+        refuse_same_file(output, &[input], self.overwrite_input)?;
+        self.input_args.read(input)
+    }
+}
+
 /// The size cap every reading command takes (`--max-size`).
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct InputArgs {

@@ -13,6 +13,7 @@ use crate::common::{
 };
 
 #[derive(clap::Args)]
+#[command(mut_arg("lossy", |a| a.help("Write even when the output cannot carry everything (a dtype EAS lacks, a TF Serving model_spec or client_id going to EAS, several records into a bare request), and list what was left out on stderr. Without it, that is an error")))]
 pub struct Args {
     /// Input: a bare request (EAS or TF Serving), a TFRecord warm-up file (every record
     /// is kept) or protobuf text format.
@@ -31,24 +32,20 @@ pub struct Args {
     /// TF Serving model_spec.name for requests that have none (EAS requests carry no model name).
     #[arg(long)]
     model_name: Option<String>,
-    /// Write even when the output cannot carry everything (a dtype EAS lacks, a TF Serving
-    /// model_spec or client_id going to EAS, several records into a bare request), and
-    /// list what was left out on stderr. Without it, that is an error.
-    #[arg(long)]
-    lossy: bool,
-    /// Allow -o to name an input file and replace it (refused otherwise).
-    #[arg(long)]
-    overwrite_input: bool,
     #[command(flatten)]
-    input_args: crate::common::InputArgs,
+    rewrite: crate::common::RewriteArgs,
 }
 
 pub fn run(a: Args) -> Outcome {
     let label = a.input.display().to_string();
-    refuse_same_file(a.output.as_deref(), &[a.input.as_path()], a.overwrite_input)?;
+    refuse_same_file(
+        a.output.as_deref(),
+        &[a.input.as_path()],
+        a.rewrite.overwrite_input,
+    )?;
     let progress = Progress::new(std::slice::from_ref(&a.input), false);
     progress.step(format!("reading {label}"));
-    let bytes = a.input_args.read(&a.input)?;
+    let bytes = a.rewrite.input_args.read(&a.input)?;
     progress.step(format!(
         "converting {label} ({})",
         human_size(bytes.len() as u64)
@@ -68,7 +65,7 @@ pub fn run(a: Args) -> Outcome {
     let opts = ConvertOptions {
         model_name: a.model_name.clone(),
         scrub: None,
-        lossy: a.lossy,
+        lossy: a.rewrite.lossy,
     };
     let out = convert_file(
         bytes,

@@ -8,11 +8,11 @@ use tfreq::scrub::FillMode;
 use tfreq::DecodeOptions;
 
 use crate::common::{
-    in_file, lossy_hint, refuse_same_file, report_left_out, write_output, InputFrom, OutWire,
-    Outcome,
+    in_file, lossy_hint, report_left_out, write_output, InputFrom, OutWire, Outcome,
 };
 
 #[derive(clap::Args)]
+#[command(mut_arg("lossy", |a| a.help("With --wire: write even when the output cannot carry everything (see `convert --lossy`), listing what was left out on stderr")))]
 pub struct Args {
     /// Production request: a bare request (EAS or TF Serving), a TFRecord file (every
     /// record is kept and scrubbed: predict requests, session-run feeds, the tf.Example
@@ -33,15 +33,8 @@ pub struct Args {
     /// What the input is, instead of detecting it.
     #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
     from: InputFrom,
-    /// With --wire: write even when the output cannot carry everything (see `convert
-    /// --lossy`), listing what was left out on stderr.
-    #[arg(long)]
-    lossy: bool,
-    /// Allow -o to name an input file and replace it (refused otherwise).
-    #[arg(long)]
-    overwrite_input: bool,
     #[command(flatten)]
-    input_args: crate::common::InputArgs,
+    rewrite: crate::common::RewriteArgs,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -77,13 +70,12 @@ impl Fill {
 
 pub fn run(a: Args) -> Outcome {
     let label = a.input.display().to_string();
-    refuse_same_file(a.output.as_deref(), &[a.input.as_path()], a.overwrite_input)?;
-    let bytes = a.input_args.read(&a.input)?;
+    let bytes = a.rewrite.read(&a.input, a.output.as_deref())?;
     let src = Source::for_path(&a.input, a.from.format());
     let opts = ConvertOptions {
         model_name: None,
         scrub: Some(a.fill.mode(a.seed)),
-        lossy: a.lossy,
+        lossy: a.rewrite.lossy,
     };
     let out = convert_file(
         bytes,
