@@ -5,7 +5,7 @@
 //! from a [`Bytes`] buffer packed floats/doubles and `tensor_content` are views into
 //! the buffer, not copies.
 //!
-//! Detection (formats.md §9.2) decodes the bytes as each candidate — EAS request, EAS
+//! Detection (`proto/eas/tf_predict.proto`) decodes the bytes as each candidate — EAS request, EAS
 //! response, TF Serving request, TF Serving response — and counts *anomalies*: fields
 //! the schema does not know, known fields with impossible wire types, values stored in
 //! a field the dtype does not read, names with control characters. The candidate that
@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use tfreq::{decode, WireFormat, Kind};
-//! // formats.md §10 vector 3: an EAS request written by eas_prediction.
+//! // `tests/data/gen/README.md`: an EAS request written by eas_prediction.
 //! let hex = "0a0f73657276696e675f64656661756c7412170a01781212080112040a0201021a080000803f000000401a0179";
 //! let bytes: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
 //! let msg = decode(&bytes)?;
@@ -683,7 +683,7 @@ fn tensor(
             t.fields.push((vf, v));
         }
     }
-    // Consistency tells (formats.md §9.2 item 4): values the dtype does not read, or a
+    // Consistency tells (`proto/eas/tf_predict.proto`): values the dtype does not read, or a
     // dtype number the format does not have.
     let own = t.value_field(wire);
     for (vf, v) in &t.fields {

@@ -97,7 +97,7 @@ fn exercise_tensor(t: &Tensor, wire: WireFormat) {
     let _ = e.preview(render::human::PREVIEW);
 }
 
-/// Decoding with detection (formats.md §9.2), as `tfreq inspect` does.
+/// Decoding with detection (`proto/eas/tf_predict.proto`), as `tfreq inspect` does.
 pub fn decode_auto(data: &[u8]) {
     if let Ok((msg, det)) = decode_with(Bytes::copy_from_slice(data), DecodeOptions::default()) {
         let _ = det.describe();
@@ -338,7 +338,7 @@ pub fn containers(data: &[u8]) {
 fn exercise_model(m: &ModelSignatures) {
     let _ = render::signature::write_saved_model_cli(&mut io::sink(), m);
     let _ = serde_json::to_string(m);
-    // Check a real request shape (formats.md vector 3) against it.
+    // Check a real request shape (`tests/data/gen/README.md`) against it.
     let mut req = crate::builder::TFRequest::new("serving_default");
     if req
         .add_feed("x", &[1, 2], crate::DType::Float, vec![1.0f32, 2.0])

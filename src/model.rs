@@ -826,7 +826,7 @@ pub fn short_bytes(b: &[u8]) -> String {
     s
 }
 
-/// How the stored values relate to the shape, by TensorFlow's rules (formats.md §2.4).
+/// How the stored values relate to the shape, by TensorFlow's rules (<https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/framework/tensor.cc>).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fill {
     /// As many values as the shape holds.

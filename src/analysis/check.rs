@@ -1,5 +1,5 @@
 //! Does the model accept this request? A request against the model's own signatures
-//! (formats.md §7.1): signature, feeds, dtypes, shapes, fetches.
+//! (<https://github.com/tensorflow/serving/blob/master/tensorflow_serving/servables/tensorflow/predict_util.cc>): signature, feeds, dtypes, shapes, fetches.
 //!
 //! TF Serving requests name inputs and outputs by signature **alias**; the EAS
 //! processors pass names to `Session::Run` as they are, so EAS requests may use the

@@ -1,4 +1,4 @@
-//! Will a warm-up warm what production runs? (formats.md §7)
+//! Will a warm-up warm what production runs? (<https://github.com/tensorflow/serving/blob/master/tensorflow_serving/servables/tensorflow/predict_util.cc>)
 //!
 //! TensorFlow builds executors per **set** of feed names and **set** of fetch names
 //! (`DirectSession`, TFRT and TF Serving's batching all sort the names first), so:

@@ -1,4 +1,4 @@
-//! The executor key: what TensorFlow compiles a new executor for (formats.md §7.2).
+//! The executor key: what TensorFlow compiles a new executor for (<https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/common_runtime/direct_session.cc>).
 //!
 //! `DirectSession` keys its executors on the **sets** of feed and fetch names, so two
 //! requests with the same signature and name sets share an executor whatever their

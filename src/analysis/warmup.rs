@@ -1,4 +1,4 @@
-//! TF Serving's warm-up loader limits (formats.md §5.2), checked on the record kinds
+//! TF Serving's warm-up loader limits (<https://github.com/tensorflow/serving/blob/master/tensorflow_serving/servables/tensorflow/saved_model_warmup_util.cc>), checked on the record kinds
 //! of a TFRecord warm-up file ([`file_findings`] of a file `formats` read).
 
 use crate::analysis::{Code, Finding, Severity};

@@ -1,4 +1,4 @@
-//! TF Serving's `PredictionLog` (formats.md §5.1): one record of a warm-up file or a
+//! TF Serving's `PredictionLog` (<https://github.com/tensorflow/serving/blob/master/tensorflow_serving/apis/prediction_log.proto>): one record of a warm-up file or a
 //! request log.
 //!
 //! The envelope is decoded by hand with the wire reader, so the `PredictRequest` bytes
@@ -277,7 +277,7 @@ fn fields(msg: &Bytes, n: u32) -> Vec<Bytes> {
 /// bytes: one warm-up record's data.
 ///
 /// ```
-/// // formats.md §10.2: the envelope is 32 3c 0a 3a + the 58-byte request.
+/// // `tests/data/gen/README.md`: the envelope is 32 3c 0a 3a + the 58-byte request.
 /// let log = tfreq::formats::prediction_log::encode_predict_log(&[0u8; 58]);
 /// assert_eq!(&log[..4], &[0x32, 0x3c, 0x0a, 0x3a]);
 /// ```

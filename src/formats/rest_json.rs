@@ -1,4 +1,4 @@
-//! TF Serving REST predict requests (formats.md §8.1) → [`Message`].
+//! TF Serving REST predict requests (<https://www.tensorflow.org/tfx/serving/api_rest>) → [`Message`].
 //!
 //! JSON carries no dtypes: TF Serving takes each input's dtype from the signature, so
 //! the caller gives them ([`Dtypes`]: an explicit annotation per input, or the
@@ -259,7 +259,7 @@ pub fn dtypes_from_model(
     Ok(d)
 }
 
-/// The input dtypes of `signature` from GetModelMetadata JSON (formats.md §8.3).
+/// The input dtypes of `signature` from GetModelMetadata JSON (<https://www.tensorflow.org/tfx/serving/api_rest>).
 ///
 /// ```
 /// let json = std::fs::read("tests/data/models/faq.metadata.json")?;

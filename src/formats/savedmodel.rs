@@ -2,11 +2,11 @@
 //!
 //! - a **SavedModel** directory (or its `saved_model.pb`): only each meta graph's tags
 //!   and `signature_def` are decoded; the graph, saver, collections and object graph are
-//!   skipped unread (the `.proto` subset in `proto/` leaves them out, formats.md §6);
+//!   skipped unread (the `.proto` subset in `proto/` leaves them out, <https://github.com/tensorflow/tensorflow/tree/master/tensorflow/core/protobuf>);
 //! - TF Serving's **GetModelMetadata** JSON (`GET /v1/models/NAME/metadata`,
-//!   formats.md §8.3). It does not say which tag set the server loaded; tfreq records
+//!   <https://www.tensorflow.org/tfx/serving/api_rest>). It does not say which tag set the server loaded; tfreq records
 //!   [`SERVE_TAG`], what TF Serving loads unless `--saved_model_tags` says otherwise;
-//! - the text **`saved_model_cli show --all`** prints (formats.md §6.1). It carries no
+//! - the text **`saved_model_cli show --all`** prints (<https://github.com/tensorflow/tensorflow/blob/master/tensorflow/python/tools/saved_model_cli.py>). It carries no
 //!   signature defaults.
 //!
 //! [`read_model`] sniffs which one a path is ([`sniff`]).

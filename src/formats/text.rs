@@ -1,4 +1,4 @@
-//! EAS text warm-ups (formats.md §9.6): one string request per line, for models with a
+//! EAS text warm-ups (<https://www.alibabacloud.com/help/en/pai/user-guide/warm-up-model-services>): one string request per line, for models with a
 //! string input.
 //!
 //! ```

@@ -1,4 +1,4 @@
-//! TFRecord framing (formats.md §5.3), as `tf.io.TFRecordWriter` writes it.
+//! TFRecord framing (<https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/lib/io/record_writer.cc>), as `tf.io.TFRecordWriter` writes it.
 //!
 //! Each record is `u64 LE length`, `masked CRC-32C of those 8 bytes`, the data, and
 //! `masked CRC-32C of the data`; records are concatenated with no header or trailer.

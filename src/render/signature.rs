@@ -1,5 +1,5 @@
 //! Printing a model's signatures the way `saved_model_cli show --all` does
-//! (formats.md §6.1), without the ops line and the concrete functions, which only the
+//! (<https://github.com/tensorflow/tensorflow/blob/master/tensorflow/python/tools/saved_model_cli.py>), without the ops line and the concrete functions, which only the
 //! full graph has.
 
 use std::io::{self, Write};

@@ -8,7 +8,7 @@
 //! value of a singular field, every occurrence of a singular message merged, the last
 //! member of a oneof, map entries by key (the last entry of a key wins), enums by name
 //! (unknown numbers as numbers), floats and bytes exactly as that printer writes them
-//! (`../spec/text-format.md`). Unknown fields, and known fields with a wire type their
+//! (<https://github.com/protocolbuffers/protobuf/blob/v3.20.3/python/google/protobuf/text_format.py>). Unknown fields, and known fields with a wire type their
 //! type cannot have, are not printed, as in Python.
 //!
 //! ```
