@@ -107,6 +107,25 @@ pub fn count_files_lenient(
     total
 }
 
+/// Adds a worker's counts and errors to the totals; a worker that panicked is an
+/// error (placed after every file's own).
+fn merge_worker<E: IntoIterator<Item = (usize, Error)>>(
+    total: &mut KeyCounts,
+    errors: &mut Vec<(usize, Error)>,
+    r: std::thread::Result<(KeyCounts, E)>,
+) {
+    match r {
+        Ok((c, e)) => {
+            total.merge(c);
+            errors.extend(e);
+        }
+        Err(_) => errors.push((
+            usize::MAX,
+            Error::from(ErrorDetail::Format("a worker thread panicked".into())),
+        )),
+    }
+}
+
 fn count_files_inner(
     paths: &[&Path],
     keep: bool,
@@ -146,16 +165,7 @@ fn count_files_inner(
     };
     let mut errors = Vec::new();
     for r in results {
-        match r {
-            Ok((c, e)) => {
-                total.merge(c);
-                errors.extend(e);
-            }
-            Err(_) => errors.push((
-                usize::MAX,
-                Error::from(ErrorDetail::Format("a worker thread panicked".into())),
-            )),
-        }
+        merge_worker(&mut total, &mut errors, r);
     }
     (total, errors)
 }
@@ -281,16 +291,7 @@ fn count_tfrecord(bytes: Bytes, file: usize, keep: bool) -> Result<KeyCounts, Er
         let mut total = KeyCounts::default();
         let mut errors: Vec<(usize, Error)> = frame_err.into_iter().collect();
         for h in handles {
-            match h.join() {
-                Ok((c, err)) => {
-                    total.merge(c);
-                    errors.extend(err);
-                }
-                Err(_) => errors.push((
-                    usize::MAX,
-                    Error::from(ErrorDetail::Format("a worker thread panicked".into())),
-                )),
-            }
+            merge_worker(&mut total, &mut errors, h.join());
         }
         // Report the first bad record in file order, whichever thread met it.
         match errors.into_iter().min_by_key(|(i, _)| *i) {
