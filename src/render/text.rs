@@ -290,7 +290,7 @@ fn write_packed(
 }
 
 /// The lines of a packed `float` (`size` 4) or `double` (8) run, as [`write_line`]
-/// writes them, laid out in a buffer and written a few thousand lines at a time (one
+/// writes them, laid out in a buffer and written 32 KiB at a time (one
 /// `write_all` per line went through `dyn Write` four times per value).
 fn write_packed_floats(
     out: &mut dyn Write,
@@ -299,11 +299,14 @@ fn write_packed_floats(
     size: usize,
     indent: usize,
 ) -> io::Result<()> {
-    const FLUSH_AT: usize = 1 << 16;
+    const FLUSH_AT: usize = 1 << 15;
     let mut prefix = vec![b' '; indent];
     prefix.extend_from_slice(name.as_bytes());
     prefix.extend_from_slice(b": ");
-    let mut buf = Vec::with_capacity(FLUSH_AT + 64 + prefix.len());
+    // A line is the prefix and at most 25 bytes of number and newline.
+    let line = prefix.len() + 26;
+    let lines = run.len() / size;
+    let mut buf = Vec::with_capacity(lines.saturating_mul(line).min(FLUSH_AT) + line);
     for chunk in run.chunks_exact(size) {
         let text = if size == 4 {
             let mut a = [0u8; 4];
