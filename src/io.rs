@@ -105,7 +105,8 @@ pub fn read_input_limited(path: &Path, max_size: u64) -> Result<Bytes, Error> {
     // SIGBUS; `guard_mapped` (above) has installed the handler that reports it and exits
     // with status 2 instead of leaving memory in an undefined state.
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io_err(path, e))?;
-    Ok(Bytes::from_owner(map))
+    // Listed, so that long passes over it can give back pages once read.
+    Ok(Bytes::from_owner(crate::par::Mapped::new(map)))
 }
 
 fn read_capped(r: impl Read, path: &Path, max_size: u64) -> Result<Bytes, Error> {

@@ -2,11 +2,12 @@
 //! file access and the worker threads the pure analysis layer leaves to its callers.
 //!
 //! [`count_files`] reads bare request files, TF Serving TFRecord `PredictionLog` logs,
-//! text-format requests and (with dtypes, [`count_files_with`]) REST JSON lines. Two
-//! workers share out the files. A TFRecord log is streamed: the file is
-//! memory-mapped, one thread walks the framing (8-byte length checks only) and hands
-//! batches of zero-copy record slices to two workers, which check the data CRC, decode
-//! and count into their own tables; nothing but the per-key counts (and one
+//! text-format requests and (with dtypes, [`count_files_with`]) REST JSON lines. One
+//! worker per core (`workers`) shares out the files. A TFRecord log is streamed: the
+//! file is memory-mapped, one thread walks the framing (8-byte length checks only) and
+//! hands batches of record positions to the workers, which check the data CRC, decode
+//! (zero-copy views under a reference count of their own) and count into their own
+//! tables; nothing but the per-key counts (and one
 //! representative request per key) is kept, so memory stays bounded whatever the log's
 //! size. Results do not depend on thread timing: counts are sums, and the
 //! representative of a key is its first occurrence in file order.
@@ -34,7 +35,7 @@ use crate::decode::DecodeOptions;
 use crate::error::{Error, ErrorDetail};
 use crate::formats::detect::{self, InputFormat, Source};
 use crate::formats::rest_json::{self, Dtypes};
-use crate::formats::tfrecord::{RawRecord, Records};
+use crate::formats::tfrecord::{Frame, Records};
 use crate::formats::{self, ContainerKind, Hint};
 use crate::model::WireFormat;
 
@@ -42,8 +43,17 @@ use crate::model::WireFormat;
 const BATCH: usize = 512;
 /// Batches in flight: bounds memory to a few thousand record slices.
 const IN_FLIGHT: usize = 4;
-/// Worker threads (the machine tfreq is written for has two cores).
+/// Worker threads when the number of cores cannot be learnt (the machine tfreq is
+/// written for has two cores).
 pub(crate) const WORKERS: usize = 2;
+/// At most this many worker threads.
+const MAX_WORKERS: usize = 8;
+
+/// Worker threads: one per core this process may run on (so `taskset -c 0` gives
+/// one), at most eight.
+pub(crate) fn workers() -> usize {
+    std::thread::available_parallelism().map_or(WORKERS, |n| n.get().min(MAX_WORKERS))
+}
 
 /// Counts every request in `paths` (see the module docs). With `keep`, the first
 /// request of each shape key is kept as its representative (for warm-ups).
@@ -154,7 +164,7 @@ fn count_files_inner(
         }
         (c, errors)
     };
-    let workers = WORKERS.min(paths.len()).max(1);
+    let workers = workers().min(paths.len()).max(1);
     let results: Vec<_> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers).map(|_| s.spawn(worker)).collect();
         handles.into_iter().map(|h| h.join()).collect()
@@ -228,12 +238,24 @@ fn count_source(bytes: Bytes, file: usize, src: &Source, keep: bool) -> Result<K
     Ok(c)
 }
 
+/// The buffer of a file, shared by its workers under one reference count per worker:
+/// slicing a [`Bytes`] bumps its count, and one count shared by every core would
+/// bounce its cache line between them on each record's every field.
+struct Share(Bytes);
+
+impl AsRef<[u8]> for Share {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 fn count_tfrecord(bytes: Bytes, file: usize, keep: bool) -> Result<KeyCounts, Error> {
-    let (tx, rx) = mpsc::sync_channel::<Vec<RawRecord>>(IN_FLIGHT);
+    let (tx, rx) = mpsc::sync_channel::<Vec<Frame>>(IN_FLIGHT);
     let rx = Mutex::new(rx);
     let stop = AtomicBool::new(false);
     let opts = DecodeOptions::default();
     let worker = || -> (KeyCounts, Option<(usize, Error)>) {
+        let mine = Bytes::from_owner(Share(bytes.clone()));
         let mut c = KeyCounts::default();
         loop {
             let batch = match rx.lock() {
@@ -243,28 +265,36 @@ fn count_tfrecord(bytes: Bytes, file: usize, keep: bool) -> Result<KeyCounts, Er
             let Ok(batch) = batch else {
                 return (c, None);
             };
-            for rec in batch {
-                let index = rec.index;
-                let r = rec
-                    .verify()
+            let span = match (batch.first(), batch.last()) {
+                (Some(a), Some(b)) => a.offset..b.end(),
+                _ => 0..0,
+            };
+            for f in batch {
+                let r = f
+                    .verify(&mine)
                     .map_err(Error::from)
-                    .and_then(|_| formats::record_entry(rec, opts));
+                    .and_then(|_| formats::record_entry(f.record_in(&mine), opts));
                 match r {
                     Ok(e) => c.add_entry(&e, file, true, keep),
                     Err(err) => {
                         stop.store(true, Ordering::Relaxed);
-                        return (c, Some((index, err)));
+                        return (c, Some((f.index, err)));
                     }
                 }
             }
+            // Read: a mapped log's pages can go (a view kept for a representative
+            // maps them in again when read).
+            crate::par::release(mine.get(span).unwrap_or_default());
         }
     };
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..WORKERS).map(|_| s.spawn(worker)).collect();
+        let handles: Vec<_> = (0..workers()).map(|_| s.spawn(worker)).collect();
         // This thread walks the framing and feeds the workers.
         let mut frame_err = None;
         let mut batch = Vec::with_capacity(BATCH);
-        for r in Records::new(bytes).defer_data_check() {
+        // Frames, not views: the walk touches no reference count.
+        let mut frames = Records::new(bytes.clone()).defer_data_check();
+        while let Some(r) = frames.next_frame() {
             if stop.load(Ordering::Relaxed) {
                 break;
             }

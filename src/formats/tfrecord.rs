@@ -68,17 +68,22 @@ impl RawRecord {
     /// Checks the data against its stored CRC (for records read with
     /// [`Records::defer_data_check`]).
     pub fn verify(&self) -> Result<(), TfRecordError> {
-        let computed = masked_crc(&self.data);
-        if computed == self.stored_crc {
-            Ok(())
-        } else {
-            Err(TfRecordError::DataCrc {
-                record: self.index,
-                offset: self.offset,
-                stored: self.stored_crc,
-                computed,
-            })
-        }
+        check_data(self.index, self.offset, self.stored_crc, &self.data)
+    }
+}
+
+/// Checks a record's data against the CRC stored after it.
+fn check_data(record: usize, offset: usize, stored: u32, data: &[u8]) -> Result<(), TfRecordError> {
+    let computed = masked_crc(data);
+    if computed == stored {
+        Ok(())
+    } else {
+        Err(TfRecordError::DataCrc {
+            record,
+            offset,
+            stored,
+            computed,
+        })
     }
 }
 
@@ -145,7 +150,19 @@ impl Records {
         self.pos
     }
 
-    fn read_one(&mut self) -> Result<RawRecord, TfRecordError> {
+    /// Checks the next record's framing (and, unless deferred, its data) and steps
+    /// past it, giving where its data lies: no view of the buffer is made, so walking
+    /// a shared buffer touches no reference count.
+    pub(crate) fn next_frame(&mut self) -> Option<Result<Frame, TfRecordError>> {
+        if self.failed || self.pos >= self.buf.len() {
+            return None;
+        }
+        let r = self.read_frame();
+        self.failed = r.is_err();
+        Some(r)
+    }
+
+    fn read_frame(&mut self) -> Result<Frame, TfRecordError> {
         let record = self.index;
         let offset = self.pos;
         let rest = self.buf.get(offset..).unwrap_or_default();
@@ -180,8 +197,6 @@ impl Records {
         }
         // length + 4 <= available <= usize::MAX
         let length = length as usize;
-        let start = offset + HEADER_LEN;
-        let data = self.buf.slice(start..start + length);
         let footer = rest.get(HEADER_LEN + length..HEADER_LEN + length + FOOTER_LEN);
         let Some(footer) = footer else {
             // Unreachable: `needed <= available` was checked above.
@@ -193,19 +208,66 @@ impl Records {
                 available,
             });
         };
-        let stored_crc = le_u32(footer);
-        let rec = RawRecord {
+        let frame = Frame {
             index: record,
             offset,
-            data,
-            stored_crc,
+            length,
+            stored_crc: le_u32(footer),
         };
         if self.check_data {
-            rec.verify()?;
+            frame.verify(&self.buf)?;
         }
-        self.pos = start + length + FOOTER_LEN;
+        self.pos = frame.end();
         self.index += 1;
-        Ok(rec)
+        Ok(frame)
+    }
+}
+
+/// Where one record's data lies in its file: a [`RawRecord`] without the view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Frame {
+    /// Record number, from 0.
+    pub index: usize,
+    /// Byte offset of the record's header in the file.
+    pub offset: usize,
+    /// Bytes of data.
+    pub length: usize,
+    /// The masked CRC of the data stored in the file.
+    pub stored_crc: u32,
+}
+
+impl Frame {
+    fn data_offset(&self) -> usize {
+        self.offset + HEADER_LEN
+    }
+
+    /// Byte offset just past the record (its footer included).
+    pub fn end(&self) -> usize {
+        self.data_offset() + self.length + FOOTER_LEN
+    }
+
+    /// The record's data in `file`, the buffer it was read from (or another over the
+    /// same file).
+    pub fn data<'a>(&self, file: &'a [u8]) -> &'a [u8] {
+        let start = self.data_offset();
+        file.get(start..start + self.length).unwrap_or_default()
+    }
+
+    /// Checks the record's data in `file` (see [`Frame::data`]) against its stored CRC.
+    pub fn verify(&self, file: &[u8]) -> Result<(), TfRecordError> {
+        check_data(self.index, self.offset, self.stored_crc, self.data(file))
+    }
+
+    /// The record, its data a view of `file` (the buffer it was read from, or any
+    /// `Bytes` over the same file).
+    pub fn record_in(&self, file: &Bytes) -> RawRecord {
+        let start = self.data_offset();
+        RawRecord {
+            index: self.index,
+            offset: self.offset,
+            data: file.slice(start..start + self.length),
+            stored_crc: self.stored_crc,
+        }
     }
 }
 
@@ -213,12 +275,8 @@ impl Iterator for Records {
     type Item = Result<RawRecord, TfRecordError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed || self.pos >= self.buf.len() {
-            return None;
-        }
-        let r = self.read_one();
-        self.failed = r.is_err();
-        Some(r)
+        let frame = self.next_frame()?;
+        Some(frame.map(|f| f.record_in(&self.buf)))
     }
 }
 

@@ -421,19 +421,23 @@ fn count_fast(b: &[u8]) -> Option<usize> {
     let mut count = 0usize;
     // Continuation bytes since the last terminator.
     let mut run = 0u32;
-    let mut blocks = b.chunks_exact(BLOCK);
-    for block in &mut blocks {
-        match dense_block(block) {
-            // At most five carried in and three before the block's first terminator:
-            // no varint over nine bytes crosses into it.
-            Some((n, last)) if run <= 5 => {
-                count += n;
-                run = last.leading_zeros() / 8;
+    let whole = b.len() / BLOCK * BLOCK;
+    let (blocks, rest) = b.split_at(whole);
+    // Whole blocks a step, the step's pages given back once read (a mapped input).
+    for step in blocks.chunks(crate::par::RELEASE_STEP / BLOCK * BLOCK) {
+        for block in step.chunks_exact(BLOCK) {
+            match dense_block(block) {
+                // At most five carried in and three before the block's first terminator:
+                // no varint over nine bytes crosses into it.
+                Some((n, last)) if run <= 5 => {
+                    count += n;
+                    run = last.leading_zeros() / 8;
+                }
+                _ => count += count_words(block, &mut run)?,
             }
-            _ => count += count_words(block, &mut run)?,
         }
+        crate::par::release(step);
     }
-    let rest = blocks.remainder();
     let mut words = rest.chunks_exact(8);
     count += count_words_iter(&mut words, &mut run)?;
     for &x in words.remainder() {

@@ -25,7 +25,14 @@ def records(buf):
 
 def main(src, out, size_mb):
     recs = list(records(open(src, "rb").read()))
-    weights = list(range(1, len(recs) + 1))
+    n, written, counts = write_log(recs, list(range(1, len(recs) + 1)), out, size_mb)
+    print(json.dumps({"records": n, "bytes": written, "counts": counts}))
+
+
+def write_log(recs, weights, out, size_mb):
+    """Writes the framed records `recs`, record i with weight weights[i], in the fixed
+    pseudo-random order, until `out` holds `size_mb` MiB; returns (records, bytes,
+    times each record was written)."""
     pattern = [i for i, w in enumerate(weights) for _ in range(w)]
     limit = int(size_mb) * 1024 * 1024
     counts = [0] * len(recs)
@@ -40,7 +47,7 @@ def main(src, out, size_mb):
             written += len(recs[i])
             counts[i] += 1
             n += 1
-    print(json.dumps({"records": n, "bytes": written, "counts": counts}))
+    return n, written, counts
 
 
 if __name__ == "__main__":
