@@ -1,4 +1,120 @@
-#![doc = include_str!("../README.md")]
+//! Build, decode, compare and check the protobuf requests TensorFlow model services
+//! receive — Alibaba PAI-EAS TF processors and TF Serving — and their warm-up files.
+//!
+//! # The pipeline
+//!
+//! Bytes flow one way; each layer uses only the layers before it (`tests/layers.rs`
+//! checks the imports):
+//!
+//! ```text
+//! wire → model → decode / encode / builder → formats → analysis → render → CLI
+//! ```
+//!
+//! - **Where bytes enter.** [`io`] reads a file or standard input under a size cap.
+//!   [`wire`] holds the two wire formats ([`WireFormat`]), the prost types generated
+//!   from `proto/` and the descriptor set; [`decode()`], [`decode_as`] and
+//!   [`decode_with`] turn one message's bytes into the model, detecting EAS or TF
+//!   Serving and request or response. [`formats`] reads the files around messages
+//!   (TFRecord `PredictionLog` warm-ups, protobuf text, REST JSON, SavedModel signatures)
+//!   and says which kind a file is ([`formats::detect()`]).
+//! - **The neutral model** is at the crate root: a [`Message`] of [`Tensor`]s with a
+//!   [`Shape`], a [`DType`] and their [`Values`], the same for both wire formats, with no
+//!   I/O and no rendering. [`TFRequest`] builds one as the EAS Python SDK does, with
+//!   checks; [`encode()`] writes a model back out in either wire format.
+//! - **Where verdicts are made.** [`analysis`] holds pure functions from models to
+//!   findings ([`analysis::Finding`], each with a stable [`analysis::Code`]) and
+//!   reports: [`analysis::diff`] (warm-up against production requests),
+//!   [`analysis::check`] (a request against the model's signatures), [`analysis::lint`]
+//!   and the warm-up file rules. [`scan`] reads many files and logs on worker threads
+//!   into [`analysis::coverage`]'s tables; [`scrub`] blanks values out of a request.
+//! - **Where text is produced.** [`render`] writes models and reports to any
+//!   [`std::io::Write`]: a human summary, Python's protobuf text format, JSON and GitHub
+//!   annotations, with colour only when the caller asks for it.
+//! - **The command line** (`src/bin/tfreq/`, feature `cli`) parses arguments, reads and
+//!   writes files, shows progress and maps errors to exit codes. The network clients
+//!   (the `net` module, feature `net`) send requests to running services.
+//!
+//! Errors are [`Error`] ([`DecodeError`] and [`BuildError`] for the two ends).
+//!
+//! # Examples
+//!
+//! **Build** a request, as `eas_prediction.TFRequest` writes it, or for TF Serving:
+//!
+//! ```
+//! use tfreq::{DType, TFRequest, WireFormat};
+//!
+//! let mut req = TFRequest::new("serving_default");
+//! req.add_feed("images", &[1, 784], DType::Float, vec![0.5f32; 784])?;
+//! req.add_feed("keep_rate", &[], DType::Float, vec![1.0f32])?;
+//! req.add_fetch("sorted_labels");
+//! let eas: Vec<u8> = req.to_bytes()?;
+//! let tfs: Vec<u8> = req.to_tf_serving_bytes("seed")?;
+//! assert_eq!(tfreq::decode(&eas)?.wire, WireFormat::Eas);
+//! assert_eq!(tfreq::decode(&tfs)?.model_spec.unwrap().name, "seed");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! **Decode** a file whichever wire format wrote it:
+//!
+//! ```
+//! use tfreq::{DType, Kind, WireFormat};
+//!
+//! let bytes = tfreq::io::read_input("tests/data/eas/spec_vector.bin".as_ref())?;
+//! let msg = tfreq::decode(&bytes)?;
+//! assert_eq!((msg.wire, msg.kind), (WireFormat::Eas, Kind::Request));
+//! assert_eq!(msg.signature_name, "serving_default");
+//! let x = &msg.tensors[0];
+//! assert_eq!((x.name.as_str(), x.dtype.dtype()), ("x", Some(DType::Float)));
+//! assert_eq!(x.shape.sizes(), vec![1, 2]);
+//! assert_eq!(msg.fetches, ["y"]);
+//! # Ok::<(), tfreq::Error>(())
+//! ```
+//!
+//! **Diff** production traffic against a warm-up: a feed the warm-up never sent means
+//! the server builds a new executor on the first such request.
+//!
+//! ```
+//! use tfreq::analysis::diff::{diff, DiffOptions};
+//! use tfreq::analysis::{report::Verdict, Code};
+//! use tfreq::{DType, TFRequest};
+//!
+//! let mut warm = TFRequest::new("serving_default");
+//! warm.add_feed("x", &[1, 2], DType::Float, vec![1.0f32, 2.0])?;
+//! let mut prod = warm.clone();
+//! prod.add_feed("k", &[1], DType::Int32, vec![7i32])?;
+//! let (warm, prod) = (tfreq::decode(&warm.to_bytes()?)?, tfreq::decode(&prod.to_bytes()?)?);
+//! let report = diff(&[warm], &prod, &DiffOptions::default());
+//! assert_eq!(report.verdict, Verdict::NewExecutor);
+//! assert!(report.failed && report.findings().any(|f| f.code == Code::FeedAdded));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! **Check** a request against the model's signatures (here its GetModelMetadata JSON):
+//!
+//! ```
+//! use tfreq::analysis::check::{check, CheckOptions};
+//! use tfreq::analysis::{report::Verdict, Code};
+//! use tfreq::formats::savedmodel::read_model;
+//! use tfreq::{DType, TFRequest};
+//!
+//! let (model, _) = read_model("tests/data/models/seed.metadata.json".as_ref())?;
+//! let mut req = TFRequest::new("serving_default");
+//! req.add_feed("images", &[1, 784], DType::Int32, vec![1i32; 784])?; // the model wants DT_FLOAT
+//! let report = check(&tfreq::decode(&req.to_bytes()?)?, &model, &CheckOptions::default());
+//! assert_eq!(report.verdict, Verdict::Incompatible);
+//! assert!(report.findings().any(|f| f.code == Code::DtypeMismatch && f.name.as_deref() == Some("images")));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Features
+//!
+//! - `cli` (default): the `tfreq` binary — clap, terminal colour, progress bars, atomic
+//!   output files. `tfreq = { version = "…", default-features = false }` builds the
+//!   library alone.
+//! - `net` (default): the `net` module, clients for EAS and TF Serving (gRPC and
+//!   REST) over tonic and hyper.
+//! - `fuzzing`: the `fuzzing` module, the fuzz targets' bodies (for `fuzz/` and the
+//!   corpus replay test); not a stable API.
 #![warn(missing_docs)]
 #![warn(missing_debug_implementations)]
 
@@ -38,3 +154,8 @@ pub use model::{
     Scalar, Scope, Shape, Source, Tensor, UnknownField, Values, WireFormat, DEFAULT_SIGNATURE,
 };
 pub use num_complex::Complex;
+
+/// The README's Rust examples, run as doc tests (not part of the documentation).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
