@@ -26,7 +26,7 @@ pub mod eas;
 pub mod grpc;
 pub mod queue;
 pub mod rest;
-pub mod web;
+pub(crate) mod web;
 
 use std::fmt;
 use std::time::{Duration, Instant};

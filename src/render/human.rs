@@ -9,7 +9,7 @@ use crate::analysis::{Finding, Severity};
 use crate::model::{Elements, Fill, Kind, Message, Scalar, WireFormat};
 
 /// Colour codes, written only when the caller's stream keeps them (see `anstream`).
-pub mod style {
+pub(crate) mod style {
     /// Bold.
     pub const BOLD: &str = "\x1b[1m";
     /// Red.
