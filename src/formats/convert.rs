@@ -10,7 +10,7 @@
 //! What the target cannot carry — a dtype EAS lacks, TF Serving's `model_spec` name and
 //! version, `client_id` / `request_options` / `predict_streamed_options`, tensor
 //! `version_number`, dim names, unknown fields, records a bare file has no room for —
-//! is an [`Error::from(ErrorDetail::WouldLose)`] listing each item with where it is, unless the caller
+//! is an `Error::from(ErrorDetail::WouldLose)` listing each item with where it is, unless the caller
 //! allows a lossy conversion: then the output leaves those out and
 //! [`Converted::left_out`] lists them.
 //!
@@ -58,7 +58,7 @@ pub struct ConvertOptions {
     /// Scrub every request's values (see [`crate::scrub`]).
     pub scrub: Option<FillMode>,
     /// Write even when the target cannot carry everything, listing what was left out
-    /// in [`Converted::left_out`] (otherwise that is an [`Error::from(ErrorDetail::WouldLose)`]).
+    /// in [`Converted::left_out`] (otherwise that is an `Error::from(ErrorDetail::WouldLose)`).
     pub lossy: bool,
 }
 

@@ -507,7 +507,7 @@ impl Target {
 /// Encodes requests for `target`, keeping names, dtypes, shapes, fetches and values
 /// (converting EAS ↔ TF Serving as needed). A bare format holds exactly one request;
 /// anything the target cannot carry (a dtype EAS lacks, a TF Serving `model_spec`
-/// name going to EAS, unknown fields, ...) is an [`Error::from(ErrorDetail::WouldLose)`] naming each
+/// name going to EAS, unknown fields, ...) is an `Error::from(ErrorDetail::WouldLose)` naming each
 /// item ([`convert::fit`] lists them). [`convert::convert_file`] converts whole files,
 /// records of every kind included.
 ///
