@@ -27,29 +27,43 @@ impl PyFloat {
     /// the same float32, printed as `repr` prints that double (protobuf's
     /// `type_checkers.ToShortestFloat`).
     ///
-    /// Found from the shortest round-trip digits of the float32 (`zmij`, a Schubfach
-    /// implementation), which are Python's answer whenever they are also the float32
-    /// correctly rounded to that many digits; only where that is in doubt (within
-    /// 1e-6 of a rounding tie) or false (the asymmetric interval at a power of two)
-    /// does it run Python's loop exactly.
+    /// Python's loop itself, each step done in double arithmetic instead of formatting
+    /// and parsing text: the value correctly rounded to p digits ([`rounded_at`]), read
+    /// back as a double ([`as_double`]) and rounded to float32, as Python reads it
+    /// (twice rounded: the digits that read back straight to float32 are not always
+    /// Python's, in either direction — 0x15ae43fd and 0x15ae43fe). Only where the
+    /// rounding to p digits is in doubt (within 1e-6 of a tie) does it run the loop on
+    /// text ([`PyFloat::f32_exact`]).
     pub fn f32(v: f32) -> PyFloat {
         if let Some(p) = PyFloat::non_finite_or_zero(f64::from(v)) {
             return p;
         }
+        // The decimal exponent of |v|: that of its shortest round-trip digits, or one
+        // less where those rounded up to a power of ten.
         let mut z = zmij::Buffer::new();
-        let (sig, k, x) = digits(z.format_finite(v.abs()));
-        // Normal floats only: a subnormal's rounding interval is wider than 6 digits.
-        let fast = if k <= 6 {
-            v.is_normal()
+        let (_, _, shortest_x) = digits(z.format_finite(v.abs()));
+        let a = f64::from(v.abs());
+        let x = if a * pow10(5 - shortest_x) < 1e5 {
+            shortest_x - 1
         } else {
-            nearest_at(v, sig, k, x) == Some(true)
+            shortest_x
         };
-        // Python reads the digits back as a double and rounds that to float32: twice
-        // rounded, which can miss `v` where the digits parsed straight to float32 hit it
-        // (0x15ae43fd: "7.038531e-26" round-trips as float32, not through a double, so
-        // Python prints 7.0385307e-26).
-        if fast && as_double(sig, k, x).map(|d| d as f32 == v.abs()) == Some(true) {
-            return PyFloat::layout(v < 0.0, sig, k, x);
+        for p in 6..=9usize {
+            let Some((sig, x)) = rounded_at(a, p, x) else {
+                break;
+            };
+            match as_double(sig, p, x) {
+                Some(d) if d as f32 == v.abs() => {
+                    let (mut sig, mut k) = (sig, p);
+                    while sig % 10 == 0 && k > 1 {
+                        sig /= 10;
+                        k -= 1;
+                    }
+                    return PyFloat::layout(v < 0.0, sig, k, x);
+                }
+                Some(_) => {}
+                None => break,
+            }
         }
         PyFloat::f32_exact(v)
     }
@@ -233,22 +247,21 @@ fn digits(s: &str) -> (u64, usize, i32) {
     (sig, k, first.unwrap_or(0))
 }
 
-/// Whether `sig` (k digits, the first at 10^x) is the float32 `v` correctly rounded to
-/// k significant digits: `Some(true)` or `Some(false)` when the double-precision
-/// estimate is clear by a wide margin, `None` within 1e-6 of a tie.
-fn nearest_at(v: f32, sig: u64, k: usize, x: i32) -> Option<bool> {
-    // t = |v| scaled so that the k-th digit is the units: within about 3e-16 relative
-    // of the exact value (one rounding in the power of ten, one in the product), so
-    // within 1e-6 absolute for t < 1e9.
-    let t = f64::from(v.abs()) * pow10(k as i32 - 1 - x);
-    let off = (t - sig as f64).abs();
-    if off < 0.5 - 1e-6 {
-        Some(true)
-    } else if off > 0.5 + 1e-6 {
-        Some(false)
-    } else {
-        None
+/// `a` (positive, its first digit at 10^x) correctly rounded to p significant digits:
+/// (the p digits as an integer, the decimal exponent of the first, one more when the
+/// rounding carried to a power of ten). `None` within 1e-6 of a tie, where the double
+/// estimate cannot tell: t = a scaled so that the p-th digit is the units is within
+/// about 3e-16 relative of the exact value (one rounding in the power of ten, one in
+/// the product), so within 1e-6 absolute for t < 1e9.
+fn rounded_at(a: f64, p: usize, x: i32) -> Option<(u64, i32)> {
+    let t = a * pow10(p as i32 - 1 - x);
+    let floor = t.floor();
+    if ((t - floor) - 0.5).abs() < 1e-6 || !t.is_finite() {
+        return None;
     }
+    let r = t.round() as u64;
+    let top = 10u64.pow(p as u32);
+    Some(if r >= top { (top / 10, x + 1) } else { (r, x) })
 }
 
 /// `sig` (k digits, the first at 10^x) read as a double, correctly rounded as Python's
@@ -391,8 +404,10 @@ mod tests {
         }
         // Digits that round-trip as float32 but not through a double (found by
         // f32_all_bit_patterns).
-        check(0x15ae_43fd);
-        check(0x95ae_43fd);
+        for bits in [0x15ae_43fd, 0x15ae_43fe] {
+            check(bits);
+            check(1 << 31 | bits);
+        }
     }
 
     #[test]
