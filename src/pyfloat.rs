@@ -247,19 +247,41 @@ fn digits(s: &str) -> (u64, usize, i32) {
     (sig, k, first.unwrap_or(0))
 }
 
-/// `a` (positive, its first digit at 10^x) correctly rounded to p significant digits:
-/// (the p digits as an integer, the decimal exponent of the first, one more when the
-/// rounding carried to a power of ten). `None` within 1e-6 of a tie, where the double
-/// estimate cannot tell: t = a scaled so that the p-th digit is the units is within
-/// about 3e-16 relative of the exact value (one rounding in the power of ten, one in
-/// the product), so within 1e-6 absolute for t < 1e9.
+/// `a` (positive, its first digit at 10^x) correctly rounded to p significant digits,
+/// ties to even as C's `printf` rounds them: (the p digits as an integer, the decimal
+/// exponent of the first, one more when the rounding carried to a power of ten).
+///
+/// t = a scaled so that the p-th digit is the units is within about 3e-16 relative of
+/// the exact value (at most one rounding in the power of ten, one in the product), so
+/// within 1e-6 absolute for t < 1e9. Within 1e-6 of a tie it must be exact to decide:
+/// it is when the power of ten is (|n| <= 22) and the product or quotient lost nothing
+/// (checked with a fused multiply-add), as for 123456.5 at 6 digits; `None` otherwise.
 fn rounded_at(a: f64, p: usize, x: i32) -> Option<(u64, i32)> {
-    let t = a * pow10(p as i32 - 1 - x);
-    let floor = t.floor();
-    if ((t - floor) - 0.5).abs() < 1e-6 || !t.is_finite() {
+    let n = p as i32 - 1 - x;
+    let pw = pow10(n.abs());
+    let t = if n >= 0 { a * pw } else { a / pw };
+    if !t.is_finite() {
         return None;
     }
-    let r = t.round() as u64;
+    let floor = t.floor();
+    let r = if ((t - floor) - 0.5).abs() < 1e-6 {
+        let exact = n.abs() <= 22
+            && if n >= 0 {
+                a.mul_add(pw, -t) == 0.0
+            } else {
+                t.mul_add(pw, -a) == 0.0
+            };
+        if !exact {
+            return None;
+        }
+        if t - floor == 0.5 {
+            (floor as u64).next_multiple_of(2)
+        } else {
+            t.round() as u64
+        }
+    } else {
+        t.round() as u64
+    };
     let top = 10u64.pow(p as u32);
     Some(if r >= top { (top / 10, x + 1) } else { (r, x) })
 }
@@ -404,6 +426,10 @@ mod tests {
         }
         // Digits that round-trip as float32 but not through a double (found by
         // f32_all_bit_patterns).
+        // Exact decimal ties at 6 digits (123456.5), which C's printf rounds to even.
+        for h in (0..2_000_000u32).step_by(7) {
+            check((h as f32 * 0.5).to_bits());
+        }
         for bits in [0x15ae_43fd, 0x15ae_43fe] {
             check(bits);
             check(1 << 31 | bits);
