@@ -26,7 +26,7 @@
 
 use bytes::Bytes;
 
-use crate::dtype::{DTypeCode, ValueField};
+use crate::dtype::{DTypeCode, Storage, ValueField};
 use crate::error::{DecodeError, DecodeErrorKind, Error, ErrorDetail};
 use crate::fields::{
     array_proto, array_shape, dim, eas_request, eas_response, int64_value, map_entry, model_spec,
@@ -711,20 +711,14 @@ fn tensor(
 }
 
 fn new_acc(vf: ValueField) -> Acc {
-    match vf {
-        ValueField::Float | ValueField::SComplex => Acc::Fixed {
+    match vf.storage() {
+        Storage::Fixed(size) => Acc::Fixed {
             chunks: Vec::new(),
-            size: 4,
+            size,
         },
-        ValueField::Double | ValueField::DComplex => Acc::Fixed {
-            chunks: Vec::new(),
-            size: 8,
-        },
-        ValueField::String | ValueField::ResourceHandle | ValueField::Variant => {
-            Acc::Bytes(Vec::new())
-        }
-        ValueField::Float8 => Acc::Single(Bytes::new()),
-        _ => Acc::Varint(Vec::new()),
+        Storage::Bytes => Acc::Bytes(Vec::new()),
+        Storage::Single => Acc::Single(Bytes::new()),
+        Storage::Varint => Acc::Varint(Vec::new()),
     }
 }
 

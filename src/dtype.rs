@@ -181,6 +181,31 @@ impl ValueField {
             .into_iter()
             .find(|f| f.eas_number() == Some(n))
     }
+
+    /// How the field's elements travel: what a reader accepts for it.
+    pub(crate) fn storage(self) -> Storage {
+        match self {
+            ValueField::Float | ValueField::SComplex => Storage::Fixed(4),
+            ValueField::Double | ValueField::DComplex => Storage::Fixed(8),
+            ValueField::String | ValueField::ResourceHandle | ValueField::Variant => Storage::Bytes,
+            ValueField::Float8 => Storage::Single,
+            _ => Storage::Varint,
+        }
+    }
+}
+
+/// How a value field's elements travel on the wire ([`ValueField::storage`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Storage {
+    /// Fixed-size little-endian elements of this many bytes: packed (a length-delimited
+    /// run) or one per fixed32 / fixed64 field.
+    Fixed(usize),
+    /// Varints: packed, or one per varint field.
+    Varint,
+    /// One length-delimited field per element.
+    Bytes,
+    /// One length-delimited field holding every element (a byte each).
+    Single,
 }
 
 /// The two 16-bit float dtypes, whose elements travel as bit patterns in

@@ -4,13 +4,16 @@
 //! [`count_files`] reads bare request files, TF Serving TFRecord `PredictionLog` logs,
 //! text-format requests and (with dtypes, [`count_files_with`]) REST JSON lines. One
 //! worker per core (`workers`) shares out the files. A TFRecord log is streamed: the
-//! file is memory-mapped, one thread walks the framing (8-byte length checks only) and
-//! hands batches of record positions to the workers, which check the data CRC, decode
-//! (zero-copy views under a reference count of their own) and count into their own
-//! tables; nothing but the per-key counts (and one
-//! representative request per key) is kept, so memory stays bounded whatever the log's
-//! size. Results do not depend on thread timing: counts are sums, and the
-//! representative of a key is its first occurrence in file order.
+//! file is memory-mapped and cut into parts of 16 MiB, each starting at a record found
+//! by its framing; the workers walk the parts (framing, data CRC), read each record's
+//! key from its borrowed bytes (`fingerprint`; a record is decoded in full only the
+//! first time its key is met, or when the fast reading declines it) and count into
+//! their own tables, giving back each part's pages once read. Nothing but the per-key
+//! counts (and one representative request per key) is kept, so memory stays bounded
+//! whatever the log's size. Results do not depend on thread timing: counts are sums,
+//! the representative of a key is its first occurrence in file order, and a log whose
+//! parts do not tile it exactly (damage, or a start found inside data) is walked again
+//! from its start on one thread, which names its first bad record.
 //!
 //! ```
 //! let files = ["tests/data/eas/faq_prod.bin", "tests/data/eas/faq_prod_reordered.bin",
@@ -23,26 +26,26 @@
 //! # Ok::<(), tfreq::Error>(())
 //! ```
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::OnceLock;
 
 use bytes::Bytes;
 
-use crate::analysis::coverage::{KeyCounts, Origin};
+use crate::analysis::coverage::{KeyCounts, KeyStat, Origin};
+use crate::analysis::key::ShapeKey;
 use crate::analysis::report::Unreadable;
 use crate::decode::DecodeOptions;
 use crate::error::{Error, ErrorDetail};
 use crate::formats::detect::{self, InputFormat, Source};
 use crate::formats::rest_json::{self, Dtypes};
-use crate::formats::tfrecord::{Frame, Records};
-use crate::formats::{self, ContainerKind, Hint};
-use crate::model::WireFormat;
+use crate::formats::tfrecord::{self, Records};
+use crate::formats::{self, ContainerKind, Content, Hint};
+use crate::model::{Message, WireFormat};
 
-/// Records per batch handed to a worker.
-const BATCH: usize = 512;
-/// Batches in flight: bounds memory to a few thousand record slices.
-const IN_FLIGHT: usize = 4;
+mod fingerprint;
+
 /// Worker threads when the number of cores cannot be learnt (the machine tfreq is
 /// written for has two cores).
 pub(crate) const WORKERS: usize = 2;
@@ -238,6 +241,53 @@ fn count_source(bytes: Bytes, file: usize, src: &Source, keep: bool) -> Result<K
     Ok(c)
 }
 
+/// A worker's counts by print ([`fingerprint`]): a record whose print was seen
+/// before is counted without being decoded.
+#[derive(Default)]
+struct Seen {
+    by_print: HashMap<Vec<u8>, KeyEntry>,
+}
+
+/// One print's key and count, as [`KeyCounts`] keeps them.
+struct KeyEntry {
+    key: ShapeKey,
+    stat: KeyStat,
+}
+
+impl Seen {
+    /// Counts a request of a print seen before (records reach a worker in file
+    /// order, so its first is already the earliest); `false` for a new print.
+    fn count(&mut self, print: &[u8]) -> bool {
+        match self.by_print.get_mut(print) {
+            Some(e) => {
+                e.stat.count += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Counts the first request of a new print, decoded in full as `m`.
+    fn insert(&mut self, print: &[u8], m: &Message, at: Origin, keep: bool) {
+        let stat = KeyStat {
+            count: 1,
+            first: at,
+            representative: keep.then(|| m.clone()),
+        };
+        let key = ShapeKey::of(m);
+        self.by_print.insert(print.to_vec(), KeyEntry { key, stat });
+    }
+
+    /// `c` with these counts added.
+    fn into_counts(self, mut c: KeyCounts) -> KeyCounts {
+        for (_, e) in self.by_print {
+            c.requests += e.stat.count;
+            c.add_stat(e.key, e.stat);
+        }
+        c
+    }
+}
+
 /// The buffer of a file, shared by its workers under one reference count per worker:
 /// slicing a [`Bytes`] bumps its count, and one count shared by every core would
 /// bounce its cache line between them on each record's every field.
@@ -250,83 +300,344 @@ impl AsRef<[u8]> for Share {
 }
 
 fn count_tfrecord(bytes: Bytes, file: usize, keep: bool) -> Result<KeyCounts, Error> {
-    let (tx, rx) = mpsc::sync_channel::<Vec<Frame>>(IN_FLIGHT);
-    let rx = Mutex::new(rx);
-    let stop = AtomicBool::new(false);
-    let opts = DecodeOptions::default();
-    let worker = || -> (KeyCounts, Option<(usize, Error)>) {
-        let mine = Bytes::from_owner(Share(bytes.clone()));
-        let mut c = KeyCounts::default();
-        loop {
-            let batch = match rx.lock() {
-                Ok(r) => r.recv(),
-                Err(_) => return (c, None),
-            };
-            let Ok(batch) = batch else {
-                return (c, None);
-            };
-            let span = match (batch.first(), batch.last()) {
-                (Some(a), Some(b)) => a.offset..b.end(),
-                _ => 0..0,
-            };
-            for f in batch {
-                let r = f
-                    .verify(&mine)
-                    .map_err(Error::from)
-                    .and_then(|_| formats::record_entry(f.record_in(&mine), opts));
-                match r {
-                    Ok(e) => c.add_entry(&e, file, true, keep),
-                    Err(err) => {
-                        stop.store(true, Ordering::Relaxed);
-                        return (c, Some((f.index, err)));
-                    }
-                }
-            }
-            // Read: a mapped log's pages can go (a view kept for a representative
-            // maps them in again when read).
-            crate::par::release(mine.get(span).unwrap_or_default());
+    count_tfrecord_in(bytes, file, keep, CHUNK)
+}
+
+/// [`count_tfrecord`] in parts of `chunk` bytes (smaller in tests).
+///
+/// Part `k` is walked from the first record that starts in its first [`SYNC_WINDOW`]
+/// bytes, found by its framing ([`tfrecord::sync_at`]), up to where the next part that
+/// has one starts. Each start is looked for once, by the first worker that needs it,
+/// before the walks that read those pages and give them back. The walks must tile the
+/// file exactly (each lands on its end, the last on the end of the file) and meet no
+/// error; otherwise (a damaged file, or a start found by chance inside data) the file is
+/// walked again from its start on this thread, which names the first bad record exactly
+/// as a plain walk does.
+fn count_tfrecord_in(
+    bytes: Bytes,
+    file: usize,
+    keep: bool,
+    chunk: usize,
+) -> Result<KeyCounts, Error> {
+    let n = bytes.len();
+    let chunk = chunk.max(1);
+    let parts = (n / chunk).max(1);
+    // Where part k's walk starts: `None` when no record starts near its beginning.
+    // Each is looked for once, by the first worker that needs it.
+    let found: Vec<OnceLock<Option<usize>>> = (0..parts).map(|_| OnceLock::new()).collect();
+    let start_of = |buf: &[u8], k: usize| -> Option<usize> {
+        match (k, found.get(k)) {
+            (0, _) => Some(0),
+            (_, None) => Some(n),
+            (k, Some(f)) => *f.get_or_init(|| {
+                let from = k * chunk;
+                let found = tfrecord::sync_at(buf, from, from + SYNC_WINDOW.min(chunk));
+                // The search's reads may have mapped pages around it (the kernel maps
+                // a whole large folio on a fault): give them back; the walks map what
+                // they read again.
+                let around = from.saturating_sub(FOLIO)..(from + SYNC_WINDOW + FOLIO).min(n);
+                crate::par::release(buf.get(around).unwrap_or_default());
+                found
+            }),
         }
     };
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers()).map(|_| s.spawn(worker)).collect();
-        // This thread walks the framing and feeds the workers.
-        let mut frame_err = None;
-        let mut batch = Vec::with_capacity(BATCH);
-        // Frames, not views: the walk touches no reference count.
-        let mut frames = Records::new(bytes.clone()).defer_data_check();
-        while let Some(r) = frames.next_frame() {
-            if stop.load(Ordering::Relaxed) {
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let worker = || -> Vec<(usize, Option<Result<Part, Error>>)> {
+        // A reference count of this worker's own (see `Share`).
+        let mine = Bytes::from_owner(Share(bytes.clone()));
+        let mut out = Vec::new();
+        while !stop.load(Ordering::Relaxed) {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k >= parts {
                 break;
             }
-            match r {
-                Ok(rec) => {
-                    batch.push(rec);
-                    if batch.len() == BATCH {
-                        let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                        if tx.send(full).is_err() {
-                            break;
-                        }
-                    }
-                }
-                Err(e) => {
-                    frame_err = Some((e.record(), Error::from(e)));
-                    break;
+            let Some(from) = start_of(&mine, k) else {
+                out.push((k, None));
+                continue;
+            };
+            let to = (k + 1..=parts)
+                .find_map(|j| start_of(&mine, j))
+                .unwrap_or(n);
+            let r = walk(&mine, from, to, file, keep, &stop);
+            if !matches!(&r, Ok(p) if !p.damaged) {
+                stop.store(true, Ordering::Relaxed);
+            }
+            out.push((k, Some(r)));
+        }
+        out
+    };
+    let threads = workers().min(parts);
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads).map(|_| s.spawn(worker)).collect();
+        handles.into_iter().map(|h| h.join()).collect()
+    });
+    // Each part: walked and whole (`Some(Some)`), without a start (`Some(None)`).
+    let mut done: Vec<Option<Option<Part>>> = (0..parts).map(|_| None).collect();
+    let mut whole = true;
+    for r in results {
+        let Ok(list) = r else {
+            whole = false;
+            continue;
+        };
+        for (k, p) in list {
+            match p {
+                None => done[k] = Some(None),
+                Some(Ok(p)) if !p.damaged => done[k] = Some(Some(p)),
+                Some(_) => whole = false,
+            }
+        }
+    }
+    if !whole || done.iter().any(Option::is_none) {
+        // Damaged, or a part's start was not a record boundary: one plain walk.
+        #[cfg(test)]
+        tests::PLAIN_WALKS.with(|w| w.set(w.get() + 1));
+        let p = walk(&bytes, 0, n, file, keep, &AtomicBool::new(false))?;
+        return Ok(p.counts);
+    }
+    // Record numbers: each part's are counted from its start.
+    let mut total = KeyCounts::default();
+    let mut before = 0usize;
+    for p in done.into_iter().flatten().flatten() {
+        let mut c = p.counts;
+        for s in c.keys.values_mut() {
+            s.first.entry += before;
+        }
+        before += p.records;
+        total.merge(c);
+    }
+    Ok(total)
+}
+
+/// Parts of a log walked by one worker at a time.
+const CHUNK: usize = 16 << 20;
+/// How far past a part's nominal start its first record is looked for.
+const SYNC_WINDOW: usize = 256 << 10;
+/// The largest run of pages one fault of a file mapping maps (a PMD-sized page-cache
+/// folio on x86-64), released around each search for a part's start.
+const FOLIO: usize = 2 << 20;
+
+/// One part of a log, walked.
+struct Part {
+    counts: KeyCounts,
+    /// Records walked.
+    records: usize,
+    /// The walk did not land on its end (stopped early, or a record ran past it).
+    damaged: bool,
+}
+
+/// Counts the records from byte `from` (a record boundary) up to the first record that
+/// starts at or past `to`; record numbers in origins and errors count from `from`
+/// (exact when `from` is 0). The first error met ends the walk.
+fn walk(
+    file_bytes: &Bytes,
+    from: usize,
+    to: usize,
+    file: usize,
+    keep: bool,
+    stop: &AtomicBool,
+) -> Result<Part, Error> {
+    let opts = DecodeOptions::default();
+    let mut c = KeyCounts::default();
+    let mut seen = Seen::default();
+    let mut print = Vec::new();
+    let mut frames = Records::starting_at(file_bytes.clone(), from).defer_data_check();
+    let mut records = 0usize;
+    let mut released = from;
+    while frames.offset() < to {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let Some(f) = frames.next_frame() else { break };
+        let f = f.map_err(Error::from)?;
+        records += 1;
+        f.verify(file_bytes).map_err(Error::from)?;
+        let at = Origin {
+            file,
+            entry: f.index,
+            record: true,
+        };
+        let printed = fingerprint::print(f.data(file_bytes), &mut print);
+        if !(printed && seen.count(&print)) {
+            // A new print, or a record the fast reading leaves to the full one.
+            let e = formats::record_entry(f.record_in(file_bytes), opts)?;
+            match &e.content {
+                Content::Message(m) if printed => seen.insert(&print, m, at, keep),
+                _ => c.add_entry(&e, file, true, keep),
+            }
+        }
+        // Read: a mapped log's pages can go (a view kept for a representative maps
+        // them in again when read).
+        let here = frames.offset();
+        if here - released >= crate::par::RELEASE_STEP {
+            crate::par::release(file_bytes.get(released..here).unwrap_or_default());
+            released = here;
+        }
+    }
+    crate::par::release(
+        file_bytes
+            .get(released..frames.offset())
+            .unwrap_or_default(),
+    );
+    Ok(Part {
+        counts: seen.into_counts(c),
+        records,
+        damaged: frames.offset() != to,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::prediction_log::encode_predict_log;
+    use crate::formats::tfrecord::{frame, write_record};
+
+    thread_local! {
+        /// Logs this thread walked again in one part after their parts failed to tile them.
+        pub(super) static PLAIN_WALKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    fn data(name: &str) -> Vec<u8> {
+        std::fs::read(format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    /// What a count says, in a comparable form: totals, and per key its count, first
+    /// origin and representative.
+    fn summary(r: Result<KeyCounts, Error>) -> Result<String, String> {
+        let c = r.map_err(|e| e.to_string())?;
+        let mut keys: Vec<String> = c
+            .keys
+            .iter()
+            .map(|(k, s)| format!("{k:?} {} {:?} {:?}", s.count, s.first, s.representative))
+            .collect();
+        keys.sort();
+        Ok(format!("{} {} {keys:?}", c.requests, c.skipped))
+    }
+
+    /// The count in one part: the plain walk the parts must agree with.
+    fn plain(log: &[u8], keep: bool) -> Result<String, String> {
+        summary(count_tfrecord_in(
+            Bytes::copy_from_slice(log),
+            0,
+            keep,
+            usize::MAX,
+        ))
+    }
+
+    fn parted(log: &[u8], keep: bool, chunk: usize) -> Result<String, String> {
+        summary(count_tfrecord_in(
+            Bytes::copy_from_slice(log),
+            0,
+            keep,
+            chunk,
+        ))
+    }
+
+    /// Predict logs of the test requests, a classify log and a log whose response holds
+    /// framed records (a start found by chance inside data).
+    fn records() -> Vec<Vec<u8>> {
+        let mut v: Vec<Vec<u8>> = [
+            "tfs/faq_prod.bin",
+            "tfs/faq_prod_batch4.bin",
+            "tfs/seed_typed.bin",
+            "tfs/seed_content.bin",
+        ]
+        .iter()
+        .map(|f| encode_predict_log(&data(f)))
+        .collect();
+        v.push(vec![0x12, 0x00]); // classify_log {}
+                                  // predict_log { request, response: two framed records }
+        let inner = frame([&v[0][..], &v[1][..]]);
+        let mut body = Vec::new();
+        crate::wire::put_bytes_field(&mut body, 1, &data("tfs/faq_prod.bin"));
+        crate::wire::put_bytes_field(&mut body, 2, &inner);
+        let mut log = Vec::new();
+        crate::wire::put_bytes_field(&mut log, 6, &body);
+        v.push(log);
+        v
+    }
+
+    #[test]
+    fn parts_count_as_one_walk_does() {
+        for name in [
+            "values/warmup_1000.tfrecord",
+            "tfrecord/warmup_mixed.tfrecord",
+        ] {
+            let log = data(name);
+            for keep in [false, true] {
+                let want = plain(&log, keep);
+                assert!(want.is_ok(), "{name}: {want:?}");
+                for chunk in [1, 7, 100, 1000, 4096] {
+                    assert_eq!(
+                        parted(&log, keep, chunk),
+                        want,
+                        "{name} in parts of {chunk}"
+                    );
                 }
             }
         }
-        if !batch.is_empty() {
-            let _ = tx.send(batch);
+    }
+
+    #[test]
+    fn keys_first_met_in_later_parts_keep_their_record_numbers() {
+        let recs = records();
+        let mut log = Vec::new();
+        for i in 0..300 {
+            write_record(&mut log, &recs[usize::from(i % 50 == 49)]);
         }
-        drop(tx);
-        let mut total = KeyCounts::default();
-        let mut errors: Vec<(usize, Error)> = frame_err.into_iter().collect();
-        for h in handles {
-            merge_worker(&mut total, &mut errors, h.join());
+        write_record(&mut log, &recs[2]);
+        write_record(&mut log, &recs[3]);
+        let want = plain(&log, true);
+        let walks = PLAIN_WALKS.with(|w| w.get());
+        assert_eq!(parted(&log, true, 4000), want);
+        let c = count_tfrecord_in(Bytes::from(log), 0, false, 4000).unwrap();
+        let mut firsts: Vec<usize> = c.keys.values().map(|s| s.first.entry).collect();
+        firsts.sort();
+        assert_eq!(firsts, [0, 49, 300]); // seed_typed and seed_content share a key
+                                          // Both were counted in parts, not by the walk that stands in for them.
+        assert_eq!(PLAIN_WALKS.with(|w| w.get()), walks);
+    }
+
+    #[test]
+    fn damaged_logs_name_the_same_first_bad_record() {
+        for name in ["flipped", "truncated"] {
+            let log = data(&format!("tfrecord/tfreq_written/damaged/{name}.tfrecord"));
+            let want = plain(&log, false);
+            assert!(want.is_err(), "{name}");
+            for chunk in [1, 50, 300] {
+                assert_eq!(
+                    parted(&log, false, chunk),
+                    want,
+                    "{name} in parts of {chunk}"
+                );
+            }
         }
-        // Report the first bad record in file order, whichever thread met it.
-        match errors.into_iter().min_by_key(|(i, _)| *i) {
-            Some((_, e)) => Err(e),
-            None => Ok(total),
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Any sequence of records, cut anywhere, damaged or not: the parts say what one
+        /// walk says, errors included.
+        #[test]
+        fn any_log_in_any_parts_counts_as_one_walk(
+            order in proptest::collection::vec(
+                proptest::prop_oneof![10 => 0usize..5, 1 => proptest::strategy::Just(5usize)],
+                1..40,
+            ),
+            chunk in 1usize..3000,
+            damage in proptest::option::weighted(0.3, (0usize..1 << 20, 1u8..=255)),
+            keep: bool,
+        ) {
+            let recs = records();
+            let mut log = Vec::new();
+            for &i in &order {
+                write_record(&mut log, &recs[i]);
+            }
+            if let Some((at, x)) = damage {
+                let at = at % log.len();
+                log[at] ^= x;
+            }
+            proptest::prop_assert_eq!(parted(&log, keep, chunk), plain(&log, keep));
         }
-    })
+    }
 }

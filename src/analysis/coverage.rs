@@ -124,17 +124,23 @@ impl KeyCounts {
         self.requests += other.requests;
         self.skipped += other.skipped;
         for (k, s) in other.keys {
-            match self.keys.get_mut(&k) {
-                Some(m) => {
-                    m.count += s.count;
-                    if s.first < m.first {
-                        m.first = s.first;
-                        m.representative = s.representative;
-                    }
+            self.add_stat(k, s);
+        }
+    }
+
+    /// Adds `s.count` requests of key `k` already counted elsewhere (their first at
+    /// `s.first`) to the key's count; [`KeyCounts::requests`] is the caller's to add.
+    pub fn add_stat(&mut self, k: ShapeKey, s: KeyStat) {
+        match self.keys.get_mut(&k) {
+            Some(m) => {
+                m.count += s.count;
+                if s.first < m.first {
+                    m.first = s.first;
+                    m.representative = s.representative;
                 }
-                None => {
-                    self.keys.insert(k, s);
-                }
+            }
+            None => {
+                self.keys.insert(k, s);
             }
         }
     }

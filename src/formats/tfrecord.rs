@@ -73,8 +73,21 @@ impl RawRecord {
 }
 
 /// Checks a record's data against the CRC stored after it.
+///
+/// Data larger than [`crate::par::RELEASE_STEP`] is checked a step at a time, each
+/// step's pages given back once read when it lies in a mapped input (so checking a
+/// gigabyte record keeps a resident set of megabytes).
 fn check_data(record: usize, offset: usize, stored: u32, data: &[u8]) -> Result<(), TfRecordError> {
-    let computed = masked_crc(data);
+    let computed = if data.len() <= crate::par::RELEASE_STEP {
+        masked_crc(data)
+    } else {
+        let mut crc = 0;
+        for step in data.chunks(crate::par::RELEASE_STEP) {
+            crc = crc32c::crc32c_append(crc, step);
+            crate::par::release(step);
+        }
+        mask(crc)
+    };
     if computed == stored {
         Ok(())
     } else {
@@ -114,6 +127,28 @@ pub fn is_tfrecord(bytes: &[u8]) -> bool {
     }
 }
 
+/// Where a record whose header passes its check, and whose successor's header does too
+/// (or which ends the buffer), starts: the first such offset in `from..to`, looked for
+/// byte by byte. A place to start walking a file from its middle: two length checksums
+/// that hold by chance inside data are a 1 in 2^64 event, and a caller still checks that
+/// the walk from the start of the file lands on it ([`Records::starting_at`]).
+pub(crate) fn sync_at(buf: &[u8], from: usize, to: usize) -> Option<usize> {
+    let header_ok = |p: usize| -> Option<usize> {
+        let len = le_u64(buf.get(p..p.checked_add(8)?)?);
+        let crc = le_u32(buf.get(p + 8..p + HEADER_LEN)?);
+        if masked_crc(buf.get(p..p + 8)?) != crc {
+            return None;
+        }
+        // The record's end, if the buffer holds it.
+        let end = usize::try_from(len)
+            .ok()?
+            .checked_add(p + HEADER_LEN + FOOTER_LEN)?;
+        (end <= buf.len()).then_some(end)
+    };
+    (from..to.min(buf.len()))
+        .find(|&p| header_ok(p).is_some_and(|next| next == buf.len() || header_ok(next).is_some()))
+}
+
 /// Iterates the records of a TFRecord file lazily, checking each as it goes. After the
 /// first error it yields nothing more.
 #[derive(Debug, Clone)]
@@ -134,6 +169,15 @@ impl Records {
             index: 0,
             failed: false,
             check_data: true,
+        }
+    }
+
+    /// Records from byte `offset` of `buf` on, numbered from 0 there: a walk of part of
+    /// a file from a record boundary (see [`sync_at`]).
+    pub(crate) fn starting_at(buf: Bytes, offset: usize) -> Self {
+        Records {
+            pos: offset,
+            ..Records::new(buf)
         }
     }
 

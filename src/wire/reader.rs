@@ -366,6 +366,12 @@ pub fn count_varints(b: &[u8], base: usize) -> Result<usize, DecodeError> {
     }
 }
 
+/// Whether `b` is a packed run of varints [`packed_varints`] reads without error,
+/// checked on this thread without decoding it.
+pub(crate) fn valid_varints(b: &[u8]) -> bool {
+    count_fast(b).is_some()
+}
+
 /// The count over `pieces` pieces, each on its own (scoped) thread, or `None` when the
 /// bytes are not a valid packed run.
 ///
