@@ -1078,7 +1078,8 @@ impl Elements<'_> {
     }
 
     /// Whether both store their values as equal runs of wire bytes of one encoding
-    /// (see [`Elements::stored_run`]), with the same fill and stored count: then, for
+    /// (see [`Elements::stored_run`]), or as equal decoded values of one field, with the
+    /// same fill and stored count: then, for
     /// tensors of one dtype and shape, they hold equal values. Runs of
     /// 16 MiB and up are compared on several threads (one piece per core). `false` says nothing: compare element by element.
     ///
@@ -1097,6 +1098,37 @@ impl Elements<'_> {
         }
         match (self.stored_run(), other.stored_run()) {
             (Some((kx, x)), Some((ky, y))) => kx == ky && crate::par::bytes_eq(x, y),
+            _ => self.same_owned(other),
+        }
+    }
+
+    /// Both hold their values in the same field, decoded, and those are equal (floats
+    /// by bit pattern): a slice comparison instead of an element-by-element read.
+    fn same_owned(&self, other: &Elements<'_>) -> bool {
+        let (Source::Field(f), Source::Field(g)) = (self.source, other.source) else {
+            return false;
+        };
+        let bits32 = |a: &[f32], b: &[f32]| {
+            a.iter()
+                .map(|x| x.to_bits())
+                .eq(b.iter().map(|x| x.to_bits()))
+        };
+        let bits64 = |a: &[f64], b: &[f64]| {
+            a.iter()
+                .map(|x| x.to_bits())
+                .eq(b.iter().map(|x| x.to_bits()))
+        };
+        match (self.tensor.field(f), other.tensor.field(g)) {
+            _ if f != g => false,
+            (Some(Values::I32(Ints::Vec(a))), Some(Values::I32(Ints::Vec(b)))) => a == b,
+            (Some(Values::I64(Ints::Vec(a))), Some(Values::I64(Ints::Vec(b)))) => a == b,
+            (Some(Values::U32(Ints::Vec(a))), Some(Values::U32(Ints::Vec(b)))) => a == b,
+            (Some(Values::U64(Ints::Vec(a))), Some(Values::U64(Ints::Vec(b)))) => a == b,
+            (Some(Values::Bool(a)), Some(Values::Bool(b))) => a == b,
+            (Some(Values::Bytes(a)), Some(Values::Bytes(b))) => a == b,
+            (Some(Values::Raw(a)), Some(Values::Raw(b))) => a == b,
+            (Some(Values::F32(Elems::Vec(a))), Some(Values::F32(Elems::Vec(b)))) => bits32(a, b),
+            (Some(Values::F64(Elems::Vec(a))), Some(Values::F64(Elems::Vec(b)))) => bits64(a, b),
             _ => false,
         }
     }
@@ -1268,6 +1300,39 @@ mod tests {
         assert_eq!(short_bytes(b"a\nb"), r"a\nb"); // a newline
         assert_eq!(short_bytes(br"a\nb"), r"a\\nb"); // a backslash and an n
         assert_eq!(short_bytes(b"say \"hi\"\xff"), r#"say \"hi\"\xff"#);
+    }
+
+    #[test]
+    fn decoded_values_compare_whole_and_floats_by_bit_pattern() {
+        let t = |v: Values, f: ValueField, d: crate::DType| {
+            let mut t = Tensor::new("x", d, Shape::from_sizes(&[2]));
+            t.fields.push((f, v));
+            t
+        };
+        let f32s = |v: Vec<f32>| {
+            t(
+                Values::F32(Elems::Vec(v)),
+                ValueField::Float,
+                crate::DType::Float,
+            )
+        };
+        let i32s = |v: Vec<i32>| {
+            t(
+                Values::I32(Ints::Vec(v)),
+                ValueField::Int,
+                crate::DType::Int32,
+            )
+        };
+        let same = |a: &Tensor, b: &Tensor| {
+            a.elements(WireFormat::TfServing)
+                .same_stored_run(&b.elements(WireFormat::TfServing))
+        };
+        assert!(same(&f32s(vec![1.0, f32::NAN]), &f32s(vec![1.0, f32::NAN])));
+        assert!(!same(&f32s(vec![0.0, 1.0]), &f32s(vec![-0.0, 1.0])));
+        assert!(same(&i32s(vec![3, 4]), &i32s(vec![3, 4])));
+        assert!(!same(&i32s(vec![3, 4]), &i32s(vec![3, 5])));
+        // Another field is not compared here (the caller reads element by element).
+        assert!(!same(&i32s(vec![0, 0]), &f32s(vec![0.0, 0.0])));
     }
 
     use super::*;
