@@ -549,10 +549,11 @@ mod tests {
                                   // predict_log { request, response: two framed records }
         let inner = frame([&v[0][..], &v[1][..]]);
         let mut body = Vec::new();
-        crate::wire::put_bytes_field(&mut body, 1, &data("tfs/faq_prod.bin"));
-        crate::wire::put_bytes_field(&mut body, 2, &inner);
+        use crate::fields::{predict_log, prediction_log};
+        crate::wire::put_bytes_field(&mut body, predict_log::REQUEST, &data("tfs/faq_prod.bin"));
+        crate::wire::put_bytes_field(&mut body, predict_log::RESPONSE, &inner);
         let mut log = Vec::new();
-        crate::wire::put_bytes_field(&mut log, 6, &body);
+        crate::wire::put_bytes_field(&mut log, prediction_log::PREDICT_LOG, &body);
         v.push(log);
         v
     }

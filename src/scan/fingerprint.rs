@@ -31,6 +31,7 @@ use crate::fields::{
     dim, int64_value, log_metadata, map_entry, model_spec, predict_log, predict_request,
     prediction_log, tensor_proto, tensor_shape,
 };
+use crate::wire::reader::read_varint;
 
 /// A field's value, borrowed.
 enum Value<'a> {
@@ -51,23 +52,10 @@ impl<'a> Fields<'a> {
         Fields { b, pos: 0 }
     }
 
-    /// A varint as `Reader::varint` (`src/wire/reader.rs`) accepts it: at most ten
-    /// bytes, the tenth 0 or 1.
+    /// A varint as the decoder reads it ([`read_varint`]).
     #[inline]
     fn varint(&mut self) -> Option<u64> {
-        let mut v = 0u64;
-        for i in 0..10 {
-            let b = *self.b.get(self.pos)?;
-            self.pos += 1;
-            if i == 9 && b > 1 {
-                return None;
-            }
-            v |= u64::from(b & 0x7f) << (7 * i);
-            if b < 0x80 {
-                return Some(v);
-            }
-        }
-        None
+        read_varint(self.b, &mut self.pos).ok()
     }
 
     /// The next field: `Some(None)` at the end, `None` on anything the decoder would
@@ -334,6 +322,8 @@ mod tests {
     use crate::decode::DecodeOptions;
     use crate::formats::tfrecord::RawRecord;
     use crate::formats::{self, Content};
+    use crate::wire::writer::put_tag;
+    use crate::wire::{put_bytes_field, put_varint};
     use bytes::Bytes;
 
     /// The full reading's key of a record's data, or `None` when it is an error or not
@@ -354,27 +344,9 @@ mod tests {
         }
     }
 
-    fn varint(mut v: u64, out: &mut Vec<u8>) {
-        while v >= 0x80 {
-            out.push(v as u8 | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-
-    fn len_field(n: u32, b: &[u8], out: &mut Vec<u8>) {
-        varint(u64::from(n) << 3 | 2, out);
-        varint(b.len() as u64, out);
-        out.extend_from_slice(b);
-    }
-
     /// A request wrapped as `PredictionLog { predict_log { request } }`.
     fn wrap(request: &[u8]) -> Vec<u8> {
-        let mut inner = Vec::new();
-        len_field(predict_log::REQUEST, request, &mut inner);
-        let mut log = Vec::new();
-        len_field(prediction_log::PREDICT_LOG, &inner, &mut log);
-        log
+        crate::formats::prediction_log::encode_predict_log(request)
     }
 
     fn file(name: &str) -> Vec<u8> {
@@ -412,16 +384,16 @@ mod tests {
         assert!(!print(&wrap(&[]), &mut out));
         assert!(!print(&[0x32, 0x00], &mut out));
         let mut unknown = wrap(&req);
-        len_field(9, b"x", &mut unknown);
+        put_bytes_field(&mut unknown, 9, b"x");
         assert!(!print(&unknown, &mut out));
         // A bad UTF-8 output_filter name: an error in the full reading.
         let mut bad = req.clone();
-        len_field(predict_request::OUTPUT_FILTER, &[0xff], &mut bad);
+        put_bytes_field(&mut bad, predict_request::OUTPUT_FILTER, &[0xff]);
         assert!(!print(&wrap(&bad), &mut out));
         assert!(full_key(&wrap(&bad)).is_none());
         // A classify log.
         let mut classify = Vec::new();
-        len_field(prediction_log::CLASSIFY_LOG, &[], &mut classify);
+        put_bytes_field(&mut classify, prediction_log::CLASSIFY_LOG, &[]);
         assert!(!print(&classify, &mut out));
     }
 
@@ -480,21 +452,21 @@ mod tests {
         for f in fields {
             match f {
                 F::V(n, v) => {
-                    varint(u64::from(*n) << 3, out);
-                    varint(*v, out);
+                    put_tag(out, *n, 0);
+                    put_varint(out, *v);
                 }
-                F::L(n, b) => len_field(*n, b, out),
+                F::L(n, b) => put_bytes_field(out, *n, b),
                 F::M(n, m) => {
                     let mut b = Vec::new();
                     encode(m, &mut b);
-                    len_field(*n, &b, out);
+                    put_bytes_field(out, *n, &b);
                 }
                 F::I32(n) => {
-                    varint(u64::from(*n) << 3 | 5, out);
+                    put_tag(out, *n, 5);
                     out.extend_from_slice(&[0, 0, 0x80, 0x3f]);
                 }
                 F::I64(n) => {
-                    varint(u64::from(*n) << 3 | 1, out);
+                    put_tag(out, *n, 1);
                     out.extend_from_slice(&[0; 8]);
                 }
             }

@@ -105,28 +105,17 @@ impl Reader {
     /// Reads a varint.
     pub fn varint(&mut self) -> Result<u64, DecodeError> {
         let start = self.offset();
-        let mut v: u64 = 0;
-        for i in 0..10 {
-            let Some(&b) = self.buf.get(self.pos) else {
-                return Err(DecodeError::new(
-                    DecodeErrorKind::Truncated {
-                        what: "varint",
-                        needed: i as u64 + 1,
-                        available: i as u64,
-                    },
-                    start,
-                ));
-            };
-            self.pos += 1;
-            if i == 9 && b > 1 {
-                return Err(DecodeError::new(DecodeErrorKind::BadVarint, start));
-            }
-            v |= u64::from(b & 0x7f) << (7 * i);
-            if b < 0x80 {
-                return Ok(v);
-            }
-        }
-        Err(DecodeError::new(DecodeErrorKind::BadVarint, start))
+        read_varint(&self.buf, &mut self.pos).map_err(|fault| match fault {
+            VarintFault::Truncated(read) => DecodeError::new(
+                DecodeErrorKind::Truncated {
+                    what: "varint",
+                    needed: read as u64 + 1,
+                    available: read as u64,
+                },
+                start,
+            ),
+            VarintFault::Overlong => DecodeError::new(DecodeErrorKind::BadVarint, start),
+        })
     }
 
     fn take(&mut self, n: u64, what: &'static str) -> Result<Bytes, DecodeError> {
@@ -292,6 +281,35 @@ impl Reader {
             }
         }
     }
+}
+
+/// Why [`read_varint`] could not read a varint.
+pub(crate) enum VarintFault {
+    /// The bytes ended after this many of its bytes.
+    Truncated(usize),
+    /// An eleventh byte, or a tenth above 1: more than 64 bits.
+    Overlong,
+}
+
+/// The varint at `*pos` in `b` (at most ten bytes, the tenth 0 or 1), stepping `*pos`
+/// past it: what [`Reader::varint`] reads, for readers of borrowed bytes too.
+#[inline]
+pub(crate) fn read_varint(b: &[u8], pos: &mut usize) -> Result<u64, VarintFault> {
+    let mut v: u64 = 0;
+    for i in 0..10 {
+        let Some(&x) = b.get(*pos) else {
+            return Err(VarintFault::Truncated(i));
+        };
+        *pos += 1;
+        if i == 9 && x > 1 {
+            return Err(VarintFault::Overlong);
+        }
+        v |= u64::from(x & 0x7f) << (7 * i);
+        if x < 0x80 {
+            return Ok(v);
+        }
+    }
+    Err(VarintFault::Overlong)
 }
 
 /// Decodes a packed (or single unpacked) run of varints, checking every byte.
