@@ -333,9 +333,10 @@ fn count_tfrecord_in(
                 let from = k * chunk;
                 let found = tfrecord::sync_at(buf, from, from + SYNC_WINDOW.min(chunk));
                 // The search's reads may have mapped pages around it (the kernel maps
-                // a whole large folio on a fault): give them back; the walks map what
-                // they read again.
-                let around = from.saturating_sub(FOLIO)..(from + SYNC_WINDOW + FOLIO).min(n);
+                // a whole large folio on a fault; a successor's header may lie a
+                // folio past the window): give them back; the walks map what they read
+                // again.
+                let around = from..(from + SYNC_WINDOW + crate::par::FOLIO).min(n);
                 crate::par::release(buf.get(around).unwrap_or_default());
                 found
             }),
@@ -413,9 +414,6 @@ fn count_tfrecord_in(
 const CHUNK: usize = 16 << 20;
 /// How far past a part's nominal start its first record is looked for.
 const SYNC_WINDOW: usize = 256 << 10;
-/// The largest run of pages one fault of a file mapping maps (a PMD-sized page-cache
-/// folio on x86-64), released around each search for a part's start.
-const FOLIO: usize = 2 << 20;
 
 /// One part of a log, walked.
 struct Part {
@@ -443,7 +441,9 @@ fn walk(
     let mut print = Vec::new();
     let mut frames = Records::starting_at(file_bytes.clone(), from).defer_data_check();
     let mut records = 0usize;
-    let mut released = from;
+    // Read: a mapped log's pages can go behind the walk (a view kept for a
+    // representative maps them in again when read).
+    let mut trail = crate::par::Trail::new(file_bytes.get(from..).unwrap_or_default());
     while frames.offset() < to {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -466,19 +466,9 @@ fn walk(
                 _ => c.add_entry(&e, file, true, keep),
             }
         }
-        // Read: a mapped log's pages can go (a view kept for a representative maps
-        // them in again when read).
-        let here = frames.offset();
-        if here - released >= crate::par::RELEASE_STEP {
-            crate::par::release(file_bytes.get(released..here).unwrap_or_default());
-            released = here;
-        }
+        trail.read_to(frames.offset().saturating_sub(from));
     }
-    crate::par::release(
-        file_bytes
-            .get(released..frames.offset())
-            .unwrap_or_default(),
-    );
+    drop(trail);
     Ok(Part {
         counts: seen.into_counts(c),
         records,

@@ -447,8 +447,10 @@ fn count_fast(b: &[u8]) -> Option<usize> {
     let mut run = 0u32;
     let whole = b.len() / BLOCK * BLOCK;
     let (blocks, rest) = b.split_at(whole);
-    // Whole blocks a step, the step's pages given back once read (a mapped input).
-    for step in blocks.chunks(crate::par::RELEASE_STEP / BLOCK * BLOCK) {
+    // Whole blocks a step, the pages given back behind the pass (a mapped input).
+    let mut trail = crate::par::Trail::new(b);
+    let mut read = 0;
+    for step in blocks.chunks(crate::par::RELEASE_STEP.div_ceil(BLOCK) * BLOCK) {
         for block in step.chunks_exact(BLOCK) {
             match dense_block(block) {
                 // At most five carried in and three before the block's first terminator:
@@ -460,8 +462,10 @@ fn count_fast(b: &[u8]) -> Option<usize> {
                 _ => count += count_words(block, &mut run)?,
             }
         }
-        crate::par::release(step);
+        read += step.len();
+        trail.read_to(read);
     }
+    trail.read_to(b.len());
     let mut words = rest.chunks_exact(8);
     count += count_words_iter(&mut words, &mut run)?;
     for &x in words.remainder() {
