@@ -60,12 +60,13 @@ fn eq_releasing(a: &[u8], b: &[u8]) -> bool {
     let (mut ta, mut tb) = (Trail::new(a), Trail::new(b));
     let mut at = 0;
     for (x, y) in a.chunks(RELEASE_STEP).zip(b.chunks(RELEASE_STEP)) {
-        if x != y {
-            return false;
-        }
+        let eq = x == y;
         at += x.len();
         ta.read_to(at);
         tb.read_to(at);
+        if !eq {
+            return false;
+        }
     }
     true
 }
