@@ -1133,11 +1133,141 @@ impl Elements<'_> {
         }
     }
 
+    /// The first stored element below `span` at which the two differ, read as
+    /// [`Elements::stored_get`] reads them and compared as [`same_scalar`] does, or
+    /// `None` when they agree that far.
+    ///
+    /// Stored runs of one layout (see [`Elements::stored_run`]) are compared as bytes
+    /// first, on every core: the elements wholly before the first byte that differs are
+    /// equal, and the comparison goes on element by element from there (packed varints
+    /// decoded in step on both sides). Every pass gives the pages back behind it, so
+    /// two gigabyte tensors cost one pass over each and megabytes of memory.
+    pub(crate) fn first_stored_difference(
+        &self,
+        other: &Elements<'_>,
+        span: usize,
+    ) -> Option<usize> {
+        let span = span.min(self.stored).min(other.stored);
+        if span == 0 || self.same_owned(other) {
+            return None;
+        }
+        let mut from = 0;
+        match (self.stored_run(), other.stored_run()) {
+            // Fixed-width elements of one size: the whole ones before the first byte
+            // that differs are the same bytes.
+            (Some((RawRun::Le, x)), Some((RawRun::Le, y)))
+                if x.len() / self.stored == y.len() / other.stored =>
+            {
+                let o = crate::par::first_difference(x, y)?;
+                from = o / (x.len() / self.stored).max(1);
+            }
+            (Some((RawRun::Varint, x)), Some((RawRun::Varint, y))) => {
+                if let Some(runs) = self.varint_runs(other) {
+                    let o = crate::par::first_difference(x, y)?;
+                    // The varint holding byte `o` starts after the last terminator
+                    // before it; the bytes before are a valid run of their own.
+                    let cut = x[..o].iter().rposition(|&c| c < 0x80).map_or(0, |p| p + 1);
+                    if let Ok(index) = crate::wire::reader::count_varints(&x[..cut], 0) {
+                        if let Some(found) = runs.first_difference(cut, index, span) {
+                            return found;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        (from..span).find(|&i| !same_scalar(self.stored_get(i), other.stored_get(i)))
+    }
+
+    /// Both hold packed varints of one field, so equal varints are equal elements.
+    fn varint_runs<'b>(&'b self, other: &'b Elements<'_>) -> Option<VarintRuns<'b>> {
+        let (Source::Field(f), Source::Field(g)) = (self.source, other.source) else {
+            return None;
+        };
+        let d = self.tensor.dtype.dtype()?;
+        let (a, b, read): (_, _, fn(DType, ValueField, u64) -> Scalar) =
+            match (self.tensor.field(f)?, other.tensor.field(g)?) {
+                _ if f != g || other.tensor.dtype.dtype() != Some(d) => return None,
+                (Values::I32(Ints::Packed(a)), Values::I32(Ints::Packed(b))) => {
+                    (a, b, |d, f, v| int32_scalar(d, f, i32::from_varint(v)))
+                }
+                (Values::I64(Ints::Packed(a)), Values::I64(Ints::Packed(b))) => {
+                    (a, b, |_, _, v| Scalar::I64(i64::from_varint(v)))
+                }
+                (Values::U32(Ints::Packed(a)), Values::U32(Ints::Packed(b))) => {
+                    (a, b, |_, _, v| Scalar::U64(u64::from(u32::from_varint(v))))
+                }
+                (Values::U64(Ints::Packed(a)), Values::U64(Ints::Packed(b))) => {
+                    (a, b, |_, _, v| Scalar::U64(v))
+                }
+                _ => return None,
+            };
+        Some(VarintRuns {
+            a,
+            b,
+            dtype: d,
+            field: f,
+            read,
+        })
+    }
+
     /// The first `n` stored elements.
     pub fn preview(&self, n: usize) -> Vec<Scalar> {
         (0..n.min(self.stored))
             .filter_map(|i| self.stored_get(i))
             .collect()
+    }
+}
+
+/// Two packed varint runs of one field and dtype (see [`Elements::varint_runs`]).
+struct VarintRuns<'a> {
+    a: &'a crate::wire::reader::PackedVarints,
+    b: &'a crate::wire::reader::PackedVarints,
+    dtype: DType,
+    field: ValueField,
+    /// A varint as the element TensorFlow reads.
+    read: fn(DType, ValueField, u64) -> Scalar,
+}
+
+impl VarintRuns<'_> {
+    /// [`Elements::first_stored_difference`] from value `index` at byte `pos` of both
+    /// runs (the bytes before are equal): decoded in step, the pages of both given back
+    /// behind. `None` when a run ends early (it cannot: both hold at least `span`).
+    fn first_difference(&self, pos: usize, index: usize, span: usize) -> Option<Option<usize>> {
+        let (mut ia, mut ib) = (self.a.iter_from(pos, index), self.b.iter_from(pos, index));
+        let mut ta = crate::par::Trail::new(self.a.bytes());
+        let mut tb = crate::par::Trail::new(self.b.bytes());
+        let (d, f) = (self.dtype, self.field);
+        for i in index..span {
+            let (Some(x), Some(y)) = (ia.next(), ib.next()) else {
+                return None;
+            };
+            if !same_scalar(Some((self.read)(d, f, x)), Some((self.read)(d, f, y))) {
+                return Some(Some(i));
+            }
+            if i % (1 << 16) == 0 {
+                ta.read_to(ia.position());
+                tb.read_to(ib.position());
+            }
+        }
+        Some(None)
+    }
+}
+
+/// Equal values, floats by bit pattern: `-0.0` is not `0.0`, a NaN equals the same NaN.
+pub(crate) fn same_scalar(a: Option<Scalar>, b: Option<Scalar>) -> bool {
+    match (a, b) {
+        (Some(Scalar::F32(x)), Some(Scalar::F32(y))) => x.to_bits() == y.to_bits(),
+        (Some(Scalar::F64(x)), Some(Scalar::F64(y))) => x.to_bits() == y.to_bits(),
+        (Some(Scalar::C64(x, i)), Some(Scalar::C64(y, j))) => {
+            (x.to_bits(), i.to_bits()) == (y.to_bits(), j.to_bits())
+        }
+        (Some(Scalar::C128(x, i)), Some(Scalar::C128(y, j))) => {
+            (x.to_bits(), i.to_bits()) == (y.to_bits(), j.to_bits())
+        }
+        (Some(Scalar::F16(x)), Some(Scalar::F16(y))) => x.to_bits() == y.to_bits(),
+        (Some(Scalar::BF16(x)), Some(Scalar::BF16(y))) => x.to_bits() == y.to_bits(),
+        (a, b) => a == b,
     }
 }
 
@@ -1189,6 +1319,15 @@ fn content_scalar(d: DType, b: &[u8]) -> Option<Scalar> {
     })
 }
 
+/// An `int_val` / `half_val` element as TensorFlow reads it for `d`.
+fn int32_scalar(d: DType, f: ValueField, x: i32) -> Scalar {
+    match (d, f) {
+        (DType::Half, ValueField::Half) => Scalar::F16(f16::from_bits(x as u16)),
+        (DType::BFloat16, ValueField::Half) => Scalar::BF16(bf16::from_bits(x as u16)),
+        _ => Scalar::I64(x as i64),
+    }
+}
+
 fn field_scalar(d: DType, f: ValueField, v: &Values, i: usize) -> Option<Scalar> {
     use DType::*;
     Some(match v {
@@ -1203,14 +1342,7 @@ fn field_scalar(d: DType, f: ValueField, v: &Values, i: usize) -> Option<Scalar>
             Complex128 => Scalar::C128(e.get(2 * i)?, e.get(2 * i + 1)?),
             _ => Scalar::F64(e.get(i)?),
         },
-        Values::I32(e) => {
-            let x = e.get(i)?;
-            match (d, f) {
-                (Half, ValueField::Half) => Scalar::F16(f16::from_bits(x as u16)),
-                (BFloat16, ValueField::Half) => Scalar::BF16(bf16::from_bits(x as u16)),
-                _ => Scalar::I64(x as i64),
-            }
-        }
+        Values::I32(e) => int32_scalar(d, f, e.get(i)?),
         Values::I64(e) => Scalar::I64(e.get(i)?),
         Values::U32(e) => Scalar::U64(e.get(i)? as u64),
         Values::U64(e) => Scalar::U64(e.get(i)?),
@@ -1336,6 +1468,146 @@ mod tests {
     }
 
     use super::*;
+
+    /// How a test run stores one tensor's values.
+    #[derive(Clone, Copy, Debug)]
+    enum Layout {
+        /// `int_val` of DT_INT32, `half_val` of DT_HALF, `int64_val`, `uint32_val`,
+        /// `uint64_val`: packed varints.
+        Varint(DType, ValueField),
+        /// `float_val` as a little-endian run.
+        Float,
+        /// `tensor_content` of DT_BOOL: any non-zero byte is true.
+        BoolContent,
+    }
+
+    /// A varint as written canonically, or padded to up to ten bytes (protobuf reads
+    /// both as the same number).
+    fn put_padded(out: &mut Vec<u8>, v: u64, pad: usize) {
+        let mut bytes = Vec::new();
+        crate::wire::writer::put_varint(&mut bytes, v);
+        let pad = pad.min(10 - bytes.len());
+        if pad > 0 {
+            *bytes.last_mut().unwrap() |= 0x80;
+            bytes.extend(std::iter::repeat_n(0x80, pad - 1));
+            bytes.push(0);
+        }
+        out.extend(bytes);
+    }
+
+    /// A tensor of shape [n] holding `values` (with each varint padded by `pads[i]`).
+    fn stored(layout: Layout, values: &[u64], pads: &[usize], n: i64) -> Tensor {
+        let shape = Shape::from_sizes(&[n]);
+        match layout {
+            Layout::Varint(d, f) => {
+                let mut b = Vec::new();
+                for (i, &v) in values.iter().enumerate() {
+                    put_padded(&mut b, v, pads.get(i).copied().unwrap_or(0));
+                }
+                let p = crate::wire::reader::PackedVarints::new(Bytes::from(b), 0).unwrap();
+                let v = match f {
+                    ValueField::Int64 => Values::I64(Ints::Packed(p)),
+                    ValueField::UInt32 => Values::U32(Ints::Packed(p)),
+                    ValueField::UInt64 => Values::U64(Ints::Packed(p)),
+                    _ => Values::I32(Ints::Packed(p)),
+                };
+                let mut t = Tensor::new("x", d, shape);
+                t.fields.push((f, v));
+                t
+            }
+            Layout::Float => {
+                let f: Vec<f32> = values.iter().map(|&v| f32::from_bits(v as u32)).collect();
+                let mut t = Tensor::new("x", DType::Float, shape);
+                t.fields.push((ValueField::Float, Values::F32(view(&f))));
+                t
+            }
+            Layout::BoolContent => {
+                let mut t = Tensor::new("x", DType::Bool, shape);
+                t.content = Some(values.iter().map(|&v| v as u8).collect::<Vec<u8>>().into());
+                t
+            }
+        }
+    }
+
+    fn layout() -> impl proptest::strategy::Strategy<Value = Layout> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(Layout::Varint(DType::Int32, ValueField::Int)),
+            Just(Layout::Varint(DType::Half, ValueField::Half)),
+            Just(Layout::Varint(DType::Int64, ValueField::Int64)),
+            Just(Layout::Varint(DType::UInt32, ValueField::UInt32)),
+            Just(Layout::Varint(DType::UInt64, ValueField::UInt64)),
+            Just(Layout::Float),
+            Just(Layout::BoolContent),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// The byte-first comparison finds the first differing element exactly where
+        /// reading every element finds it — other bytes for the same element (a padded
+        /// varint, an int_val 2^32 apart, a half_val 2^16 apart, another true byte)
+        /// included.
+        #[test]
+        fn the_first_difference_is_the_one_element_reads_find(
+            layout in layout(),
+            values in proptest::collection::vec(0u64..300, 1..120),
+            edits in proptest::collection::vec((0usize..120, 0u8..5, 1u64..4), 0..4),
+            pads in proptest::collection::vec(0usize..3, 0..120),
+            n in 0i64..130,
+            span in 0usize..130,
+        ) {
+            let a = stored(layout, &values, &[], n);
+            let mut other = values.clone();
+            let mut pads_b = vec![0; values.len()];
+            for &(at, op, k) in &edits {
+                let at = at % values.len();
+                match op {
+                    // Another value.
+                    0 => other[at] = other[at].wrapping_add(k),
+                    // The same element in other bytes.
+                    1 => other[at] += k << 32,
+                    2 => other[at] += k << 16,
+                    3 => other[at] = if other[at] as u8 == 0 { 0 } else { 255 - k },
+                    _ => pads_b[at] = pads.get(at).copied().unwrap_or(1).max(1),
+                }
+            }
+            let b = stored(layout, &other, &pads_b, n);
+            let (ea, eb) = (a.elements(WireFormat::TfServing), b.elements(WireFormat::TfServing));
+            let want = (0..span.min(ea.stored).min(eb.stored))
+                .find(|&i| !same_scalar(ea.stored_get(i), eb.stored_get(i)));
+            proptest::prop_assert_eq!(ea.first_stored_difference(&eb, span), want);
+        }
+    }
+
+    /// Runs big enough to be compared on every core and checked in pieces: a varint
+    /// run whose bytes first differ past its middle in a padded but equal value, then
+    /// in an equal int_val 2^32 apart, and last in a value.
+    #[test]
+    fn big_runs_find_the_first_difference_past_equal_elements_in_other_bytes() {
+        let n = crate::par::PARALLEL_MIN / 2 + 12_345;
+        let values: Vec<u64> = (0..n as u64)
+            .map(|i| (i * 2_654_435_761) % 100_000)
+            .collect();
+        let layout = Layout::Varint(DType::Int32, ValueField::Int);
+        let a = stored(layout, &values, &[], n as i64);
+        let mut other = values.clone();
+        let mut pads = vec![0; n];
+        pads[n / 2 + 7] = 3;
+        other[n / 2 + 1000] += 1 << 32;
+        let b = stored(layout, &other, &pads, n as i64);
+        let (ea, eb) = (
+            a.elements(WireFormat::TfServing),
+            b.elements(WireFormat::TfServing),
+        );
+        assert_eq!(ea.first_stored_difference(&eb, n), None);
+        other[n - 3] += 1;
+        let c = stored(layout, &other, &pads, n as i64);
+        let ec = c.elements(WireFormat::TfServing);
+        assert_eq!(ea.first_stored_difference(&ec, n), Some(n - 3));
+        assert_eq!(ea.first_stored_difference(&ec, n - 3), None);
+        assert_eq!(ea.first_stored_difference(&ea.clone(), n), None);
+    }
 
     fn view<T: LeElem>(v: &[T]) -> Elems<T> {
         Elems::Le(le_bytes(v))

@@ -26,49 +26,60 @@ pub fn pieces(len: usize) -> usize {
 
 /// Whether two byte runs are equal, compared piece by piece on [`pieces`] threads.
 pub fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
-    bytes_eq_in(a, b, pieces(a.len()))
+    a.len() == b.len() && first_difference(a, b).is_none()
 }
 
-fn bytes_eq_in(a: &[u8], b: &[u8], pieces: usize) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    if pieces <= 1 {
-        return eq_releasing(a, b);
-    }
-    let step = a.len().div_ceil(pieces).max(1);
-    std::thread::scope(|s| {
-        let mut halves = a.chunks(step).zip(b.chunks(step));
-        let first = halves.next();
-        let others: Vec<_> = halves
-            .map(|(x, y)| s.spawn(move || eq_releasing(x, y)))
-            .collect();
-        let mine = first.is_none_or(|(x, y)| eq_releasing(x, y));
-        // Every thread is joined (a scope would join them anyway); any difference wins.
-        others
-            .into_iter()
-            .fold(mine, |eq, h| h.join().unwrap_or(false) && eq)
-    })
+/// The offset of the first byte where `a` and `b` differ — the shorter one's length
+/// when it is a prefix of the other — or `None` when they are equal; compared piece by
+/// piece on [`pieces`] threads, the pages given back behind (see [`Trail`]).
+pub fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
+    first_difference_in(a, b, pieces(a.len().min(b.len())))
 }
 
-/// `a == b`, compared [`RELEASE_STEP`] bytes at a time, the pages of both given back
-/// behind the comparison (see [`Trail`]).
-fn eq_releasing(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
+fn first_difference_in(a: &[u8], b: &[u8], pieces: usize) -> Option<usize> {
+    let n = a.len().min(b.len());
+    let lengths_differ = a.len() != b.len();
+    let (a, b) = (&a[..n], &b[..n]);
+    let common = if pieces <= 1 {
+        first_difference_releasing(a, b)
+    } else {
+        let step = n.div_ceil(pieces).max(1);
+        std::thread::scope(|s| {
+            let mut halves = a.chunks(step).zip(b.chunks(step));
+            let first = halves.next();
+            let others: Vec<_> = halves
+                .map(|(x, y)| s.spawn(move || first_difference_releasing(x, y)))
+                .collect();
+            let mine = first.and_then(|(x, y)| first_difference_releasing(x, y));
+            // Every thread is joined (a scope would join them anyway); the earliest
+            // difference wins, and a piece whose thread failed counts as differing
+            // at its start (a caller then looks closer from there).
+            let later = others.into_iter().enumerate().find_map(|(k, h)| {
+                let at = (k + 1) * step;
+                h.join().map_or(Some(at), |d| d.map(|d| at + d))
+            });
+            mine.or(later)
+        })
+    };
+    common.or(lengths_differ.then_some(n))
+}
+
+/// [`first_difference`] of two runs of one length on this thread, [`RELEASE_STEP`]
+/// bytes at a time, the pages of both given back behind the comparison.
+fn first_difference_releasing(a: &[u8], b: &[u8]) -> Option<usize> {
     let (mut ta, mut tb) = (Trail::new(a), Trail::new(b));
     let mut at = 0;
     for (x, y) in a.chunks(RELEASE_STEP).zip(b.chunks(RELEASE_STEP)) {
-        let eq = x == y;
+        let differs = x != y;
+        let from = at;
         at += x.len();
         ta.read_to(at);
         tb.read_to(at);
-        if !eq {
-            return false;
+        if differs {
+            return x.iter().zip(y).position(|(p, q)| p != q).map(|d| from + d);
         }
     }
-    true
+    None
 }
 
 /// Address ranges `[start, end)` of the read-only file mappings alive now (the inputs
@@ -244,15 +255,21 @@ mod tests {
     fn pieces_agree_with_one_comparison() {
         let a: Vec<u8> = (0..1000u32).map(|i| (i * 7) as u8).collect();
         for n in [1, 2, 3, 8] {
-            assert!(bytes_eq_in(&a, &a.clone(), n));
-            for at in [0, 1, 499, 500, 998, 999] {
+            assert_eq!(first_difference_in(&a, &a.clone(), n), None);
+            for at in [0, 1, 332, 333, 334, 499, 500, 998, 999] {
                 let mut b = a.clone();
                 b[at] ^= 1;
-                assert!(!bytes_eq_in(&a, &b, n), "{n} pieces, change at {at}");
+                assert_eq!(first_difference_in(&a, &b, n), Some(at), "{n} pieces");
+                // The earliest of two differences, whichever pieces they fall in.
+                b[999 - at / 2] ^= 2;
+                assert_eq!(first_difference_in(&a, &b, n), Some(at.min(999 - at / 2)));
             }
-            assert!(!bytes_eq_in(&a, &a[1..], n));
+            assert_eq!(first_difference_in(&a, &a[..600], n), Some(600));
+            assert_eq!(first_difference_in(&a[..1], &a, n), Some(1));
+            assert_eq!(first_difference_in(&a[1..], &a, n), Some(0));
         }
-        assert!(bytes_eq_in(&[], &[], 4));
+        assert_eq!(first_difference_in(&[], &[], 4), None);
+        assert!(bytes_eq(&a, &a.clone()) && !bytes_eq(&a, &a[..999]));
     }
 
     /// The resident size of the mapping that starts at `start`, from /proc/self/smaps.
@@ -317,7 +334,7 @@ mod tests {
             );
         }
         assert!(data == &want[..]);
-        assert!(eq_releasing(data, &want));
+        assert_eq!(first_difference_releasing(data, &want), None);
         assert_eq!(
             resident_kib(start),
             0,
@@ -338,10 +355,10 @@ mod tests {
         // SAFETY: a private temporary file nobody else writes.
         let m = Mapped::new(unsafe { memmap2::Mmap::map(&f) }.unwrap());
         let data: &[u8] = m.as_ref();
-        assert!(eq_releasing(data, &want));
+        assert_eq!(first_difference_releasing(data, &want), None);
         release(&data[1000..]);
         assert!(data == &want[..]);
-        assert!(bytes_eq_in(data, &want, 3));
+        assert_eq!(first_difference_in(data, &want, 3), None);
         let at = data.as_ptr() as usize;
         drop(m);
         assert!(!mapped().iter().any(|&(s, _)| s == at));

@@ -37,7 +37,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::analysis::key::ExecutorKey;
 use crate::analysis::report::{Command, Coverage, Labeled, Report, RequestReport, Verdict};
 use crate::analysis::{Code, Finding, Severity};
-use crate::model::{Fill, Message, Scalar, Tensor, WireFormat};
+use crate::model::{same_scalar, Fill, Message, Tensor, WireFormat};
 use crate::signature::{MetaGraph, Signature};
 
 /// How [`diff`] judges.
@@ -627,43 +627,31 @@ fn same_set(a: &[&str], b: &[&str]) -> bool {
 /// `0.0`, a NaN equals the same NaN.
 fn values_equal(a: &Tensor, wa: WireFormat, b: &Tensor, wb: WireFormat) -> bool {
     let (ea, eb) = (a.elements(wa), b.elements(wb));
-    // Equal runs of wire bytes (one dtype) are equal values: a memcmp, not a
-    // gigabyte of element-by-element reads.
-    if ea.same_stored_run(&eb) {
-        return true;
-    }
     let readable =
         |e: &crate::model::Elements| !matches!(e.fill, Fill::BadShape | Fill::BadContent);
+    let read = readable(&ea) && readable(&eb);
+    if ea.fill == eb.fill && ea.stored == eb.stored {
+        // The same stored count, used the same way (the last one repeated, the ones past
+        // the shape dropped): equal exactly when the stored elements TensorFlow uses are.
+        // Runs of wire bytes compare as bytes first (a memcmp, not a gigabyte of
+        // element-by-element reads), then element by element from the first byte that
+        // differs.
+        let span = match (ea.expected, eb.expected) {
+            (Some(n), Some(m)) if n == m && read => n.min(ea.stored as u64) as usize,
+            _ => ea.stored,
+        };
+        return ea.first_stored_difference(&eb, span).is_none();
+    }
     match (ea.expected, eb.expected) {
-        (Some(n), Some(m)) if n == m && readable(&ea) && readable(&eb) => {
+        (Some(n), Some(m)) if n == m && read => {
             // Element i is stored[min(i, stored - 1)]: past the longer list both sides
             // repeat their last value, so comparing that far settles it.
             let span = (ea.stored.max(eb.stored).max(1) as u64).min(n);
             (0..span as usize).all(|i| same_scalar(ea.get(i), eb.get(i)))
         }
-        // Tensors TensorFlow refuses: compare what is stored.
-        _ => {
-            ea.fill == eb.fill
-                && ea.stored == eb.stored
-                && (0..ea.stored).all(|i| same_scalar(ea.stored_get(i), eb.stored_get(i)))
-        }
-    }
-}
-
-/// Equal values, floats by bit pattern.
-fn same_scalar(a: Option<Scalar>, b: Option<Scalar>) -> bool {
-    match (a, b) {
-        (Some(Scalar::F32(x)), Some(Scalar::F32(y))) => x.to_bits() == y.to_bits(),
-        (Some(Scalar::F64(x)), Some(Scalar::F64(y))) => x.to_bits() == y.to_bits(),
-        (Some(Scalar::C64(x, i)), Some(Scalar::C64(y, j))) => {
-            (x.to_bits(), i.to_bits()) == (y.to_bits(), j.to_bits())
-        }
-        (Some(Scalar::C128(x, i)), Some(Scalar::C128(y, j))) => {
-            (x.to_bits(), i.to_bits()) == (y.to_bits(), j.to_bits())
-        }
-        (Some(Scalar::F16(x)), Some(Scalar::F16(y))) => x.to_bits() == y.to_bits(),
-        (Some(Scalar::BF16(x)), Some(Scalar::BF16(y))) => x.to_bits() == y.to_bits(),
-        (a, b) => a == b,
+        // Tensors TensorFlow refuses, storing other counts (or used otherwise): other
+        // values.
+        _ => false,
     }
 }
 

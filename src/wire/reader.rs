@@ -598,6 +598,15 @@ impl PackedVarints {
         }
     }
 
+    /// The values from the one whose first byte is at `pos`, which is value `index`.
+    pub(crate) fn iter_from(&self, pos: usize, index: usize) -> VarintIter<'_> {
+        VarintIter {
+            b: &self.bytes,
+            pos,
+            left: self.len.saturating_sub(index),
+        }
+    }
+
     /// Value `i`.
     pub fn get(&self, i: usize) -> Option<u64> {
         if i >= self.len {
@@ -671,6 +680,13 @@ pub struct VarintIter<'a> {
     pos: usize,
     /// Values left (exact: the run was counted when checked).
     left: usize,
+}
+
+impl VarintIter<'_> {
+    /// The byte offset of the next value in the run.
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
 }
 
 impl Iterator for VarintIter<'_> {
