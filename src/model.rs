@@ -1152,7 +1152,13 @@ impl Elements<'_> {
             return None;
         }
         let mut from = 0;
-        match (self.stored_run(), other.stored_run()) {
+        // Equal bytes are equal elements only for one dtype read alike.
+        let runs = if self.tensor.dtype == other.tensor.dtype {
+            (self.stored_run(), other.stored_run())
+        } else {
+            (None, None)
+        };
+        match runs {
             // Fixed-width elements of one size: the whole ones before the first byte
             // that differs are the same bytes.
             (Some((RawRun::Le, x)), Some((RawRun::Le, y)))
@@ -1607,6 +1613,16 @@ mod tests {
         assert_eq!(ea.first_stored_difference(&ec, n), Some(n - 3));
         assert_eq!(ea.first_stored_difference(&ec, n - 3), None);
         assert_eq!(ea.first_stored_difference(&ea.clone(), n), None);
+        // The same bytes read as another dtype are other elements.
+        let mut f = Tensor::new("x", DType::Float, Shape::from_sizes(&[2]));
+        f.content = Some(Bytes::from_static(&[0, 0, 128, 63, 0, 0, 0, 64]));
+        let mut i = f.clone();
+        i.dtype = DType::Int32.into();
+        let (ef, ei) = (
+            f.elements(WireFormat::TfServing),
+            i.elements(WireFormat::TfServing),
+        );
+        assert_eq!(ef.first_stored_difference(&ei, 2), Some(0));
     }
 
     fn view<T: LeElem>(v: &[T]) -> Elems<T> {
