@@ -3,8 +3,8 @@
 //! fault in and read the pages of a mapped file as fast as the kernel copies them
 //! (`cat`). Runs under [`PARALLEL_MIN`] bytes stay on the calling thread.
 //!
-//! Long passes over a mapped input give its pages back as they go (`release`), so
-//! reading a gigabyte file keeps a resident set of megabytes.
+//! Long passes over a mapped input give its pages back behind them ([`Trail`],
+//! [`steps`]), so reading a gigabyte file keeps a resident set of megabytes.
 
 use std::sync::Mutex;
 
@@ -67,16 +67,11 @@ fn first_difference_in(a: &[u8], b: &[u8], pieces: usize) -> Option<usize> {
 /// [`first_difference`] of two runs of one length on this thread, [`RELEASE_STEP`]
 /// bytes at a time, the pages of both given back behind the comparison.
 fn first_difference_releasing(a: &[u8], b: &[u8]) -> Option<usize> {
-    let (mut ta, mut tb) = (Trail::new(a), Trail::new(b));
-    let mut at = 0;
-    for (x, y) in a.chunks(RELEASE_STEP).zip(b.chunks(RELEASE_STEP)) {
-        let differs = x != y;
-        let from = at;
-        at += x.len();
-        ta.read_to(at);
-        tb.read_to(at);
-        if differs {
-            return x.iter().zip(y).position(|(p, q)| p != q).map(|d| from + d);
+    let pairs = steps(a, RELEASE_STEP).zip(steps(b, RELEASE_STEP));
+    for (k, (x, y)) in pairs.enumerate() {
+        if x != y {
+            let d = x.iter().zip(y).position(|(p, q)| p != q)?;
+            return Some(k * RELEASE_STEP + d);
         }
     }
     None
@@ -175,6 +170,50 @@ impl Drop for Trail<'_> {
         if self.read > self.released {
             give_back(self.run, self.released, self.read, true);
         }
+    }
+}
+
+/// `run` in pieces of `step` bytes, read in order: a piece's pages are given back (by a
+/// [`Trail`]) once the next is asked for, and the last one's when the pieces are
+/// dropped — also after a pass that stops early.
+pub(crate) fn steps(run: &[u8], step: usize) -> Steps<'_> {
+    Steps {
+        trail: Trail::new(run),
+        run,
+        at: 0,
+        step: step.max(1),
+    }
+}
+
+/// The pieces of [`steps`].
+pub(crate) struct Steps<'a> {
+    trail: Trail<'a>,
+    run: &'a [u8],
+    /// Where the next piece starts: everything before has been handed out.
+    at: usize,
+    step: usize,
+}
+
+impl<'a> Iterator for Steps<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        self.trail.read_to(self.at);
+        let piece = self.run.get(self.at..)?;
+        let piece = piece.get(..self.step).unwrap_or(piece);
+        if piece.is_empty() {
+            return None;
+        }
+        self.at += piece.len();
+        Some(piece)
+    }
+}
+
+impl Drop for Steps<'_> {
+    fn drop(&mut self) {
+        // The piece handed out last has been read too; the trail then gives back the
+        // rest, rounded up.
+        self.trail.read_to(self.at);
     }
 }
 

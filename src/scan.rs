@@ -468,7 +468,6 @@ fn walk(
         }
         trail.read_to(frames.offset().saturating_sub(from));
     }
-    drop(trail);
     Ok(Part {
         counts: seen.into_counts(c),
         records,

@@ -81,15 +81,8 @@ fn check_data(record: usize, offset: usize, stored: u32, data: &[u8]) -> Result<
     let computed = if data.len() <= crate::par::RELEASE_STEP {
         masked_crc(data)
     } else {
-        let mut crc = 0;
-        let mut trail = crate::par::Trail::new(data);
-        let mut read = 0;
-        for step in data.chunks(crate::par::RELEASE_STEP) {
-            crc = crc32c::crc32c_append(crc, step);
-            read += step.len();
-            trail.read_to(read);
-        }
-        mask(crc)
+        let steps = crate::par::steps(data, crate::par::RELEASE_STEP);
+        mask(steps.fold(0, crc32c::crc32c_append))
     };
     if computed == stored {
         Ok(())

@@ -105,17 +105,7 @@ impl Reader {
     /// Reads a varint.
     pub fn varint(&mut self) -> Result<u64, DecodeError> {
         let start = self.offset();
-        read_varint(&self.buf, &mut self.pos).map_err(|fault| match fault {
-            VarintFault::Truncated(read) => DecodeError::new(
-                DecodeErrorKind::Truncated {
-                    what: "varint",
-                    needed: read as u64 + 1,
-                    available: read as u64,
-                },
-                start,
-            ),
-            VarintFault::Overlong => DecodeError::new(DecodeErrorKind::BadVarint, start),
-        })
+        read_varint(&self.buf, &mut self.pos).map_err(|fault| fault.at(start))
     }
 
     fn take(&mut self, n: u64, what: &'static str) -> Result<Bytes, DecodeError> {
@@ -291,6 +281,23 @@ pub(crate) enum VarintFault {
     Overlong,
 }
 
+impl VarintFault {
+    /// The decoder's error for a varint that starts at byte `offset`.
+    fn at(self, offset: usize) -> DecodeError {
+        match self {
+            VarintFault::Truncated(read) => DecodeError::new(
+                DecodeErrorKind::Truncated {
+                    what: "varint",
+                    needed: read as u64 + 1,
+                    available: read as u64,
+                },
+                offset,
+            ),
+            VarintFault::Overlong => DecodeError::new(DecodeErrorKind::BadVarint, offset),
+        }
+    }
+}
+
 /// The varint at `*pos` in `b` (at most ten bytes, the tenth 0 or 1), stepping `*pos`
 /// past it: what [`Reader::varint`] reads, for readers of borrowed bytes too.
 #[inline]
@@ -323,45 +330,30 @@ pub fn packed_varints(buf: &Bytes, base: usize, out: &mut Vec<u64>) -> Result<()
     for_each_varint(buf, base, |v| out.push(v))
 }
 
-/// The decoding loop of [`packed_varints`], handing each value to `f`.
+/// The decoding loop of [`packed_varints`], handing each value to `f`; the pages of a
+/// mapped run are given back behind it.
 pub(crate) fn for_each_varint(
     b: &[u8],
     base: usize,
     mut f: impl FnMut(u64),
 ) -> Result<(), DecodeError> {
+    // A step at a time, the pages given back behind the pass (a mapped input).
+    let mut trail = crate::par::Trail::new(b);
     let mut pos = 0usize;
-    while let Some(&first) = b.get(pos) {
-        pos += 1;
-        if first < 0x80 {
-            f(u64::from(first));
-            continue;
-        }
-        let start = pos - 1;
-        let mut v = u64::from(first & 0x7f);
-        let mut shift = 7u32;
-        loop {
-            let Some(&x) = b.get(pos) else {
-                let read = (pos - start) as u64;
-                return Err(DecodeError::new(
-                    DecodeErrorKind::Truncated {
-                        what: "varint",
-                        needed: read + 1,
-                        available: read,
-                    },
-                    base + start,
-                ));
-            };
-            pos += 1;
-            if shift == 63 && x > 1 {
-                return Err(DecodeError::new(DecodeErrorKind::BadVarint, base + start));
+    while pos < b.len() {
+        let stop = pos.saturating_add(crate::par::RELEASE_STEP).min(b.len());
+        while pos < stop {
+            let Some(&first) = b.get(pos) else { break };
+            // One-byte values (most of a typical run) without the general loop.
+            if first < 0x80 {
+                pos += 1;
+                f(u64::from(first));
+                continue;
             }
-            v |= u64::from(x & 0x7f) << shift;
-            if x < 0x80 {
-                break;
-            }
-            shift += 7;
+            let start = pos;
+            f(read_varint(b, &mut pos).map_err(|fault| fault.at(base + start))?);
         }
-        f(v);
+        trail.read_to(pos);
     }
     Ok(())
 }
@@ -448,9 +440,7 @@ fn count_fast(b: &[u8]) -> Option<usize> {
     let whole = b.len() / BLOCK * BLOCK;
     let (blocks, rest) = b.split_at(whole);
     // Whole blocks a step, the pages given back behind the pass (a mapped input).
-    let mut trail = crate::par::Trail::new(b);
-    let mut read = 0;
-    for step in blocks.chunks(crate::par::RELEASE_STEP.div_ceil(BLOCK) * BLOCK) {
+    for step in crate::par::steps(blocks, crate::par::RELEASE_STEP.div_ceil(BLOCK) * BLOCK) {
         for block in step.chunks_exact(BLOCK) {
             match dense_block(block) {
                 // At most five carried in and three before the block's first terminator:
@@ -462,10 +452,7 @@ fn count_fast(b: &[u8]) -> Option<usize> {
                 _ => count += count_words(block, &mut run)?,
             }
         }
-        read += step.len();
-        trail.read_to(read);
     }
-    trail.read_to(b.len());
     let mut words = rest.chunks_exact(8);
     count += count_words_iter(&mut words, &mut run)?;
     for &x in words.remainder() {
@@ -591,11 +578,7 @@ impl PackedVarints {
 
     /// The values in order.
     pub fn iter(&self) -> VarintIter<'_> {
-        VarintIter {
-            b: &self.bytes,
-            pos: 0,
-            left: self.len,
-        }
+        self.iter_from(0, 0)
     }
 
     /// The values from the one whose first byte is at `pos`, which is value `index`.
