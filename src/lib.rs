@@ -125,6 +125,7 @@ mod digits;
 mod dtype;
 mod encode;
 mod error;
+pub mod escape;
 mod fields;
 mod finding;
 pub mod formats;

@@ -801,29 +801,7 @@ impl fmt::Display for Scalar {
 /// `\t`, other control characters as `\u{1b}` (Rust's escapes); bytes that are not
 /// UTF-8 as `\xNN`. Cut at 40 characters (`…`).
 pub fn short_bytes(b: &[u8]) -> String {
-    const MAX: usize = 40;
-    let mut s = String::new();
-    for chunk in b.utf8_chunks() {
-        for ch in chunk.valid().chars() {
-            match ch {
-                '\\' => s.push_str("\\\\"),
-                '"' => s.push_str("\\\""),
-                c if c.is_control() => s.extend(c.escape_default()),
-                c => s.push(c),
-            }
-        }
-        for &x in chunk.invalid() {
-            s.push_str(&format!("\\x{x:02x}"));
-        }
-        if s.chars().count() > MAX {
-            break;
-        }
-    }
-    if s.chars().count() > MAX {
-        let cut: String = s.chars().take(MAX).collect();
-        return format!("{cut}…");
-    }
-    s
+    crate::escape::escape_short(b, 40)
 }
 
 /// How the stored values relate to the shape, by TensorFlow's rules (<https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/framework/tensor.cc>).

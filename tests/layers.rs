@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("dtype", 1),
     ("pyfloat", 1),
     ("digits", 1),
+    ("escape", 1),
     ("minifloat", 2),
     ("wire", 2),
     ("model", 3),
