@@ -391,9 +391,22 @@ impl fmt::Display for DType {
 /// assert_eq!(DTypeCode(101).to_string(), "DT_FLOAT_REF");
 /// assert_eq!(DTypeCode(77).to_string(), "77");
 /// assert_eq!(DTypeCode(3).dtype(), Some(DType::Int32));
+/// // Debug names the dtype too:
+/// assert_eq!(format!("{:?}", DTypeCode(7)), "DTypeCode(7 = DT_STRING)");
+/// assert_eq!(format!("{:?}", DTypeCode(77)), "DTypeCode(77)");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DTypeCode(pub i32);
+
+impl fmt::Debug for DTypeCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.dtype().is_some() || self.ref_of().is_some() {
+            write!(f, "DTypeCode({} = {self})", self.0)
+        } else {
+            write!(f, "DTypeCode({})", self.0)
+        }
+    }
+}
 
 impl DTypeCode {
     /// The dtype, when the number is a plain (non-`_REF`) known one.

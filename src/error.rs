@@ -260,6 +260,12 @@ pub enum Category {
     Build,
     /// The input is over a size or nesting limit.
     Limit,
+    /// A model's signatures could not be read (a `SavedModel`, metadata JSON or
+    /// `saved_model_cli` text that is missing or malformed).
+    Model,
+    /// A network call failed: no connection, no answer in time, a refusal or an
+    /// unreadable answer.
+    Network,
 }
 
 /// What went wrong, in detail: the variants behind an [`Error`] ([`Error::detail`]).
@@ -371,6 +377,22 @@ pub enum ErrorDetail {
         /// What would be left out, each `where: what`.
         left_out: Vec<String>,
     },
+    /// Malformed protobuf read by a caller that did not say as which message
+    /// ([`decode_as`](crate::decode_as)'s error, converted with `?`).
+    #[error(transparent)]
+    Wire(#[from] DecodeError),
+    /// An error of a module above this one — a model file
+    /// ([`formats::savedmodel::ModelError`](crate::formats::savedmodel::ModelError)), a scrub
+    /// ([`scrub::ScrubError`](crate::scrub::ScrubError)), a network call (`net::NetError`) —
+    /// kept whole: [`std::error::Error::source`] gives it back to downcast.
+    #[error("{source}")]
+    Other {
+        /// What kind of error it is.
+        category: Category,
+        /// The error itself.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
     /// Reading or writing a file.
     #[error("{path}: {source}")]
     Io {
@@ -435,6 +457,11 @@ impl Error {
             | ErrorDetail::OneRequestOnly { .. }
             | ErrorDetail::WouldLose { .. } => Category::Build,
             ErrorDetail::Io { .. } => Category::Io,
+            ErrorDetail::Wire(e) => match e.kind() {
+                K::TooDeep(_) | K::TooLarge { .. } => Category::Limit,
+                _ => Category::Decode,
+            },
+            ErrorDetail::Other { category, .. } => *category,
             // root() looks through these.
             ErrorDetail::InRecord { source, .. }
             | ErrorDetail::InRequest { source, .. }
@@ -476,7 +503,7 @@ impl Error {
     /// in TFRecord framing, the offset of the record in the file.
     pub fn offset(&self) -> Option<usize> {
         match self.root() {
-            ErrorDetail::Decode { source, .. } => Some(source.offset()),
+            ErrorDetail::Decode { source, .. } | ErrorDetail::Wire(source) => Some(source.offset()),
             ErrorDetail::TfRecord(e) => Some(e.offset()),
             _ => None,
         }
@@ -486,7 +513,9 @@ impl Error {
     /// for a decode error inside a field.
     pub fn field_path(&self) -> Option<String> {
         match self.root() {
-            ErrorDetail::Decode { source, .. } => Some(source.path()).filter(|p| !p.is_empty()),
+            ErrorDetail::Decode { source, .. } | ErrorDetail::Wire(source) => {
+                Some(source.path()).filter(|p| !p.is_empty())
+            }
             _ => None,
         }
     }
@@ -543,6 +572,27 @@ impl From<BuildError> for Error {
 impl From<TfRecordError> for Error {
     fn from(e: TfRecordError) -> Self {
         ErrorDetail::TfRecord(e).into()
+    }
+}
+
+impl From<DecodeError> for Error {
+    fn from(e: DecodeError) -> Self {
+        ErrorDetail::Wire(e).into()
+    }
+}
+
+impl Error {
+    /// An error of a module above this one, of `category`, kept whole
+    /// ([`ErrorDetail::Other`]); the `From` conversions of the upper modules' errors use it.
+    pub(crate) fn other(
+        category: Category,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        ErrorDetail::Other {
+            category,
+            source: Box::new(source),
+        }
+        .into()
     }
 }
 

@@ -92,6 +92,13 @@ pub enum ScrubError {
     },
 }
 
+impl From<ScrubError> for crate::Error {
+    /// A request that cannot be scrubbed: [`Category::Build`](crate::Category::Build).
+    fn from(e: ScrubError) -> Self {
+        crate::Error::other(crate::Category::Build, e)
+    }
+}
+
 /// SplitMix64: small, seedable, good enough for filler values.
 pub(crate) struct Rng(pub(crate) u64);
 

@@ -133,6 +133,18 @@ pub enum ModelError {
     Unrecognised(String),
 }
 
+impl From<ModelError> for crate::Error {
+    /// A model that cannot be read: [`Category::Io`](crate::Category::Io) for a file that
+    /// cannot be opened, else [`Category::Model`](crate::Category::Model).
+    fn from(e: ModelError) -> Self {
+        let category = match e {
+            ModelError::Io { .. } => crate::Category::Io,
+            _ => crate::Category::Model,
+        };
+        crate::Error::other(category, e)
+    }
+}
+
 /// Says which of the three formats `path` is, from its kind (directory) and first bytes.
 pub fn sniff(path: &Path) -> Result<ModelSource, ModelError> {
     if path.is_dir() {

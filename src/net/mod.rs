@@ -224,6 +224,13 @@ pub enum NetError {
     BadResponse(String),
 }
 
+impl From<NetError> for crate::Error {
+    /// A failed call: [`Category::Network`](crate::Category::Network).
+    fn from(e: NetError) -> Self {
+        crate::Error::other(crate::Category::Network, e)
+    }
+}
+
 impl NetError {
     /// Whether the service answered (and refused): the CLI's exit 1, not 2.
     pub fn is_refusal(&self) -> bool {
