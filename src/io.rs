@@ -2,22 +2,20 @@
 //!
 //! Every input — a file, a pipe, a device, `-` for standard input — is read
 //! under one size cap ([`DEFAULT_MAX_SIZE`] unless the caller gives another), so
-//! `/dev/zero` is refused instead of filling memory. Regular files under
-//! [`MAP_THRESHOLD`] are read into memory: a copy of a few megabytes costs less than a
-//! mapping and cannot fault. Larger regular files are memory-mapped, so gigabyte logs are
-//! never copied; if another process truncates such a file while it is mapped, touching
-//! the lost pages raises `SIGBUS`, and a handler installed with the first mapping turns
-//! that into an error message naming the mapped files and exit status 2 (instead of the
-//! process dying from the signal).
+//! `/dev/zero` is refused instead of filling memory.
 //!
-//! The handler is a plain `sigaction(2)` (through `libc`), so reading needs no signal
-//! crate. Writing output files atomically is the command line's job (its `output`
-//! module), since it installs handlers for `SIGINT` and friends and ends the process.
+//! By default every input is read into memory. A caller that reads gigabyte logs can let
+//! regular files of [`MAP_THRESHOLD`] bytes or more be memory-mapped instead
+//! ([`ReadOptions::map_large_files`]), so they are never copied. That choice is the
+//! caller's because it has a process-wide consequence the library must not decide for
+//! its host: if another process truncates a mapped file, touching the lost pages raises
+//! `SIGBUS`, which kills the process unless the process handles it. The `tfreq` command
+//! installs such a handler (it reports the file and exits with status 2) before it asks
+//! for mapping; the library itself installs no signal handler and never ends the process.
 
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
-use std::sync::{Mutex, Once};
 
 use bytes::Bytes;
 
@@ -55,27 +53,76 @@ fn too_large(path: &Path, size: Option<u64>, limit: u64) -> Error {
     io_err(path, io::Error::new(io::ErrorKind::FileTooLarge, msg))
 }
 
-/// Reads a whole input under the [`DEFAULT_MAX_SIZE`] cap: a file or `-` for standard
-/// input (see the module documentation for when a file is mapped).
+/// How [`read`] reads an input: the size cap, and whether large regular files may be
+/// memory-mapped.
 ///
 /// ```
-/// let b = tfreq::io::read_input("tests/data/eas/spec_vector.bin".as_ref())?;
+/// let opts = tfreq::io::ReadOptions::default().max_size(1 << 20);
+/// assert_eq!(opts.limit(), 1 << 20);
+/// assert!(!opts.maps_large_files());
+/// let b = tfreq::io::read("tests/data/eas/spec_vector.bin".as_ref(), &opts)?;
 /// assert_eq!(b.len(), 45);
 /// # Ok::<(), tfreq::Error>(())
 /// ```
-pub fn read_input(path: &Path) -> Result<Bytes, Error> {
-    read_input_limited(path, DEFAULT_MAX_SIZE)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadOptions {
+    max_size: u64,
+    map: bool,
 }
 
-/// Reads a whole input, refusing one of more than `max_size` bytes, whatever it is
-/// (regular file, pipe, device or standard input).
+impl Default for ReadOptions {
+    /// [`DEFAULT_MAX_SIZE`], read into memory.
+    fn default() -> Self {
+        ReadOptions {
+            max_size: DEFAULT_MAX_SIZE,
+            map: false,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// Refuse an input of more than `max_size` bytes.
+    pub fn max_size(self, max_size: u64) -> Self {
+        ReadOptions { max_size, ..self }
+    }
+
+    /// Memory-maps regular files of [`MAP_THRESHOLD`] bytes or more instead of copying
+    /// them.
+    ///
+    /// # Safety
+    ///
+    /// The returned bytes read a file the operating system may change under them. If
+    /// another process truncates a mapped file while the bytes (or any slice of them)
+    /// are alive, reading the lost pages raises `SIGBUS`, whose default action ends the
+    /// process; if it rewrites the file in place, the bytes change. The caller promises
+    /// that neither happens, or handles `SIGBUS` itself (the `tfreq` command does, in
+    /// `src/bin/tfreq/sigbus.rs`: it names the file and exits with status 2).
+    pub unsafe fn map_large_files(self) -> Self {
+        ReadOptions { map: true, ..self }
+    }
+
+    /// The size cap, in bytes.
+    pub fn limit(&self) -> u64 {
+        self.max_size
+    }
+
+    /// Whether large regular files are memory-mapped.
+    pub fn maps_large_files(&self) -> bool {
+        self.map
+    }
+}
+
+/// Reads a whole input as `opts` says: a file or `-` for standard input, refusing one of
+/// more than [`ReadOptions::limit`] bytes, whatever it is (regular file, pipe, device or
+/// standard input).
 ///
 /// ```
-/// let err = tfreq::io::read_input_limited("tests/data/eas/spec_vector.bin".as_ref(), 10)
-///     .unwrap_err();
+/// let opts = tfreq::io::ReadOptions::default().max_size(10);
+/// let err = tfreq::io::read("tests/data/eas/spec_vector.bin".as_ref(), &opts).unwrap_err();
 /// assert!(err.to_string().contains("over the size limit of 10 bytes"), "{err}");
 /// ```
-pub fn read_input_limited(path: &Path, max_size: u64) -> Result<Bytes, Error> {
+pub fn read(path: &Path, opts: &ReadOptions) -> Result<Bytes, Error> {
+    let max_size = opts.max_size;
     if path == Path::new("-") {
         return read_capped(io::stdin().lock(), path, max_size);
     }
@@ -94,19 +141,41 @@ pub fn read_input_limited(path: &Path, max_size: u64) -> Result<Bytes, Error> {
     if meta.len() > max_size {
         return Err(too_large(path, Some(meta.len()), max_size));
     }
-    if meta.len() < MAP_THRESHOLD {
-        // Small: a copy is cheap and cannot fault if the file changes under us. The cap
-        // still applies, for a file that grows while it is read.
+    if !opts.map || meta.len() < MAP_THRESHOLD {
+        // A copy: small files cost less copied than mapped, and a copy cannot fault if
+        // the file changes under us. The cap still applies, for a file that grows while
+        // it is read.
         return read_capped(&file, path, max_size);
     }
-    guard_mapped(path);
-    // SAFETY: the map is read-only and lives as long as the Bytes that own it. If
-    // another process truncates the file while it is mapped, reading a lost page raises
-    // SIGBUS; `guard_mapped` (above) has installed the handler that reports it and exits
-    // with status 2 instead of leaving memory in an undefined state.
+    // SAFETY: the map is read-only and lives as long as the Bytes that own it. The
+    // caller of `map_large_files` (an unsafe fn) took on the file changing under it.
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io_err(path, e))?;
     // Listed, so that long passes over it can give back pages once read.
     Ok(Bytes::from_owner(crate::par::Mapped::new(map)))
+}
+
+/// Reads a whole input into memory under the [`DEFAULT_MAX_SIZE`] cap: a file or `-`
+/// for standard input.
+///
+/// ```
+/// let b = tfreq::io::read_input("tests/data/eas/spec_vector.bin".as_ref())?;
+/// assert_eq!(b.len(), 45);
+/// # Ok::<(), tfreq::Error>(())
+/// ```
+pub fn read_input(path: &Path) -> Result<Bytes, Error> {
+    read(path, &ReadOptions::default())
+}
+
+/// Reads a whole input into memory, refusing one of more than `max_size` bytes,
+/// whatever it is (regular file, pipe, device or standard input).
+///
+/// ```
+/// let err = tfreq::io::read_input_limited("tests/data/eas/spec_vector.bin".as_ref(), 10)
+///     .unwrap_err();
+/// assert!(err.to_string().contains("over the size limit of 10 bytes"), "{err}");
+/// ```
+pub fn read_input_limited(path: &Path, max_size: u64) -> Result<Bytes, Error> {
+    read(path, &ReadOptions::default().max_size(max_size))
 }
 
 fn read_capped(r: impl Read, path: &Path, max_size: u64) -> Result<Bytes, Error> {
@@ -118,61 +187,6 @@ fn read_capped(r: impl Read, path: &Path, max_size: u64) -> Result<Bytes, Error>
         return Err(too_large(path, None, max_size));
     }
     Ok(Bytes::from(v))
-}
-
-/// The files mapped so far, and the message the SIGBUS handler prints (leaked, so the
-/// handler can read it without locking or allocating).
-static MAPPED: Mutex<Vec<String>> = Mutex::new(Vec::new());
-static SIGBUS_MESSAGE: std::sync::atomic::AtomicPtr<&'static [u8]> =
-    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
-
-#[cfg(unix)]
-fn guard_mapped(path: &Path) {
-    use std::sync::atomic::Ordering;
-    static INSTALL: Once = Once::new();
-    let mut mapped = MAPPED.lock().unwrap_or_else(|p| p.into_inner());
-    let name = path.display().to_string();
-    if !mapped.contains(&name) {
-        mapped.push(name);
-        let msg = format!(
-            "tfreq: error: {}: an input shrank while it was being read (another process truncated or rewrote it)\n",
-            mapped.join(", ")
-        );
-        let leaked: &'static [u8] = Box::leak(msg.into_bytes().into_boxed_slice());
-        SIGBUS_MESSAGE.store(Box::into_raw(Box::new(leaked)), Ordering::SeqCst);
-    }
-    INSTALL.call_once(|| {
-        // SAFETY: `on_sigbus` only loads an atomic pointer to leaked, immutable bytes and
-        // calls write(2) and _exit(2), all async-signal-safe. It never returns, so the
-        // faulting access is not retried. The `sigaction` struct is zeroed (an empty
-        // mask, no flags) before the handler is set.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_sigbus as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            libc::sigemptyset(&mut action.sa_mask);
-            let _ = libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
-        }
-    });
-}
-
-/// The `SIGBUS` handler [`guard_mapped`] installs: print the message, exit with status 2.
-#[cfg(unix)]
-extern "C" fn on_sigbus(_sig: libc::c_int) {
-    let p = SIGBUS_MESSAGE.load(std::sync::atomic::Ordering::SeqCst);
-    // SAFETY: see `guard_mapped`; the pointer is null or points to leaked bytes.
-    unsafe {
-        if !p.is_null() {
-            let msg: &[u8] = *p;
-            libc::write(2, msg.as_ptr().cast(), msg.len());
-        }
-        libc::_exit(2);
-    }
-}
-
-#[cfg(not(unix))]
-fn guard_mapped(_path: &Path) {
-    // Windows does not let a mapped file be truncated: nothing to guard.
-    let _ = (&MAPPED, &SIGBUS_MESSAGE);
 }
 
 /// Whether two paths name the same existing file (after following links).

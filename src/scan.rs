@@ -42,6 +42,7 @@ use crate::formats::detect::{self, InputFormat, Source};
 use crate::formats::rest_json::{self, Dtypes};
 use crate::formats::tfrecord::{self, Records};
 use crate::formats::{self, ContainerKind, Content, Hint};
+use crate::io::ReadOptions;
 use crate::model::{Message, WireFormat};
 
 mod fingerprint;
@@ -84,7 +85,7 @@ pub fn count_files_from(
     format: InputFormat,
 ) -> Result<KeyCounts, Error> {
     let (total, errors) =
-        count_files_inner(paths, keep, rest, format, crate::io::DEFAULT_MAX_SIZE, true);
+        count_files_inner(paths, keep, rest, format, &ReadOptions::default(), true);
     // The first failing file in the order given, whichever worker met it.
     match errors.into_iter().min_by_key(|(i, _)| *i) {
         Some((_, e)) => Err(e),
@@ -92,8 +93,8 @@ pub fn count_files_from(
     }
 }
 
-/// As [`count_files_from`], going on past files that cannot be read (or are larger
-/// than `max_size` bytes): the counts cover the files that could be read, and
+/// As [`count_files_from`], reading each file as `read` says (its size cap, and whether
+/// large files are mapped), going on past files that cannot be read: the counts cover the files that could be read, and
 /// [`KeyCounts::unreadable`] lists the others, in the order given, each with the error
 /// that set it aside in the words of `message` (given the error and the file;
 /// [`Error::message_without`] is the plain wording, a program may add its own hints).
@@ -102,10 +103,10 @@ pub fn count_files_lenient(
     keep: bool,
     rest: Option<&Dtypes>,
     format: InputFormat,
-    max_size: u64,
+    read: &ReadOptions,
     message: &dyn Fn(&Error, &str) -> String,
 ) -> KeyCounts {
-    let (mut total, mut errors) = count_files_inner(paths, keep, rest, format, max_size, false);
+    let (mut total, mut errors) = count_files_inner(paths, keep, rest, format, read, false);
     errors.sort_by_key(|(i, _)| *i);
     total.unreadable = errors
         .into_iter()
@@ -144,7 +145,7 @@ fn count_files_inner(
     keep: bool,
     rest: Option<&Dtypes>,
     format: InputFormat,
-    max_size: u64,
+    read: &ReadOptions,
     stop_at_error: bool,
 ) -> (KeyCounts, Vec<(usize, Error)>) {
     // Files are shared out to the workers one at a time; a TFRecord file is
@@ -157,7 +158,7 @@ fn count_files_inner(
         while !stop.load(Ordering::Relaxed) {
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(p) = paths.get(i) else { break };
-            match count_file(p, i, keep, rest, format, max_size) {
+            match count_file(p, i, keep, rest, format, read) {
                 Ok(f) => c.merge(f),
                 Err(e) => {
                     stop.store(stop_at_error, Ordering::Relaxed);
@@ -190,10 +191,10 @@ fn count_file(
     keep: bool,
     rest: Option<&Dtypes>,
     format: InputFormat,
-    max_size: u64,
+    read: &ReadOptions,
 ) -> Result<KeyCounts, Error> {
     let in_file = |e: Error| e.in_file(p.display().to_string());
-    let bytes = crate::io::read_input_limited(p, max_size)?;
+    let bytes = crate::io::read(p, read)?;
     let src = Source {
         rest: rest.cloned(),
         ..Source::for_path(p, format)

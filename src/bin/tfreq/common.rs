@@ -247,7 +247,8 @@ pub struct InputArgs {
 impl InputArgs {
     /// Reads a whole input under the cap; the error names the file.
     pub fn read(&self, path: &Path) -> Result<bytes::Bytes, Failure> {
-        Ok(tfreq::io::read_input_limited(path, self.max_size)?)
+        let opts = crate::sigbus::read_options(self.max_size, [path]);
+        Ok(tfreq::io::read(path, &opts)?)
     }
 }
 

@@ -89,7 +89,7 @@ fn count(
         keep,
         rest,
         how.from.format(),
-        input.max_size,
+        &crate::sigbus::read_options(input.max_size, paths.iter().copied()),
         &message,
     );
     drop(progress);

@@ -17,6 +17,7 @@ mod replay;
 mod scrub;
 #[cfg(feature = "net")]
 mod send;
+mod sigbus;
 mod signature;
 
 use std::process::ExitCode;
