@@ -300,6 +300,18 @@ impl TFRequest {
         Ok(req)
     }
 
+    /// Sets the signature name (the SDK's `set_signature_name`).
+    ///
+    /// ```
+    /// let mut req = tfreq::TFRequest::new("a");
+    /// req.set_signature_name("b");
+    /// assert_eq!(req.message().signature_name, "b");
+    /// ```
+    pub fn set_signature_name(&mut self, name: impl Into<String>) -> &mut Self {
+        self.msg.signature_name = name.into();
+        self
+    }
+
     /// Adds an output name to `output_filter`.
     pub fn add_fetch(&mut self, name: impl Into<String>) -> &mut Self {
         self.msg.fetches.push(name.into());

@@ -2,23 +2,23 @@
 //! library, renders, and maps errors to exit codes: 0 clean, 1 findings that fail,
 //! 2 unreadable input or usage error. A closed pipe ends the program quietly.
 
-mod build;
-mod check;
-mod common;
-mod convert;
-mod diff;
-mod inspect;
-mod keys;
+pub(crate) mod build;
+pub(crate) mod check;
+pub(crate) mod common;
+pub(crate) mod convert;
+pub(crate) mod diff;
+pub(crate) mod inspect;
+pub(crate) mod keys;
 #[cfg(feature = "net")]
-mod live;
-mod output;
+pub(crate) mod live;
+pub(crate) mod output;
 #[cfg(feature = "net")]
-mod replay;
-mod scrub;
+pub(crate) mod replay;
+pub(crate) mod scrub;
 #[cfg(feature = "net")]
-mod send;
-mod sigbus;
-mod signature;
+pub(crate) mod send;
+pub(crate) mod sigbus;
+pub(crate) mod signature;
 
 use std::process::ExitCode;
 
@@ -86,7 +86,13 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    run(std::env::args_os())
+}
+
+/// The whole command: `args` as `std::env::args_os()` gives them (the program name
+/// first). The Python package's `tfreq` command calls this too (`python/src/lib.rs`).
+pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };

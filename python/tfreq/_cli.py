@@ -1,0 +1,19 @@
+"""The ``tfreq`` command of the Python package: the same command line as the Rust binary
+(``cargo install``), run in this process by the extension module."""
+
+import sys
+
+
+def main() -> None:
+    """Runs ``tfreq`` with ``sys.argv`` and exits with its status."""
+    from ._tfreq import run_cli
+
+    argv = ["tfreq"] + sys.argv[1:]
+    code = run_cli(argv)
+    # Output already written by Rust went straight to the file descriptors; Python's own
+    # buffers are empty, so a closed pipe cannot raise at exit.
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
