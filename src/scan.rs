@@ -242,22 +242,29 @@ fn count_source(bytes: Bytes, file: usize, src: &Source, keep: bool) -> Result<K
     Ok(c)
 }
 
-/// A worker's counts by print ([`fingerprint`]): a record whose print was seen
-/// before is counted without being decoded.
+/// A worker's counts by print ([`fingerprint`]), over every part of a log it walks: a
+/// record whose print the worker saw before is counted without being decoded, so the
+/// cost of a record does not grow with the number of distinct requests a log holds
+/// (each distinct print is decoded once per worker, not once per part). The table is
+/// keyed by the print's bytes under FxHash (`rustc_hash`): prints are tens to hundreds
+/// of bytes and hashed once per record, where SipHash cost as much as reading them.
 #[derive(Default)]
 struct Seen {
-    by_print: HashMap<Vec<u8>, KeyEntry>,
+    by_print: HashMap<Vec<u8>, KeyEntry, rustc_hash::FxBuildHasher>,
 }
 
-/// One print's key and count, as [`KeyCounts`] keeps them.
+/// One print's key and count, as [`KeyCounts`] keeps them, and the part of the log its
+/// first request is in (its `first.entry` counts from that part's start).
 struct KeyEntry {
     key: ShapeKey,
     stat: KeyStat,
+    part: usize,
 }
 
 impl Seen {
-    /// Counts a request of a print seen before (records reach a worker in file
-    /// order, so its first is already the earliest); `false` for a new print.
+    /// Counts a request of a print seen before (a worker walks its parts in file order,
+    /// and each part's records in order, so its first is already the worker's
+    /// earliest); `false` for a new print.
     fn count(&mut self, print: &[u8]) -> bool {
         match self.by_print.get_mut(print) {
             Some(e) => {
@@ -268,21 +275,24 @@ impl Seen {
         }
     }
 
-    /// Counts the first request of a new print, decoded in full as `m`.
-    fn insert(&mut self, print: &[u8], m: &Message, at: Origin, keep: bool) {
+    /// Counts the first request of a new print, decoded in full as `m`, met in `part`.
+    fn insert(&mut self, print: &[u8], m: &Message, at: Origin, part: usize, keep: bool) {
         let stat = KeyStat {
             count: 1,
             first: at,
             representative: keep.then(|| m.clone()),
         };
         let key = ShapeKey::of(m);
-        self.by_print.insert(print.to_vec(), KeyEntry { key, stat });
+        let entry = KeyEntry { key, stat, part };
+        self.by_print.insert(print.to_vec(), entry);
     }
 
-    /// `c` with these counts added.
-    fn into_counts(self, mut c: KeyCounts) -> KeyCounts {
-        for (_, e) in self.by_print {
+    /// `c` with these counts added, each first request's record number made absolute
+    /// by `before` (the records of the parts before each part).
+    fn into_counts(self, mut c: KeyCounts, before: &[usize]) -> KeyCounts {
+        for (_, mut e) in self.by_print {
             c.requests += e.stat.count;
+            e.stat.first.entry += before.get(e.part).copied().unwrap_or(0);
             c.add_stat(e.key, e.stat);
         }
         c
@@ -320,6 +330,17 @@ fn count_tfrecord_in(
     keep: bool,
     chunk: usize,
 ) -> Result<KeyCounts, Error> {
+    count_tfrecord_reads(bytes, file, keep, chunk).map(|(c, _)| c)
+}
+
+/// [`count_tfrecord_in`], and how many records were read in full (decoded) rather than
+/// by their print.
+fn count_tfrecord_reads(
+    bytes: Bytes,
+    file: usize,
+    keep: bool,
+    chunk: usize,
+) -> Result<(KeyCounts, usize), Error> {
     let n = bytes.len();
     let chunk = chunk.max(1);
     let parts = (n / chunk).max(1);
@@ -345,9 +366,10 @@ fn count_tfrecord_in(
     };
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let worker = || -> Vec<(usize, Option<Result<Part, Error>>)> {
+    let worker = || -> (Vec<(usize, Option<Result<Part, Error>>)>, Seen) {
         // A reference count of this worker's own (see `Share`).
         let mine = Bytes::from_owner(Share(bytes.clone()));
+        let mut seen = Seen::default();
         let mut out = Vec::new();
         while !stop.load(Ordering::Relaxed) {
             let k = next.fetch_add(1, Ordering::Relaxed);
@@ -361,13 +383,13 @@ fn count_tfrecord_in(
             let to = (k + 1..=parts)
                 .find_map(|j| start_of(&mine, j))
                 .unwrap_or(n);
-            let r = walk(&mine, from, to, file, keep, &stop);
+            let r = walk(&mine, from, to, file, keep, &stop, &mut seen, k);
             if !matches!(&r, Ok(p) if !p.damaged) {
                 stop.store(true, Ordering::Relaxed);
             }
             out.push((k, Some(r)));
         }
-        out
+        (out, seen)
     };
     let threads = workers().min(parts);
     let results: Vec<_> = std::thread::scope(|s| {
@@ -377,11 +399,13 @@ fn count_tfrecord_in(
     // Each part: walked and whole (`Some(Some)`), without a start (`Some(None)`).
     let mut done: Vec<Option<Option<Part>>> = (0..parts).map(|_| None).collect();
     let mut whole = true;
+    let mut seens = Vec::new();
     for r in results {
-        let Ok(list) = r else {
+        let Ok((list, seen)) = r else {
             whole = false;
             continue;
         };
+        seens.push(seen);
         for (k, p) in list {
             match p {
                 None => done[k] = Some(None),
@@ -394,21 +418,39 @@ fn count_tfrecord_in(
         // Damaged, or a part's start was not a record boundary: one plain walk.
         #[cfg(test)]
         tests::PLAIN_WALKS.with(|w| w.set(w.get() + 1));
-        let p = walk(&bytes, 0, n, file, keep, &AtomicBool::new(false))?;
-        return Ok(p.counts);
+        let mut seen = Seen::default();
+        let p = walk(
+            &bytes,
+            0,
+            n,
+            file,
+            keep,
+            &AtomicBool::new(false),
+            &mut seen,
+            0,
+        )?;
+        return Ok((seen.into_counts(p.counts, &[0]), p.full_reads));
     }
     // Record numbers: each part's are counted from its start.
     let mut total = KeyCounts::default();
-    let mut before = 0usize;
-    for p in done.into_iter().flatten().flatten() {
+    let mut before = vec![0usize; parts];
+    let mut so_far = 0usize;
+    let mut full_reads = 0usize;
+    for (k, p) in done.into_iter().enumerate() {
+        before[k] = so_far;
+        let Some(Some(p)) = p else { continue };
+        full_reads += p.full_reads;
         let mut c = p.counts;
         for s in c.keys.values_mut() {
-            s.first.entry += before;
+            s.first.entry += so_far;
         }
-        before += p.records;
+        so_far += p.records;
         total.merge(c);
     }
-    Ok(total)
+    for seen in seens {
+        total = seen.into_counts(total, &before);
+    }
+    Ok((total, full_reads))
 }
 
 /// Parts of a log walked by one worker at a time.
@@ -423,11 +465,16 @@ struct Part {
     records: usize,
     /// The walk did not land on its end (stopped early, or a record ran past it).
     damaged: bool,
+    /// Records read in full: new prints, and records the print does not cover.
+    full_reads: usize,
 }
 
 /// Counts the records from byte `from` (a record boundary) up to the first record that
-/// starts at or past `to`; record numbers in origins and errors count from `from`
-/// (exact when `from` is 0). The first error met ends the walk.
+/// starts at or past `to`, part `part` of the log: records read by their print into
+/// `seen` (the worker's, across its parts), the others into the part's counts; record
+/// numbers in origins and errors count from `from` (exact when `from` is 0). The first
+/// error met ends the walk.
+#[allow(clippy::too_many_arguments)]
 fn walk(
     file_bytes: &Bytes,
     from: usize,
@@ -435,13 +482,15 @@ fn walk(
     file: usize,
     keep: bool,
     stop: &AtomicBool,
+    seen: &mut Seen,
+    part: usize,
 ) -> Result<Part, Error> {
     let opts = DecodeOptions::default();
     let mut c = KeyCounts::default();
-    let mut seen = Seen::default();
     let mut print = Vec::new();
     let mut frames = Records::starting_at(file_bytes.clone(), from).defer_data_check();
     let mut records = 0usize;
+    let mut full_reads = 0usize;
     // Read: a mapped log's pages can go behind the walk (a view kept for a
     // representative maps them in again when read).
     let mut trail = crate::par::Trail::new(file_bytes.get(from..).unwrap_or_default());
@@ -461,17 +510,19 @@ fn walk(
         let printed = fingerprint::print(f.data(file_bytes), &mut print);
         if !(printed && seen.count(&print)) {
             // A new print, or a record the fast reading leaves to the full one.
+            full_reads += 1;
             let e = formats::record_entry(f.record_in(file_bytes), opts)?;
             match &e.content {
-                Content::Message(m) if printed => seen.insert(&print, m, at, keep),
+                Content::Message(m) if printed => seen.insert(&print, m, at, part, keep),
                 _ => c.add_entry(&e, file, true, keep),
             }
         }
         trail.read_to(frames.offset().saturating_sub(from));
     }
     Ok(Part {
-        counts: seen.into_counts(c),
+        counts: c,
         records,
+        full_reads,
         damaged: frames.offset() != to,
     })
 }
@@ -567,6 +618,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Issue 24: the cost of a record must not grow with how many distinct requests a
+    /// log holds. Each distinct print is read in full once per worker, however many
+    /// parts the log is walked in (it was once per part: 60 parts here, 600 full reads).
+    #[test]
+    fn each_distinct_request_is_read_in_full_once_per_worker() {
+        let recs = records();
+        let mut log = Vec::new();
+        for i in 0..600 {
+            write_record(&mut log, &recs[i % 4]);
+        }
+        let chunk = log.len() / 60;
+        let (c, full) = count_tfrecord_reads(Bytes::from(log), 0, false, chunk).unwrap();
+        assert_eq!(c.requests, 600);
+        assert!(
+            full <= 4 * workers(),
+            "{full} full reads for 4 distinct requests"
+        );
     }
 
     #[test]
