@@ -366,7 +366,7 @@ fn count_tfrecord_reads(
     };
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let worker = || -> (Vec<(usize, Option<Result<Part, Error>>)>, Seen) {
+    let worker = || -> (Vec<Walked>, Seen) {
         // A reference count of this worker's own (see `Share`).
         let mine = Bytes::from_owner(Share(bytes.clone()));
         let mut seen = Seen::default();
@@ -452,6 +452,9 @@ fn count_tfrecord_reads(
     }
     Ok((total, full_reads))
 }
+
+/// A part of a log as a worker left it: walked (or failed), or without a start.
+type Walked = (usize, Option<Result<Part, Error>>);
 
 /// Parts of a log walked by one worker at a time.
 const CHUNK: usize = 16 << 20;
