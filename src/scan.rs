@@ -28,7 +28,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use bytes::Bytes;
@@ -152,6 +152,7 @@ fn count_files_inner(
     // itself split over the workers (see `count_tfrecord`).
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    let sizes: Vec<AtomicU64> = paths.iter().map(|_| AtomicU64::new(0)).collect();
     let worker = || -> (KeyCounts, Vec<(usize, Error)>) {
         let mut c = KeyCounts::default();
         let mut errors = Vec::new();
@@ -159,7 +160,10 @@ fn count_files_inner(
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(p) = paths.get(i) else { break };
             match count_file(p, i, keep, rest, format, read) {
-                Ok(f) => c.merge(f),
+                Ok((f, size)) => {
+                    c.merge(f);
+                    sizes[i].store(size, Ordering::Relaxed);
+                }
                 Err(e) => {
                     stop.store(stop_at_error, Ordering::Relaxed);
                     errors.push((i, e));
@@ -175,6 +179,7 @@ fn count_files_inner(
     });
     let mut total = KeyCounts {
         files: paths.iter().map(|p| p.display().to_string()).collect(),
+        file_sizes: sizes.iter().map(|s| s.load(Ordering::Relaxed)).collect(),
         ..KeyCounts::default()
     };
     let mut errors = Vec::new();
@@ -192,9 +197,10 @@ fn count_file(
     rest: Option<&Dtypes>,
     format: InputFormat,
     read: &ReadOptions,
-) -> Result<KeyCounts, Error> {
+) -> Result<(KeyCounts, u64), Error> {
     let in_file = |e: Error| e.in_file(p.display().to_string());
     let bytes = crate::io::read(p, read)?;
+    let size = bytes.len() as u64;
     let src = Source {
         rest: rest.cloned(),
         ..Source::for_path(p, format)
@@ -203,7 +209,9 @@ fn count_file(
         .map_err(in_file)?
         .kind;
     if kind != ContainerKind::RestJson {
-        return count_source(bytes, i, &src, keep).map_err(in_file);
+        return count_source(bytes, i, &src, keep)
+            .map(|c| (c, size))
+            .map_err(in_file);
     }
     let d = detect::need_dtypes(&src).map_err(in_file)?;
     let mut c = KeyCounts::default();
@@ -219,7 +227,7 @@ fn count_file(
         )
     })
     .map_err(in_file)?;
-    Ok(c)
+    Ok((c, size))
 }
 
 /// Counts the requests of one file (`file` is its number in [`Origin`]).

@@ -57,6 +57,9 @@ pub struct KeyCounts {
     pub keys: HashMap<ShapeKey, KeyStat>,
     /// The files read, in order.
     pub files: Vec<String>,
+    /// The size in bytes of each of [`KeyCounts::files`], where known (the summary's
+    /// `files[].bytes`).
+    pub file_sizes: Vec<u64>,
     /// Files that could not be read, in the order given
     /// ([`crate::scan::count_files_lenient`]).
     pub unreadable: Vec<crate::analysis::report::Unreadable>,

@@ -13,6 +13,7 @@ pub mod expect;
 pub mod key;
 pub mod lint;
 pub mod report;
+pub mod summary;
 pub mod timing;
 pub mod warmup;
 

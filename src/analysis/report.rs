@@ -155,7 +155,7 @@ pub struct Problem {
 
 /// An input file that could not be read or decoded. The run goes on without it, and
 /// the report's exit code is 2.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Unreadable {
     /// The file, as given.
     pub file: String,

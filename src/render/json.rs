@@ -396,52 +396,18 @@ pub fn write_container(
     Ok(())
 }
 
-/// The `tfreq keys` document: totals, then each executor key with its count and shape
-/// keys (`{"feed": {"dtype": .., "shape": [..]}}`), most frequent first.
+/// The `tfreq keys` document: the summary of
+/// [`crate::analysis::summary::Summary`] (schema 1), which `tfreq keys merge` combines.
 pub fn write_coverage(
     out: &mut dyn Write,
     cov: &crate::analysis::coverage::KeyCounts,
 ) -> io::Result<()> {
-    let keys: Vec<Value> = cov
-        .executor_keys()
-        .into_iter()
-        .map(|g| {
-            let shapes: Vec<Value> = g
-                .shapes
-                .iter()
-                .map(|(k, n, first)| {
-                    let feeds: serde_json::Map<String, Value> = k
-                        .shapes
-                        .iter()
-                        .map(|(name, (dt, dims))| {
-                            (name.clone(), json!({"dtype": dt, "shape": dims}))
-                        })
-                        .collect();
-                    json!({"count": n, "feeds": feeds, "first": cov.describe(*first)})
-                })
-                .collect();
-            json!({
-                "signature": g.key.signature,
-                "feeds": g.key.feeds,
-                "fetches": g.key.fetches,
-                "fetch_all": g.key.fetch_all,
-                "count": g.count,
-                "shapes": shapes,
-            })
-        })
-        .collect();
-    let mut doc = json!({
-        "files": cov.files,
-        "requests": cov.requests,
-        "skipped": cov.skipped,
-        "executor_keys": keys.len(),
-        "shape_keys": cov.keys.len(),
-        "keys": keys,
-    });
-    if !cov.unreadable.is_empty() {
-        doc["unreadable"] = serde_json::to_value(&cov.unreadable)?;
-    }
-    serde_json::to_writer(&mut *out, &doc)?;
+    write_summary(out, &crate::analysis::summary::Summary::of(cov))
+}
+
+/// A summary document (one line, no newline after it).
+pub fn write_summary(out: &mut dyn Write, s: &crate::analysis::summary::Summary) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, s)?;
     Ok(())
 }
 

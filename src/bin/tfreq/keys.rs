@@ -22,7 +22,16 @@ pub enum Format {
 }
 
 #[derive(clap::Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = "With --format json the output is a summary (schema 1, see docs/keys.md) that \
+`tfreq keys merge` combines: merging the summaries of any split of a set of logs gives the \
+summary of one run over all of them. (A file named `merge`: write ./merge.)"
+)]
 pub struct KeysArgs {
+    #[command(subcommand)]
+    merge: Option<KeysCommand>,
     /// Request files: bare .bin requests, TFRecord PredictionLog logs (streamed).
     #[arg(required = true)]
     files: Vec<PathBuf>,
@@ -102,8 +111,73 @@ fn count(
     cov
 }
 
-pub fn run_keys(a: KeysArgs) -> Outcome {
+#[derive(clap::Subcommand)]
+enum KeysCommand {
+    /// Combine `keys --format json` summaries (of shards of a log, of several days...)
+    /// into one: the summary of one run over all their logs.
+    Merge(MergeArgs),
+}
+
+#[derive(clap::Args)]
+struct MergeArgs {
+    /// Summaries written by `tfreq keys --format json` (or by this command).
+    #[arg(required = true)]
+    summaries: Vec<PathBuf>,
+    /// Output format (JSON: the merged summary).
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Json)]
+    format: Format,
+    #[command(flatten)]
+    input_args: InputArgs,
+}
+
+fn run_merge(a: MergeArgs) -> Outcome {
+    use tfreq::analysis::summary::Summary;
+    let mut merged = Summary::empty();
+    let mut bad = false;
+    for p in &a.summaries {
+        let read = a
+            .input_args
+            .read(p)
+            .and_then(|b| {
+                std::str::from_utf8(&b)
+                    .map(str::to_owned)
+                    .map_err(|e| Failure::msg(format!("not UTF-8 text: {e}")))
+            })
+            .and_then(|t| Summary::from_json(&t).map_err(Failure::from));
+        match read {
+            Ok(s) => merged.merge(s),
+            Err(e) => {
+                bad = true;
+                report_error(&crate::common::in_file(&p.display().to_string(), e));
+            }
+        }
+    }
+    let mut out = stdout();
+    match a.format {
+        Format::Json => {
+            tfreq::render::json::write_summary(&mut out, &merged)?;
+            writeln!(out)?;
+        }
+        Format::Human => tfreq::render::human::write_coverage(&mut out, &merged.counts())?,
+    }
+    out.flush()?;
+    Ok(if bad || !merged.unreadable.is_empty() {
+        2
+    } else {
+        0
+    })
+}
+
+pub fn run_keys(mut a: KeysArgs) -> Outcome {
+    if let Some(KeysCommand::Merge(m)) = a.merge.take() {
+        return run_merge(m);
+    }
     let rest = a.rest.dtypes()?;
+    if a.format == Format::Json {
+        // A summary's first requests are the earliest in path order (so that summaries
+        // merge exactly): count the files in that order.
+        a.files.sort();
+    }
     let cov = count(
         &a.files,
         false,

@@ -1,0 +1,389 @@
+//! The `tfreq keys` summary: a stable, documented JSON document of which executor keys
+//! and shape keys a set of logs holds, that summaries of parts of the logs merge into
+//! exactly (`tfreq keys merge`, the Apache Beam pipeline's combiner).
+//!
+//! Everything in it is order-free, so merging is associative and commutative and a
+//! merge of the summaries of any split of a set of logs equals the summary of one run
+//! over all of them:
+//!
+//! - `files` (path and byte count of each file read) and `unreadable` are sorted by path;
+//! - each shape key's `first` is its earliest request in (file path, record) order;
+//! - keys are sorted by count (most first), then by their first request, then by the
+//!   key itself; each key's shapes the same way.
+//!
+//! ```
+//! use tfreq::analysis::coverage::{KeyCounts, Origin};
+//! use tfreq::analysis::summary::Summary;
+//! let count = |files: &[&str]| {
+//!     let mut cov = KeyCounts::default();
+//!     for (i, f) in files.iter().enumerate() {
+//!         let m = tfreq::decode(&std::fs::read(f).unwrap()).unwrap();
+//!         cov.add(&m, Origin { file: i, entry: 0, record: false }, false);
+//!         cov.files.push(f.to_string());
+//!     }
+//!     Summary::of(&cov)
+//! };
+//! let (a, b) = ("tests/data/eas/faq_prod.bin", "tests/data/eas/faq_prod_batch4.bin");
+//! let whole = count(&[a, b]);
+//! let mut merged = count(&[b]);
+//! merged.merge(count(&[a]));
+//! assert_eq!(merged, whole);
+//! assert_eq!((whole.requests, whole.executor_keys, whole.shape_keys), (2, 1, 2));
+//! let text = whole.to_json();
+//! assert_eq!(Summary::from_json(&text)?, whole);
+//! # Ok::<(), tfreq::Error>(())
+//! ```
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::coverage::{KeyCounts, Origin};
+use crate::analysis::key::{ExecutorKey, ShapeKey};
+use crate::analysis::report::Unreadable;
+use crate::error::{Error, ErrorDetail};
+
+/// The summary format's version: `schema` in every document. A reader refuses other
+/// versions rather than misreading them.
+pub const SCHEMA: u32 = 1;
+
+/// A `tfreq keys` summary (see the module documentation for its rules).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    /// The format's version, [`SCHEMA`].
+    pub schema: u32,
+    /// Requests counted.
+    pub requests: u64,
+    /// Entries that are not predict requests (other log kinds, text lines), passed over.
+    pub skipped: u64,
+    /// How many executor keys `keys` lists.
+    pub executor_keys: usize,
+    /// How many shape keys the executor keys hold in all.
+    pub shape_keys: usize,
+    /// The files read, sorted by path.
+    pub files: Vec<FileRead>,
+    /// Files that could not be read, sorted by path, each with why.
+    #[serde(default)]
+    pub unreadable: Vec<Unreadable>,
+    /// The executor keys.
+    pub keys: Vec<KeySummary>,
+}
+
+/// A file read: its path as given and its size in bytes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileRead {
+    /// The path, as given on the command line (`-` for standard input).
+    pub path: String,
+    /// Bytes read.
+    pub bytes: u64,
+}
+
+/// One executor key: what TensorFlow compiles an executor for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeySummary {
+    /// The signature run.
+    pub signature: String,
+    /// The feed names, sorted.
+    pub feeds: Vec<String>,
+    /// The fetch names, sorted (empty with `fetch_all`).
+    pub fetches: Vec<String>,
+    /// TF Serving with an empty `output_filter`: every output of the signature.
+    pub fetch_all: bool,
+    /// Requests with this key.
+    pub count: u64,
+    /// Its shape keys.
+    pub shapes: Vec<ShapeSummary>,
+}
+
+/// One shape key of an executor key: each feed's dtype and shape.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShapeSummary {
+    /// Feed name → its dtype and shape.
+    pub feeds: BTreeMap<String, FeedShape>,
+    /// Requests with this shape key.
+    pub count: u64,
+    /// Its earliest request.
+    pub first: First,
+}
+
+/// A feed's dtype and dims.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedShape {
+    /// `DT_FLOAT`, ...
+    pub dtype: String,
+    /// Dim sizes (`-1` where unknown).
+    pub shape: Vec<i64>,
+}
+
+/// Where a request is: a file, and its record number when the file holds several.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct First {
+    /// The file's path.
+    pub file: String,
+    /// The record (from 0) in a multi-record file; absent for a file of one request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<u64>,
+}
+
+impl Summary {
+    /// The summary of counts made by [`crate::scan`] (or by hand): `cov.files` names the
+    /// files the origins number, `cov.file_sizes` their sizes (0 where not given).
+    pub fn of(cov: &KeyCounts) -> Summary {
+        let first_of = |at: Origin| First {
+            file: cov.files.get(at.file).cloned().unwrap_or_default(),
+            record: at.record.then_some(at.entry as u64),
+        };
+        let mut table = Table::default();
+        for (k, s) in &cov.keys {
+            table.add(k.clone(), s.count, first_of(s.first));
+        }
+        let files = cov
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, p)| FileRead {
+                path: p.clone(),
+                bytes: cov.file_sizes.get(i).copied().unwrap_or(0),
+            })
+            .collect();
+        table.into_summary(cov.requests, cov.skipped, files, cov.unreadable.clone())
+    }
+
+    /// Adds another summary into this one: counts summed, each key's earliest request
+    /// kept, files and unreadable files joined.
+    pub fn merge(&mut self, other: Summary) {
+        let mut table = Table::default();
+        for s in [std::mem::replace(self, Summary::empty()), other] {
+            table.add_summary(&s);
+            self.requests += s.requests;
+            self.skipped += s.skipped;
+            self.files.extend(s.files);
+            self.unreadable.extend(s.unreadable);
+        }
+        let files = std::mem::take(&mut self.files);
+        let unreadable = std::mem::take(&mut self.unreadable);
+        *self = table.into_summary(self.requests, self.skipped, files, unreadable);
+    }
+
+    /// The counts again, as [`crate::scan`] makes them (for the human table): origins
+    /// number [`Summary::files`] in their order.
+    pub fn counts(&self) -> KeyCounts {
+        let index: HashMap<&str, usize> = self
+            .files
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, f)| (f.path.as_str(), i))
+            .collect();
+        let mut cov = KeyCounts {
+            requests: self.requests,
+            skipped: self.skipped,
+            files: self.files.iter().map(|f| f.path.clone()).collect(),
+            file_sizes: self.files.iter().map(|f| f.bytes).collect(),
+            unreadable: self.unreadable.clone(),
+            ..KeyCounts::default()
+        };
+        for k in &self.keys {
+            let key = ExecutorKey {
+                signature: k.signature.clone(),
+                feeds: k.feeds.iter().cloned().collect(),
+                fetches: k.fetches.iter().cloned().collect(),
+                fetch_all: k.fetch_all,
+            };
+            for sh in &k.shapes {
+                let sk = ShapeKey {
+                    key: key.clone(),
+                    shapes: sh
+                        .feeds
+                        .iter()
+                        .map(|(n, f)| (n.clone(), (f.dtype.clone(), f.shape.clone())))
+                        .collect(),
+                };
+                let first = Origin {
+                    file: index
+                        .get(sh.first.file.as_str())
+                        .copied()
+                        .unwrap_or(usize::MAX),
+                    entry: sh.first.record.unwrap_or(0) as usize,
+                    record: sh.first.record.is_some(),
+                };
+                cov.add_stat(
+                    sk,
+                    crate::analysis::coverage::KeyStat {
+                        count: sh.count,
+                        first,
+                        representative: None,
+                    },
+                );
+            }
+        }
+        cov
+    }
+
+    /// A summary of nothing.
+    pub fn empty() -> Summary {
+        Table::default().into_summary(0, 0, Vec::new(), Vec::new())
+    }
+
+    /// The JSON document (one line).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Reads a summary document, refusing another `schema` and anything that is not a
+    /// summary (the error names the line and column).
+    pub fn from_json(text: &str) -> Result<Summary, Error> {
+        #[derive(Deserialize)]
+        struct Version {
+            schema: Option<u32>,
+        }
+        let bad = |e: serde_json::Error| {
+            Error::from(ErrorDetail::Format(format!(
+                "not a tfreq keys summary: {e} (line {}, column {})",
+                e.line(),
+                e.column()
+            )))
+        };
+        let v: Version = serde_json::from_str(text).map_err(bad)?;
+        match v.schema {
+            Some(SCHEMA) => serde_json::from_str(text).map_err(bad),
+            Some(n) => Err(ErrorDetail::Format(format!(
+                "a tfreq keys summary of schema {n}; this tfreq reads schema {SCHEMA}"
+            ))
+            .into()),
+            None => Err(ErrorDetail::Format(
+                "not a tfreq keys summary: no \"schema\" field".into(),
+            )
+            .into()),
+        }
+    }
+}
+
+/// Shape keys with their counts and earliest requests, built up from counts or
+/// summaries, then laid out in the summary's order.
+#[derive(Default)]
+struct Table {
+    shapes: HashMap<ShapeKey, (u64, First)>,
+}
+
+impl Table {
+    fn add(&mut self, k: ShapeKey, count: u64, first: First) {
+        match self.shapes.get_mut(&k) {
+            Some((n, f)) => {
+                *n += count;
+                if first < *f {
+                    *f = first;
+                }
+            }
+            None => {
+                self.shapes.insert(k, (count, first));
+            }
+        }
+    }
+
+    fn add_summary(&mut self, s: &Summary) {
+        for k in &s.keys {
+            let key = ExecutorKey {
+                signature: k.signature.clone(),
+                feeds: k.feeds.iter().cloned().collect::<BTreeSet<_>>(),
+                fetches: k.fetches.iter().cloned().collect::<BTreeSet<_>>(),
+                fetch_all: k.fetch_all,
+            };
+            for sh in &k.shapes {
+                let shapes = sh
+                    .feeds
+                    .iter()
+                    .map(|(n, f)| (n.clone(), (f.dtype.clone(), f.shape.clone())))
+                    .collect();
+                let sk = ShapeKey {
+                    key: key.clone(),
+                    shapes,
+                };
+                self.add(sk, sh.count, sh.first.clone());
+            }
+        }
+    }
+
+    fn into_summary(
+        self,
+        requests: u64,
+        skipped: u64,
+        mut files: Vec<FileRead>,
+        mut unreadable: Vec<Unreadable>,
+    ) -> Summary {
+        files.sort();
+        unreadable.sort_by(|a, b| a.file.cmp(&b.file).then(a.error.cmp(&b.error)));
+        let mut groups: HashMap<ExecutorKey, KeySummary> = HashMap::new();
+        let shape_keys = self.shapes.len();
+        for (sk, (count, first)) in self.shapes {
+            let g = groups.entry(sk.key.clone()).or_insert_with(|| KeySummary {
+                signature: sk.key.signature.clone(),
+                feeds: sk.key.feeds.iter().cloned().collect(),
+                fetches: sk.key.fetches.iter().cloned().collect(),
+                fetch_all: sk.key.fetch_all,
+                count: 0,
+                shapes: Vec::new(),
+            });
+            g.count += count;
+            g.shapes.push(ShapeSummary {
+                feeds: sk
+                    .shapes
+                    .into_iter()
+                    .map(|(n, (dtype, shape))| (n, FeedShape { dtype, shape }))
+                    .collect(),
+                count,
+                first,
+            });
+        }
+        let mut keys: Vec<KeySummary> = groups.into_values().collect();
+        for k in &mut keys {
+            k.shapes.sort_by(|a, b| {
+                b.count
+                    .cmp(&a.count)
+                    .then_with(|| a.first.cmp(&b.first))
+                    .then_with(|| shape_order(a, b))
+            });
+        }
+        let first = |k: &KeySummary| k.shapes.iter().map(|s| s.first.clone()).min();
+        keys.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then_with(|| first(a).cmp(&first(b)))
+                .then_with(|| {
+                    (&a.signature, &a.feeds, &a.fetches, a.fetch_all).cmp(&(
+                        &b.signature,
+                        &b.feeds,
+                        &b.fetches,
+                        b.fetch_all,
+                    ))
+                })
+        });
+        Summary {
+            schema: SCHEMA,
+            requests,
+            skipped,
+            executor_keys: keys.len(),
+            shape_keys,
+            files,
+            unreadable,
+            keys,
+        }
+    }
+}
+
+fn shape_order(a: &ShapeSummary, b: &ShapeSummary) -> Ordering {
+    let flat = |s: &ShapeSummary| {
+        s.feeds
+            .iter()
+            .map(|(n, f)| (n.clone(), f.dtype.clone(), f.shape.clone()))
+            .collect::<Vec<_>>()
+    };
+    flat(a).cmp(&flat(b))
+}
