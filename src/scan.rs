@@ -27,6 +27,7 @@
 //! ```
 
 use std::collections::HashMap;
+use std::io::{BufRead, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -38,6 +39,7 @@ use crate::analysis::key::ShapeKey;
 use crate::analysis::report::Unreadable;
 use crate::decode::DecodeOptions;
 use crate::error::{Error, ErrorDetail};
+use crate::formats::compression::{self, Compression};
 use crate::formats::detect::{self, InputFormat, Source};
 use crate::formats::rest_json::{self, Dtypes};
 use crate::formats::tfrecord::{self, Records};
@@ -46,6 +48,7 @@ use crate::io::ReadOptions;
 use crate::model::{Message, WireFormat};
 
 mod fingerprint;
+mod stream;
 
 /// Worker threads when the number of cores cannot be learnt (the machine tfreq is
 /// written for has two cores).
@@ -199,21 +202,48 @@ fn count_file(
     read: &ReadOptions,
 ) -> Result<(KeyCounts, u64), Error> {
     let in_file = |e: Error| e.in_file(p.display().to_string());
+    if p == Path::new("-") {
+        return count_stdin(i, keep, rest, format, read).map_err(in_file);
+    }
+    // A gzip or zlib log is read as a stream, in constant memory (`stream`).
+    if let Some(c) = peek_compression(p) {
+        let f = std::fs::File::open(p).map_err(|e| io_error(p, e))?;
+        let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+        if let Some((counts, _)) =
+            stream::count_stream(f, Some(c), i, keep, read.limit()).map_err(in_file)?
+        {
+            return Ok((counts, size));
+        }
+    }
     let bytes = crate::io::read(p, read)?;
+    count_read(bytes, p, i, keep, rest, format, read.limit()).map_err(in_file)
+}
+
+/// Counts the requests of one input read whole (`p` names it, for detection), inflated
+/// first when it is a gzip or zlib log (under `limit` bytes).
+fn count_read(
+    bytes: Bytes,
+    p: &Path,
+    i: usize,
+    keep: bool,
+    rest: Option<&Dtypes>,
+    format: InputFormat,
+    limit: u64,
+) -> Result<(KeyCounts, u64), Error> {
     let size = bytes.len() as u64;
+    let bytes = match compression::detect(&bytes, limit)? {
+        Some((_, inflated)) => Bytes::from(inflated),
+        None => bytes,
+    };
     let src = Source {
         rest: rest.cloned(),
         ..Source::for_path(p, format)
     };
-    let kind = detect::detect(&bytes, DecodeOptions::default(), &src)
-        .map_err(in_file)?
-        .kind;
+    let kind = detect::detect(&bytes, DecodeOptions::default(), &src)?.kind;
     if kind != ContainerKind::RestJson {
-        return count_source(bytes, i, &src, keep)
-            .map(|c| (c, size))
-            .map_err(in_file);
+        return count_source(bytes, i, &src, keep).map(|c| (c, size));
     }
-    let d = detect::need_dtypes(&src).map_err(in_file)?;
+    let d = detect::need_dtypes(&src)?;
     let mut c = KeyCounts::default();
     rest_json::for_each_json_line(&bytes, d, &[], WireFormat::TfServing, |n, m| {
         c.add(
@@ -225,9 +255,76 @@ fn count_file(
             },
             keep,
         )
-    })
-    .map_err(in_file)?;
+    })?;
     Ok((c, size))
+}
+
+/// The compression a file's first bytes announce ([`compression::sniff`]).
+fn peek_compression(p: &Path) -> Option<Compression> {
+    let mut head = [0u8; 3];
+    let mut f = std::fs::File::open(p).ok()?;
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k,
+        }
+    }
+    compression::sniff(&head[..n])
+}
+
+fn io_error(p: &Path, source: std::io::Error) -> Error {
+    ErrorDetail::Io {
+        path: p.display().to_string(),
+        source,
+    }
+    .into()
+}
+
+/// Counts standard input: a TFRecord log, plain or compressed, as a stream (constant
+/// memory, whatever its size); anything else (a bare request, text, JSON) read whole
+/// under the size limit, as any file is.
+fn count_stdin(
+    i: usize,
+    keep: bool,
+    rest: Option<&Dtypes>,
+    format: InputFormat,
+    read: &ReadOptions,
+) -> Result<(KeyCounts, u64), Error> {
+    let stdin = Path::new("-");
+    let mut r = std::io::BufReader::with_capacity(64 << 10, std::io::stdin());
+    let head = r.fill_buf().map_err(|e| io_error(stdin, e))?.to_vec();
+    let framed = head.len() >= 12
+        && u32::from_le_bytes([head[8], head[9], head[10], head[11]])
+            == tfrecord::masked_crc(&head[..8]);
+    let c = compression::sniff(&head);
+    if c == Some(Compression::Gzip) || (c.is_none() && framed) {
+        return match stream::count_stream(r, c, i, keep, read.limit())? {
+            Some(counted) => Ok(counted),
+            None => Err(ErrorDetail::Format(
+                "standard input: not a TFRecord log (it fails before its first record)".into(),
+            )
+            .into()),
+        };
+    }
+    let mut v = Vec::new();
+    (&mut r)
+        .take(read.limit().saturating_add(1))
+        .read_to_end(&mut v)
+        .map_err(|e| io_error(stdin, e))?;
+    if v.len() as u64 > read.limit() {
+        return Err(io_error(
+            stdin,
+            std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                format!(
+                    "input is larger than the size limit of {} bytes",
+                    crate::digits::group_digits(read.limit())
+                ),
+            ),
+        ));
+    }
+    count_read(Bytes::from(v), stdin, i, keep, rest, format, read.limit())
 }
 
 /// Counts the requests of one file (`file` is its number in [`Origin`]).

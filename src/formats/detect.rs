@@ -418,14 +418,7 @@ fn deepest(s: &str) -> (usize, usize) {
     (at, max)
 }
 
-/// Compression named by its magic bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
-    /// gzip (`1f 8b 08`).
-    Gzip,
-    /// zlib (`78 01`, `78 5e`, `78 9c`, `78 da`).
-    Zlib,
-}
+pub use crate::formats::compression::Compression;
 
 /// gzip or zlib data, by magic bytes. zlib's two bytes are also a protobuf tag
 /// (field 15, varint), so they count only when the header checksum holds and the

@@ -9,6 +9,7 @@
 //! record, for logs too big to collect. [`write()`] writes messages as a bare message or
 //! a TFRecord warm-up.
 
+pub mod compression;
 pub mod convert;
 pub mod detect;
 pub mod prediction_log;

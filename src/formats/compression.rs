@@ -1,0 +1,185 @@
+//! Compressed logs: TFRecord files written with `TFRecordOptions(compression_type='GZIP')`
+//! or `'ZLIB'` (TFX's BulkInferrer writes `prediction_logs-*.gz`), and gzip files of
+//! anything else tfreq reads. Detected from the bytes, never from the file name.
+//!
+//! - **gzip**: the magic `1f 8b 08`. A protobuf message cannot start with `1f` (field 3,
+//!   wire type 7, which does not exist), so this never takes a request for gzip.
+//!   Concatenated members (what `cat a.gz b.gz` and parallel gzip writers make) are read
+//!   as one stream, as `gzip -d` does.
+//! - **zlib**: TensorFlow's ZLIB TFRecord files are one zlib stream (RFC 1950): a header
+//!   whose first byte is `78` and whose first two bytes, read big-endian, are a multiple
+//!   of 31. `78` is also how a protobuf field 15 starts, so a zlib reading is taken only
+//!   when the stream inflates without error and what it holds is a TFRecord file.
+//!
+//! TF Serving's warm-up loader reads warm-up files uncompressed
+//! (tensorflow_serving/servables/tensorflow/saved_model_warmup_util.cc opens a
+//! `RecordReader` with default options): a compressed warm-up is reported by
+//! `check` and `diff` (`WARMUP_COMPRESSED`).
+//!
+//! Inflating is done by `flate2` with the `zlib-rs` backend.
+//!
+//! ```
+//! use tfreq::formats::compression::{self, Compression};
+//! let log = std::fs::read("tests/data/tfrecord/warmup_predict.tfrecord")?;
+//! let gz = compression::compress(&log, Compression::Gzip)?;
+//! assert_eq!(compression::sniff(&gz), Some(Compression::Gzip));
+//! assert_eq!(compression::sniff(&log), None);
+//! assert_eq!(compression::inflate(&gz, Compression::Gzip, 1 << 20)?, log);
+//! # Ok::<(), tfreq::Error>(())
+//! ```
+
+use std::io::{self, Read, Write};
+
+use crate::error::{Error, ErrorDetail};
+
+/// A compression tfreq reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// gzip (RFC 1952), one or more members.
+    Gzip,
+    /// zlib (RFC 1950), as TensorFlow's `ZLIB` TFRecord option writes it.
+    Zlib,
+}
+
+impl std::fmt::Display for Compression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Compression::Gzip => "gzip",
+            Compression::Zlib => "zlib",
+        })
+    }
+}
+
+/// Whether the bytes start like gzip or zlib data. A zlib header is only a hint: see
+/// [`detect`] for the check that decides.
+pub fn sniff(b: &[u8]) -> Option<Compression> {
+    match b {
+        [0x1f, 0x8b, 0x08, ..] => Some(Compression::Gzip),
+        [cmf, flg, ..] if *cmf == 0x78 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0 => {
+            Some(Compression::Zlib)
+        }
+        _ => None,
+    }
+}
+
+/// The compression of `b`, when it is compressed: gzip from its magic; zlib only when
+/// the whole stream inflates (under `limit` bytes) to a TFRecord file. Returns the
+/// inflated bytes too, so they are not inflated twice. A gzip stream that does not
+/// inflate is an error (the magic leaves no other reading).
+pub fn detect(b: &[u8], limit: u64) -> Result<Option<(Compression, Vec<u8>)>, Error> {
+    match sniff(b) {
+        Some(Compression::Gzip) => Ok(Some((
+            Compression::Gzip,
+            inflate(b, Compression::Gzip, limit)?,
+        ))),
+        Some(Compression::Zlib) => match inflate(b, Compression::Zlib, limit) {
+            Ok(v) if crate::formats::tfrecord::is_tfrecord(&v) => Ok(Some((Compression::Zlib, v))),
+            _ => Ok(None),
+        },
+        None => Ok(None),
+    }
+}
+
+/// A reader of the inflated stream of `r`.
+pub fn reader<'a>(r: impl Read + 'a, c: Compression) -> Box<dyn Read + 'a> {
+    match c {
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(r)),
+        Compression::Zlib => Box::new(flate2::read::ZlibDecoder::new(r)),
+    }
+}
+
+/// Inflates all of `b`, refusing more than `limit` bytes of output (a small file can
+/// claim to hold gigabytes). Errors say how far the inflated stream got.
+pub fn inflate(b: &[u8], c: Compression, limit: u64) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
+    let mut r = reader(b, c).take(limit.saturating_add(1));
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(ErrorDetail::Format(format!(
+                    "{c} data: {e} (after {} bytes of inflated output)",
+                    out.len()
+                ))
+                .into())
+            }
+        }
+    }
+    if out.len() as u64 > limit {
+        return Err(ErrorDetail::Format(format!(
+            "{c} data inflates to more than the size limit of {} bytes",
+            crate::digits::group_digits(limit)
+        ))
+        .into());
+    }
+    Ok(out)
+}
+
+/// Compresses `b` as TensorFlow's writer does for this compression (the default level).
+pub fn compress(b: &[u8], c: Compression) -> Result<Vec<u8>, Error> {
+    let io = |e: io::Error| Error::from(ErrorDetail::Format(format!("{c} compression: {e}")));
+    match c {
+        Compression::Gzip => {
+            let mut w = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            w.write_all(b).map_err(io)?;
+            w.finish().map_err(io)
+        }
+        Compression::Zlib => {
+            let mut w = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+            w.write_all(b).map_err(io)?;
+            w.finish().map_err(io)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concatenated_gzip_members_are_one_stream() {
+        let mut two = compress(b"abc", Compression::Gzip).unwrap();
+        two.extend(compress(b"def", Compression::Gzip).unwrap());
+        assert_eq!(inflate(&two, Compression::Gzip, 100).unwrap(), b"abcdef");
+    }
+
+    #[test]
+    fn output_is_bounded() {
+        let big = compress(&vec![0u8; 1 << 20], Compression::Gzip).unwrap();
+        assert!(big.len() < 10_000);
+        let e = inflate(&big, Compression::Gzip, 1000)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("more than the size limit of 1,000 bytes"), "{e}");
+    }
+
+    #[test]
+    fn zlib_is_taken_only_for_a_tfrecord_inside() {
+        let log = std::fs::read("tests/data/tfrecord/warmup_predict.tfrecord").unwrap();
+        let z = compress(&log, Compression::Zlib).unwrap();
+        assert_eq!(sniff(&z), Some(Compression::Zlib));
+        assert_eq!(
+            detect(&z, 1 << 20).unwrap().map(|d| d.0),
+            Some(Compression::Zlib)
+        );
+        // zlib data of something else, and a protobuf that starts with 0x78 0x9c: no.
+        let other = compress(b"hello", Compression::Zlib).unwrap();
+        assert!(detect(&other, 1 << 20).unwrap().is_none());
+        assert!(detect(&[0x78, 0x9c, 0x01], 1 << 20).unwrap().is_none());
+    }
+
+    #[test]
+    fn broken_gzip_is_an_error_saying_where() {
+        let log = std::fs::read("tests/data/tfrecord/warmup_predict.tfrecord").unwrap();
+        let mut gz = compress(&log, Compression::Gzip).unwrap();
+        let n = gz.len();
+        gz.truncate(n - 12);
+        let e = detect(&gz, 1 << 20).unwrap_err().to_string();
+        assert!(e.starts_with("gzip data:"), "{e}");
+        assert!(e.contains("bytes of inflated output"), "{e}");
+    }
+}

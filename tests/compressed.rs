@@ -1,0 +1,195 @@
+//! Compressed logs written by TensorFlow (tests/data/compressed/, made by
+//! tests/data/gen/make_compressed.py with tf.io.TFRecordWriter, GZIP and ZLIB, and a
+//! BulkInferrer-style `prediction_logs-*.gz` in two shards): every command reads them, and
+//! `keys` counts what TensorFlow read back from them (their manifest.json).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+const DIR: &str = "tests/data/compressed";
+const FILES: &[&str] = &[
+    "warmup_gzip.tfrecord.gz",
+    "warmup_zlib.tfrecord",
+    "prediction_logs-00000-of-00002.gz",
+    "prediction_logs-00001-of-00002.gz",
+];
+
+fn tfreq(args: &[&str], stdin: Option<&[u8]>) -> (i32, Vec<u8>, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tfreq"));
+    c.args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    if let Some(b) = stdin {
+        child.stdin.take().unwrap().write_all(b).unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        o.stdout,
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn path(f: &str) -> String {
+    format!("{DIR}/{f}")
+}
+
+/// TensorFlow's dtype name (`float32`) as tfreq names it (`DT_FLOAT`).
+fn dt(tf: &str) -> &'static str {
+    match tf {
+        "float32" => "DT_FLOAT",
+        "float64" => "DT_DOUBLE",
+        "int32" => "DT_INT32",
+        "int64" => "DT_INT64",
+        "string" => "DT_STRING",
+        other => panic!("dtype {other} not in this table"),
+    }
+}
+
+/// Shape keys as `(signature, feeds, fetches) -> count` from a `keys --format json` summary.
+fn keys_of(summary: &Value) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for k in summary["keys"].as_array().unwrap() {
+        for s in k["shapes"].as_array().unwrap() {
+            let feeds: Vec<Value> = s["feeds"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(n, f)| serde_json::json!([n, f["dtype"], f["shape"]]))
+                .collect();
+            let id = serde_json::json!([k["signature"], feeds, k["fetches"]]).to_string();
+            *out.entry(id).or_default() += s["count"].as_u64().unwrap();
+        }
+    }
+    out
+}
+
+/// The same from the manifest (what TensorFlow read back).
+fn expected(file: &str) -> (u64, BTreeMap<String, u64>) {
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(path("manifest.json")).unwrap()).unwrap();
+    let e = &m[file];
+    let mut out = BTreeMap::new();
+    for pair in e["shape_keys"].as_array().unwrap() {
+        let (key, n) = (&pair[0], pair[1].as_u64().unwrap());
+        let feeds: Vec<Value> = key[1]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| serde_json::json!([f[0], dt(f[1].as_str().unwrap()), f[2]]))
+            .collect();
+        let id = serde_json::json!([key[0], feeds, key[2]]).to_string();
+        out.insert(id, n);
+    }
+    (e["records"].as_u64().unwrap(), out)
+}
+
+fn summary(args: &[&str], stdin: Option<&[u8]>) -> Value {
+    let mut a = vec!["keys", "--format", "json"];
+    a.extend_from_slice(args);
+    let (code, out, err) = tfreq(&a, stdin);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    serde_json::from_slice(&out).unwrap()
+}
+
+#[test]
+fn keys_counts_what_tensorflow_reads() {
+    for f in FILES {
+        let s = summary(&[&path(f)], None);
+        let (records, want) = expected(f);
+        assert_eq!(s["requests"].as_u64().unwrap(), records, "{f}");
+        assert_eq!(keys_of(&s), want, "{f}");
+        // The file's own (compressed) size is the one the summary names.
+        let size = std::fs::metadata(path(f)).unwrap().len();
+        assert_eq!(s["files"][0]["bytes"].as_u64().unwrap(), size, "{f}");
+    }
+}
+
+#[test]
+fn a_compressed_log_on_standard_input_is_the_same_log() {
+    for f in FILES {
+        let bytes = std::fs::read(path(f)).unwrap();
+        let by_path = summary(&[&path(f)], None);
+        let piped = summary(&["-"], Some(&bytes));
+        assert_eq!(keys_of(&piped), keys_of(&by_path), "{f}");
+        assert_eq!(piped["requests"], by_path["requests"], "{f}");
+    }
+}
+
+#[test]
+fn shard_summaries_merge_into_the_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let shards = [
+        path("prediction_logs-00000-of-00002.gz"),
+        path("prediction_logs-00001-of-00002.gz"),
+    ];
+    let mut names = Vec::new();
+    for (i, s) in shards.iter().enumerate() {
+        let (code, out, err) = tfreq(&["keys", "--format", "json", s], None);
+        assert_eq!(code, 0, "{err}");
+        let p = dir.path().join(format!("{i}.json"));
+        std::fs::write(&p, out).unwrap();
+        names.push(p.display().to_string());
+    }
+    let (code, merged, err) = tfreq(&["keys", "merge", &names[1], &names[0]], None);
+    assert_eq!(code, 0, "{err}");
+    let (_, whole, _) = tfreq(&["keys", "--format", "json", &shards[0], &shards[1]], None);
+    assert_eq!(
+        String::from_utf8(merged).unwrap(),
+        String::from_utf8(whole).unwrap()
+    );
+}
+
+#[test]
+fn every_command_reads_them() {
+    for f in FILES {
+        let p = path(f);
+        let (code, out, err) = tfreq(&["inspect", &p], None);
+        assert_eq!(code, 0, "inspect {f}: {err}");
+        assert!(
+            String::from_utf8_lossy(&out).contains("TFRecord of PredictionLog"),
+            "{f}"
+        );
+        let (code, _, err) = tfreq(&["diff", &p, &p], None);
+        assert_eq!(code, 0, "diff {f} against itself: {err}");
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("plain.tfrecord");
+        let o = out.display().to_string();
+        let (code, _, err) = tfreq(&["convert", &p, "--wire", "tfrecord", "-o", &o], None);
+        assert_eq!(code, 0, "convert {f}: {err}");
+        assert_eq!(
+            keys_of(&summary(&[&o], None)),
+            keys_of(&summary(&[&p], None)),
+            "{f}"
+        );
+        let scrubbed = dir.path().join("scrubbed.tfrecord");
+        let s = scrubbed.display().to_string();
+        let (code, _, err) = tfreq(&["scrub", &p, "-o", &s], None);
+        assert_eq!(code, 0, "scrub {f}: {err}");
+    }
+}
+
+#[test]
+fn damaged_gzip_is_an_error_naming_the_file() {
+    let mut bytes = std::fs::read(path("prediction_logs-00000-of-00002.gz")).unwrap();
+    let n = bytes.len();
+    bytes.truncate(n - 20);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cut.gz");
+    std::fs::write(&p, &bytes).unwrap();
+    let p = p.display().to_string();
+    for cmd in ["keys", "inspect"] {
+        let (code, _, err) = tfreq(&[cmd, &p], None);
+        assert_eq!(code, 2, "{cmd}: {err}");
+        assert!(err.contains("cut.gz"), "{cmd}: {err}");
+    }
+}
