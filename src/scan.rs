@@ -281,9 +281,7 @@ fn io_error(p: &Path, source: std::io::Error) -> Error {
     .into()
 }
 
-/// Counts standard input: a TFRecord log, plain or compressed, as a stream (constant
-/// memory, whatever its size); anything else (a bare request, text, JSON) read whole
-/// under the size limit, as any file is.
+/// Counts standard input: see [`count_reader`].
 fn count_stdin(
     i: usize,
     keep: bool,
@@ -291,18 +289,69 @@ fn count_stdin(
     format: InputFormat,
     read: &ReadOptions,
 ) -> Result<(KeyCounts, u64), Error> {
-    let stdin = Path::new("-");
-    let mut r = std::io::BufReader::with_capacity(64 << 10, std::io::stdin());
-    let head = r.fill_buf().map_err(|e| io_error(stdin, e))?.to_vec();
+    count_reader_as(
+        std::io::stdin(),
+        Path::new("-"),
+        i,
+        keep,
+        rest,
+        format,
+        read,
+    )
+}
+
+/// Counts the requests of one input read from `r` (a pipe, a socket, a file in an
+/// object store opened by another library), named `name`: a TFRecord log, plain or
+/// gzip-compressed, is read as a stream, one record at a time, in constant memory
+/// whatever its size; anything else (a bare request, text, JSON, a zlib log) is read
+/// whole under the size limit, as a file is. `KeyCounts::files` is `[name]` and
+/// `file_sizes` the bytes read from `r`.
+///
+/// ```
+/// let f = std::fs::File::open("tests/data/tfrecord/warmup_predict.tfrecord")?;
+/// let opts = tfreq::io::ReadOptions::default();
+/// let c = tfreq::scan::count_reader(f, "warmup", &opts)?;
+/// assert_eq!((c.requests, c.files[0].as_str()), (3, "warmup"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn count_reader(
+    r: impl Read + Send,
+    name: &str,
+    read: &ReadOptions,
+) -> Result<KeyCounts, Error> {
+    let path = Path::new(name);
+    let (mut c, size) = count_reader_as(r, path, 0, false, None, InputFormat::Auto, read)
+        .map_err(|e| e.in_file(name))?;
+    c.files = vec![name.to_string()];
+    c.file_sizes = vec![size];
+    Ok(c)
+}
+
+fn count_reader_as(
+    r: impl Read + Send,
+    p: &Path,
+    i: usize,
+    keep: bool,
+    rest: Option<&Dtypes>,
+    format: InputFormat,
+    read: &ReadOptions,
+) -> Result<(KeyCounts, u64), Error> {
+    let n = std::sync::Arc::new(AtomicU64::new(0));
+    let counted = Counted {
+        inner: r,
+        n: n.clone(),
+    };
+    let mut r = std::io::BufReader::with_capacity(64 << 10, counted);
+    let head = r.fill_buf().map_err(|e| io_error(p, e))?.to_vec();
     let framed = head.len() >= 12
         && u32::from_le_bytes([head[8], head[9], head[10], head[11]])
             == tfrecord::masked_crc(&head[..8]);
     let c = compression::sniff(&head);
     if c == Some(Compression::Gzip) || (c.is_none() && framed) {
         return match stream::count_stream(r, c, i, keep, read.limit())? {
-            Some(counted) => Ok(counted),
+            Some((counts, _)) => Ok((counts, n.load(Ordering::Relaxed))),
             None => Err(ErrorDetail::Format(
-                "standard input: not a TFRecord log (it fails before its first record)".into(),
+                "not a TFRecord log (it fails before its first record)".into(),
             )
             .into()),
         };
@@ -311,10 +360,10 @@ fn count_stdin(
     (&mut r)
         .take(read.limit().saturating_add(1))
         .read_to_end(&mut v)
-        .map_err(|e| io_error(stdin, e))?;
+        .map_err(|e| io_error(p, e))?;
     if v.len() as u64 > read.limit() {
         return Err(io_error(
-            stdin,
+            p,
             std::io::Error::new(
                 std::io::ErrorKind::FileTooLarge,
                 format!(
@@ -324,7 +373,22 @@ fn count_stdin(
             ),
         ));
     }
-    count_read(Bytes::from(v), stdin, i, keep, rest, format, read.limit())
+    let (counts, _) = count_read(Bytes::from(v), p, i, keep, rest, format, read.limit())?;
+    Ok((counts, n.load(Ordering::Relaxed)))
+}
+
+/// A reader that counts the bytes read through it.
+struct Counted<R> {
+    inner: R,
+    n: std::sync::Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.n.fetch_add(k as u64, Ordering::Relaxed);
+        Ok(k)
+    }
 }
 
 /// Counts the requests of one file (`file` is its number in [`Origin`]).

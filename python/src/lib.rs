@@ -599,7 +599,15 @@ fn read<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Bound<'py,
     let b = bytes_of(data);
     let base = data.as_bytes();
     let records = py
-        .detach(|| tfreq::formats::load(b, Default::default()))
+        .detach(|| {
+            // A gzip or zlib log is read inflated (its values are then copies, not views
+            // of `data`).
+            let b = match tfreq::formats::compression::detect(&b, tfreq::io::DEFAULT_MAX_SIZE)? {
+                Some((_, v)) => Bytes::from(v),
+                None => b,
+            };
+            tfreq::formats::load(b, Default::default())
+        })
         .map_err(|e| to_py(py, e))?;
     let out = PyList::empty(py);
     for r in &records {
@@ -728,6 +736,83 @@ fn exit_status(code: std::process::ExitCode) -> i32 {
     1
 }
 
+/// The `keys` summary (JSON text, schema 1) of local files, counted as `tfreq keys
+/// --format json` counts them (in path order, on every core).
+#[pyfunction]
+fn summarize_paths(py: Python<'_>, paths: Vec<String>) -> PyResult<String> {
+    let mut paths = paths;
+    paths.sort();
+    let cov = py.detach(|| {
+        let p: Vec<&std::path::Path> = paths.iter().map(std::path::Path::new).collect();
+        let opts = tfreq::io::ReadOptions::default();
+        tfreq::scan::count_files_lenient(
+            &p,
+            false,
+            None,
+            tfreq::formats::detect::InputFormat::Auto,
+            &opts,
+            &|e, f| e.message_without(f),
+        )
+    });
+    Ok(tfreq::analysis::summary::Summary::of(&cov).to_json())
+}
+
+/// A Python file object (anything with `read(n)`) as a reader, for the stream counter.
+struct PyReader(Py<PyAny>);
+
+impl std::io::Read for PyReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        Python::attach(|py| {
+            let chunk = self
+                .0
+                .bind(py)
+                .call_method1("read", (buf.len(),))
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            let b = chunk
+                .cast::<PyBytes>()
+                .map_err(|e| std::io::Error::other(e.to_string()))?
+                .as_bytes();
+            let n = b.len().min(buf.len());
+            buf[..n].copy_from_slice(&b[..n]);
+            Ok(n)
+        })
+    }
+}
+
+/// The `keys` summary (JSON text) of one input read from a Python file object
+/// (`read(n)` returning bytes), named `name`: a gzip or plain TFRecord log is streamed
+/// in constant memory. For files Beam opens from object stores.
+#[pyfunction]
+fn summarize_reader(py: Python<'_>, name: String, reader: Py<PyAny>) -> PyResult<String> {
+    let r = PyReader(reader);
+    let opts = tfreq::io::ReadOptions::default();
+    let cov = py.detach(|| tfreq::scan::count_reader(r, &name, &opts));
+    let cov = match cov {
+        Ok(c) => c,
+        Err(e) => {
+            // An unreadable file is named in the summary, as `tfreq keys` names it.
+            let mut c = tfreq::analysis::coverage::KeyCounts::default();
+            c.unreadable.push(tfreq::analysis::report::Unreadable {
+                file: name.clone(),
+                error: e.message_without(&name),
+            });
+            c
+        }
+    };
+    Ok(tfreq::analysis::summary::Summary::of(&cov).to_json())
+}
+
+/// Merges `keys` summaries (JSON texts) into one, as `tfreq keys merge` does.
+#[pyfunction]
+fn merge_summaries(py: Python<'_>, summaries: Vec<String>) -> PyResult<String> {
+    let mut merged = tfreq::analysis::summary::Summary::empty();
+    for s in &summaries {
+        let one = tfreq::analysis::summary::Summary::from_json(s).map_err(|e| to_py(py, e))?;
+        merged.merge(one);
+    }
+    Ok(merged.to_json())
+}
+
 #[pymodule]
 fn _tfreq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -740,5 +825,8 @@ fn _tfreq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(executor_key, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(summarize_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(summarize_reader, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_summaries, m)?)?;
     Ok(())
 }

@@ -38,7 +38,13 @@ echo "== python: with TensorFlow, tensorflow-serving-api and numpy (py-tf)"
 install "$TF_PY"
 pytest_in "$TF_PY" python/tests/test_sdk_files.py python/tests/test_refusals.py \
   python/tests/test_numpy.py python/tests/test_tf.py python/tests/test_cli.py
-pytest_in "$TF_PY" --doctest-modules --pyargs tfreq
+# The docstrings' examples (tfreq.beam's need apache-beam: see py-beam below).
+"$TF_PY" - <<'PY'
+import doctest, sys, tfreq
+r = doctest.testmod(tfreq, optionflags=doctest.ELLIPSIS)
+print(f"doctests: {r.attempted - r.failed} passed, {r.failed} failed")
+sys.exit(1 if r.failed or not r.attempted else 0)
+PY
 
 echo "== python: beside eas-prediction 0.36 (py-eas)"
 install "$EAS_PY"
@@ -48,3 +54,8 @@ echo "== python: without numpy (py-bare)"
 install "$BARE_PY"
 pytest_in "$BARE_PY" python/tests/test_no_numpy.py python/tests/test_sdk_files.py \
   python/tests/test_refusals.py
+
+echo "== python: Apache Beam, DirectRunner with two worker processes (py-beam)"
+BEAM_PY="$(bash .ci/venv py-beam)"
+install "$BEAM_PY"
+pytest_in "$BEAM_PY" -W ignore::DeprecationWarning python/tests/test_beam.py

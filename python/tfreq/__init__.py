@@ -47,6 +47,8 @@ __all__ = [
     "diff",
     "check",
     "executor_key",
+    "summarize",
+    "merge_summaries",
     "DecodeError",
     "Error",
     "__version__",
@@ -497,6 +499,31 @@ def executor_key(data: Union[bytes, str, "_os.PathLike[str]"]) -> Tuple[str, Tup
     ('s', ('x',), ('p',), False)
     """
     return _tfreq.executor_key(_bytes_of(data))
+
+
+def summarize(paths: Any) -> Dict[str, Any]:
+    """The ``tfreq keys --format json`` summary of files (a path or a list of paths; gzip
+    and plain TFRecord logs, bare requests), as Python objects. Summaries of parts merge
+    exactly (:func:`merge_summaries`).
+
+    >>> s = summarize('tests/data/tfrecord/warmup_predict.tfrecord')
+    >>> s['schema'], s['requests'], s['executor_keys']
+    (1, 3, 2)
+    """
+    files = [_os.fspath(p) for p in _as_list(paths)]
+    return _json.loads(_tfreq.summarize_paths(files))
+
+
+def merge_summaries(summaries: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
+    """Merges summaries as ``tfreq keys merge`` does: the summary of one run over every
+    file they name.
+
+    >>> a = summarize('tests/data/eas/faq_prod.bin')
+    >>> b = summarize('tests/data/tfrecord/warmup_predict.tfrecord')
+    >>> merge_summaries([a, b]) == summarize(['tests/data/tfrecord/warmup_predict.tfrecord', 'tests/data/eas/faq_prod.bin'])
+    True
+    """
+    return _json.loads(_tfreq.merge_summaries([_json.dumps(s) for s in summaries]))
 
 
 def _as_list(x: Any) -> list:

@@ -1,0 +1,5 @@
+"""``python -m tfreq``: the tfreq command."""
+
+from ._cli import main
+
+main()
