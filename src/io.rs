@@ -124,7 +124,7 @@ impl ReadOptions {
 pub fn read(path: &Path, opts: &ReadOptions) -> Result<Bytes, Error> {
     let max_size = opts.max_size;
     if path == Path::new("-") {
-        return read_capped(io::stdin().lock(), path, max_size);
+        return read_capped(io::stdin().lock(), path, max_size, None);
     }
     let file = File::open(path).map_err(|e| io_err(path, e))?;
     let meta = file.metadata().map_err(|e| io_err(path, e))?;
@@ -136,7 +136,7 @@ pub fn read(path: &Path, opts: &ReadOptions) -> Result<Bytes, Error> {
     }
     if !meta.is_file() {
         // Pipes and devices have no length to check: read at most one byte past the cap.
-        return read_capped(&file, path, max_size);
+        return read_capped(&file, path, max_size, None);
     }
     if meta.len() > max_size {
         return Err(too_large(path, Some(meta.len()), max_size));
@@ -145,7 +145,7 @@ pub fn read(path: &Path, opts: &ReadOptions) -> Result<Bytes, Error> {
         // A copy: small files cost less copied than mapped, and a copy cannot fault if
         // the file changes under us. The cap still applies, for a file that grows while
         // it is read.
-        return read_capped(&file, path, max_size);
+        return read_capped(&file, path, max_size, Some(meta.len()));
     }
     // SAFETY: the map is read-only and lives as long as the Bytes that own it. The
     // caller of `map_large_files` (an unsafe fn) took on the file changing under it.
@@ -178,15 +178,76 @@ pub fn read_input_limited(path: &Path, max_size: u64) -> Result<Bytes, Error> {
     read(path, &ReadOptions::default().max_size(max_size))
 }
 
-fn read_capped(r: impl Read, path: &Path, max_size: u64) -> Result<Bytes, Error> {
-    let mut v = Vec::new();
-    r.take(max_size.saturating_add(1))
-        .read_to_end(&mut v)
-        .map_err(|e| io_err(path, e))?;
-    if v.len() as u64 > max_size {
-        return Err(too_large(path, None, max_size));
+/// Bytes read per step by [`read_capped`] when its buffer is full; the buffer grows as
+/// data arrives (doubling, never past the cap), so the cap is never allocated up front.
+const CHUNK: usize = 64 << 10;
+
+/// Reads `r` to its end, refusing more than `max_size` bytes. `size_hint` (a regular
+/// file's length) is reserved at once; past it, and for pipes and devices, the buffer
+/// grows as data arrives, doubling and never past the cap, so the cap is checked as the
+/// bytes come and never allocated up front. Growing with `try_reserve` turns a failed
+/// allocation into an error, instead of the allocator's abort; `read_to_end` alone
+/// doubled past the cap (to 512 MiB for a 256 MiB cap and one byte more), so under
+/// `ulimit -v` the error was "out of memory" instead of the size limit (issue 21).
+fn read_capped(
+    mut r: impl Read,
+    path: &Path,
+    max_size: u64,
+    size_hint: Option<u64>,
+) -> Result<Bytes, Error> {
+    let cap = usize::try_from(max_size).unwrap_or(usize::MAX);
+    let mut v: Vec<u8> = Vec::new();
+    let grow = |v: &mut Vec<u8>, to: usize| -> Result<(), Error> {
+        v.try_reserve_exact(to.saturating_sub(v.len())).map_err(|_| {
+            io_err(
+                path,
+                io::Error::new(
+                    io::ErrorKind::OutOfMemory,
+                    format!(
+                        "out of memory after reading {} bytes, below the size limit of {} bytes; give a lower --max-size",
+                        group_digits(v.len() as u64),
+                        group_digits(max_size)
+                    ),
+                ),
+            )
+        })
+    };
+    if let Some(h) = size_hint {
+        grow(&mut v, usize::try_from(h).unwrap_or(usize::MAX).min(cap))?;
     }
-    Ok(Bytes::from(v))
+    let mut chunk: Vec<u8> = Vec::new();
+    loop {
+        let room = v.capacity() - v.len();
+        if room > 0 {
+            // Straight into the spare capacity: `take` stops at it, so `read_to_end`
+            // never grows the buffer (it probes on the stack when the buffer is full).
+            let n = (&mut r)
+                .take(room as u64)
+                .read_to_end(&mut v)
+                .map_err(|e| io_err(path, e))?;
+            if n < room {
+                return Ok(Bytes::from(v));
+            }
+            continue;
+        }
+        // Full: one chunk says whether there is more, and how much room to make.
+        if chunk.is_empty() {
+            chunk = vec![0u8; CHUNK];
+        }
+        let got = match r.read(&mut chunk) {
+            Ok(0) => return Ok(Bytes::from(v)),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_err(path, e)),
+        };
+        if got > cap - v.len() {
+            return Err(too_large(path, None, max_size));
+        }
+        let need = v.len() + got;
+        let to = v.capacity().saturating_mul(2).clamp(need, cap);
+        grow(&mut v, to)?;
+        v.extend_from_slice(&chunk[..got]);
+    }
 }
 
 /// Whether two paths name the same existing file (after following links).

@@ -362,6 +362,28 @@ fn sigint_during_a_large_convert_leaves_no_temporary_file() {
     panic!("the convert finished before SIGINT three times");
 }
 
+/// Issue 21: under an address-space limit that holds the cap but not twice it, reading
+/// `/dev/zero` ends in the size limit, not in "out of memory": the buffer grows as data
+/// arrives and never past the cap (the old `read_to_end` doubled to 512 MiB for the
+/// 256 MiB + 1st byte).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_device_past_the_cap_is_the_size_limit_under_ulimit_v() {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 400000 && exec \"$0\" inspect --max-size 256M /dev/zero")
+        .arg(env!("CARGO_BIN_EXE_tfreq"))
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("/dev/zero: input is larger than the size limit of 268,435,456 bytes"),
+        "{e}"
+    );
+    assert!(!e.contains("out of memory"), "{e}");
+}
+
 #[test]
 fn devices_and_pipes_are_read_under_the_size_cap() {
     let o = tfreq()
