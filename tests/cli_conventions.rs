@@ -196,3 +196,50 @@ fn quiet_silences_notes_but_not_errors() {
         "tfreq: error: nope.bin: No such file or directory (os error 2)\n"
     );
 }
+
+/// Issue 21: standard input can be read once. `diff - - < file` read it twice (the
+/// second reading empty); every command taking several inputs refuses a second `-` as
+/// a usage error, before reading anything.
+#[test]
+fn standard_input_is_named_at_most_once() {
+    let cases: &[&[&str]] = &[
+        &["diff", "-", "-"],
+        &["diff", "tests/data/eas/faq_warmup.bin", "-", "-"],
+        &["inspect", "-", "-"],
+        &["keys", "-", "-"],
+        &["warmup", "-", "-", "-o", "-"],
+        &[
+            "check",
+            "-",
+            "-",
+            "--model",
+            "tests/data/models/half_plus_two",
+        ],
+    ];
+    for args in cases {
+        let o = tfreq()
+            .args(*args)
+            .stdin(std::fs::File::open("tests/data/eas/faq_prod.bin").unwrap())
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(
+            e.contains("standard input (-) is named 2 times among the inputs"),
+            "{args:?}: {e}"
+        );
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    // Once is fine.
+    let o = tfreq()
+        .args(["diff", "tests/data/eas/faq_warmup.bin", "-"])
+        .stdin(std::fs::File::open("tests/data/eas/faq_prod.bin").unwrap())
+        .output()
+        .unwrap();
+    assert_ne!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -49,6 +49,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Outcome {
+    crate::common::stdin_at_most_once(a.requests.iter().map(PathBuf::as_path))?;
     let url = a.model.to_str().filter(|s| is_url(s));
     // A model file is read first: when it cannot be read, nothing else is.
     let file_model = match url {

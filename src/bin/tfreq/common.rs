@@ -280,6 +280,18 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?}: too large"))
 }
 
+/// Refuses standard input (`-`) named more than once among a command's inputs: it can
+/// be read only once, and the second reading would see it empty (a usage error, exit 2).
+pub fn stdin_at_most_once<'a>(inputs: impl IntoIterator<Item = &'a Path>) -> Result<(), Failure> {
+    let n = inputs.into_iter().filter(|p| *p == Path::new("-")).count();
+    if n > 1 {
+        return Err(Failure::msg(format!(
+            "standard input (-) is named {n} times among the inputs: it can be read only once; save it to a file and name that"
+        )));
+    }
+    Ok(())
+}
+
 /// Refuses an `-o` that is one of the inputs (the same file, whatever the path says),
 /// unless the user gave `--overwrite-input`. The replacement itself would be safe (the
 /// input is read first and the output renamed into place), but it destroys what may be

@@ -220,6 +220,9 @@ pub fn render(report: &Report, format: Format) -> Outcome {
 }
 
 pub fn run(a: Args) -> Outcome {
+    crate::common::stdin_at_most_once(
+        std::iter::once(a.warmup.as_path()).chain(a.prod.iter().map(PathBuf::as_path)),
+    )?;
     let model = a.model.as_deref().map(load_model).transpose()?;
     let mg = match &model {
         Some(m) => Some(m.meta_graph(&a.tag).ok_or_else(|| {

@@ -85,6 +85,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Outcome {
+    crate::common::stdin_at_most_once(a.files.iter().map(PathBuf::as_path))?;
     let mut out = match a.format {
         Format::Human => stdout(),
         Format::Text | Format::Json | Format::Github => stdout_plain(),

@@ -132,6 +132,7 @@ struct MergeArgs {
 
 fn run_merge(a: MergeArgs) -> Outcome {
     use tfreq::analysis::summary::Summary;
+    crate::common::stdin_at_most_once(a.summaries.iter().map(PathBuf::as_path))?;
     let mut merged = Summary::empty();
     let mut bad = false;
     for p in &a.summaries {
@@ -172,6 +173,7 @@ pub fn run_keys(mut a: KeysArgs) -> Outcome {
     if let Some(KeysCommand::Merge(m)) = a.merge.take() {
         return run_merge(m);
     }
+    crate::common::stdin_at_most_once(a.files.iter().map(PathBuf::as_path))?;
     let rest = a.rest.dtypes()?;
     if a.format == Format::Json {
         // A summary's first requests are the earliest in path order (so that summaries
@@ -243,6 +245,7 @@ pub struct WarmupArgs {
 
 pub fn run_warmup(a: WarmupArgs) -> Outcome {
     let inputs: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
+    crate::common::stdin_at_most_once(inputs.iter().copied())?;
     refuse_same_file(a.output.as_deref(), &inputs, a.overwrite_input)?;
     let rest = a.rest.dtypes()?;
     let cov = count(&a.files, true, rest.as_ref(), &a.rest, &a.input_args, false);

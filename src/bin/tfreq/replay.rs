@@ -83,6 +83,9 @@ struct ReplayReport {
 }
 
 pub fn run(a: Args) -> Outcome {
+    crate::common::stdin_at_most_once(
+        std::iter::once(a.warmup.as_path()).chain(a.prod.iter().map(PathBuf::as_path)),
+    )?;
     let rule = ColdRule {
         factor: a.cold_factor,
         min_gap_ms: a.cold_ms,

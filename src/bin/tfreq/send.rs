@@ -58,6 +58,7 @@ struct Outcome1 {
 }
 
 pub fn run(a: Args) -> Outcome {
+    crate::common::stdin_at_most_once(a.files.iter().chain(&a.expect).map(PathBuf::as_path))?;
     if a.format == Format::Github {
         return Err(Failure::msg(
             "send writes --format human, text or json (github annotations are for diff and check)",
