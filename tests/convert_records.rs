@@ -437,3 +437,60 @@ fn a_splat_goes_to_eas_as_the_full_count() {
         "{err}"
     );
 }
+
+/// Issue 21: converting an EAS request whose int8/uint8/uint16 `int_val` holds values
+/// outside the dtype wrote -129 as 127 (TF Serving's `tensor_content` holds the narrow
+/// type) and dropped two of the three VALUE_OUT_OF_RANGE errors, exit 0. Now it is
+/// refused, every value named; `--lossy` writes the value TensorFlow reads (the low
+/// bits, as `tests/data/values/manifest.json` records `ParseTensor` keeping them) and
+/// names each change; `-q` silences that list.
+#[test]
+fn out_of_range_ints_are_refused_or_each_change_named() {
+    let values = [
+        "inputs[\"i8\"].int_val[0]: the value -129, outside DT_INT8 (-128..=127); --lossy writes 127",
+        "inputs[\"i8\"].int_val[1]: the value 128, outside DT_INT8 (-128..=127); --lossy writes -128",
+        "inputs[\"u8\"].int_val[0]: the value -1, outside DT_UINT8 (0..=255); --lossy writes 255",
+        "inputs[\"u8\"].int_val[1]: the value 256, outside DT_UINT8 (0..=255); --lossy writes 0",
+        "inputs[\"u16\"].int_val[0]: the value -1, outside DT_UINT16 (0..=65535); --lossy writes 65535",
+        "inputs[\"u16\"].int_val[1]: the value 65536, outside DT_UINT16 (0..=65535); --lossy writes 0",
+    ];
+    for wire in ["tf-serving", "tfrecord"] {
+        refused_then_lossy(
+            &["convert", &path("eas/int_out_of_range.bin"), "--wire", wire],
+            &values,
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.bin").display().to_string();
+    let r = common::run(&[
+        "-q",
+        "convert",
+        &path("eas/int_out_of_range.bin"),
+        "--wire",
+        "tf-serving",
+        "--lossy",
+        "-o",
+        &out,
+    ]);
+    assert_eq!((r.code, r.err.as_str()), (0, ""));
+    // What was written is what TensorFlow reads, and nothing is out of range any more.
+    let r = common::run(&["inspect", &out]);
+    assert_eq!(r.code, 0, "{}", r.out);
+    for v in ["127, -128", "255, 0", "65535, 0"] {
+        assert!(r.out.contains(v), "{v}: {}", r.out);
+    }
+    // Within one wire format nothing changes and nothing is refused.
+    let r = common::run(&[
+        "convert",
+        &path("eas/int_out_of_range.bin"),
+        "--wire",
+        "eas",
+        "-o",
+        &out,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(path("eas/int_out_of_range.bin")).unwrap()
+    );
+}

@@ -35,7 +35,7 @@ use std::borrow::Cow;
 use bytes::Bytes;
 
 use crate::decode::DecodeOptions;
-use crate::dtype::DType;
+use crate::dtype::{DType, ValueField};
 use crate::encode::encode;
 use crate::error::{Error, ErrorDetail};
 use crate::formats::detect::{detect, unframed_records, Source};
@@ -47,7 +47,7 @@ use crate::formats::tfrecord::{write_record, Records};
 use crate::formats::{
     entries_from, log_entry, set_model_name, style_for, ContainerKind, Content, Target,
 };
-use crate::model::{Kind, Message, WireFormat};
+use crate::model::{Ints, Kind, Message, Tensor, Values, WireFormat};
 use crate::scrub::{scrub, FillMode};
 
 /// What to do besides converting.
@@ -370,6 +370,7 @@ pub fn fit(msg: &Message, wire: WireFormat) -> (Cow<'_, Message>, Vec<String>) {
         "outputs"
     };
     let mut keep = Vec::with_capacity(msg.tensors.len());
+    let mut wrapped: Vec<(usize, Vec<i32>)> = Vec::new();
     for (i, t) in msg.tensors.iter().enumerate() {
         let path = format!("{map}[{:?}]", t.name);
         let d = t.dtype.dtype().filter(|d| *d != DType::Invalid);
@@ -402,6 +403,11 @@ pub fn fit(msg: &Message, wire: WireFormat) -> (Cow<'_, Message>, Vec<String>) {
                 lost.push(format!("{path}.tensor_shape.unknown_rank"));
             }
         }
+        if let Some(d) = d {
+            if let Some(w) = wrapped_ints(t, d, &path, &mut lost) {
+                wrapped.push((i, w));
+            }
+        }
         keep.push(i);
     }
     if lost.is_empty() {
@@ -411,11 +417,77 @@ pub fn fit(msg: &Message, wire: WireFormat) -> (Cow<'_, Message>, Vec<String>) {
     m.unknown.clear();
     m.tensors = keep
         .into_iter()
-        .filter_map(|i| msg.tensors.get(i).cloned())
+        .filter_map(|i| {
+            let mut t = msg.tensors.get(i).cloned()?;
+            if let Some((_, w)) = wrapped.iter().find(|(j, _)| *j == i) {
+                for (f, v) in &mut t.fields {
+                    if *f == ValueField::Int {
+                        *v = Values::I32(Ints::Vec(w.clone()));
+                    }
+                }
+            }
+            Some(t)
+        })
         .map(|mut t| {
             t.unknown.clear();
             t
         })
         .collect();
     (Cow::Owned(m), lost)
+}
+
+/// Out-of-range values listed one by one per tensor, then counted.
+const LIST_CHANGED: usize = 8;
+
+/// The `int_val` of a narrow integer dtype (int8, uint16, ...) with values outside the
+/// dtype's range, which a conversion to the other wire format would change (TF Serving's
+/// `tensor_content` holds the narrow type itself) or carry on unchanged into a file the
+/// builder would refuse. Each such value is named in `lost` (`from`, and `to`: what
+/// TensorFlow's C++ reader keeps, the low bits, as `VALUE_OUT_OF_RANGE` says), and the
+/// values as TensorFlow reads them are returned for a lossy conversion to write.
+fn wrapped_ints(t: &Tensor, d: DType, path: &str, lost: &mut Vec<String>) -> Option<Vec<i32>> {
+    let (lo, hi) = d.info().int_range?;
+    let Some(Values::I32(v)) = t.field(ValueField::Int) else {
+        return None;
+    };
+    let bits = (hi - lo + 1).trailing_zeros();
+    let signed = lo < 0;
+    let wrap = |x: i64| -> i64 {
+        let shift = 64 - bits;
+        if signed {
+            (x << shift) >> shift
+        } else {
+            ((x as u64) << shift >> shift) as i64
+        }
+    };
+    let mut out: Vec<i32> = Vec::new();
+    let mut changed = 0usize;
+    for (j, x) in v.iter().enumerate() {
+        let x64 = i64::from(x);
+        if x64 < lo || x64 > hi {
+            let to = wrap(x64);
+            if changed < LIST_CHANGED {
+                lost.push(format!(
+                    "{path}.int_val[{j}]: the value {x}, outside {} ({lo}..={hi}); --lossy writes {to}, the value TensorFlow reads",
+                    d.name()
+                ));
+            }
+            changed += 1;
+            out.push(to as i32);
+        } else {
+            out.push(x);
+        }
+    }
+    if changed == 0 {
+        return None;
+    }
+    if changed > LIST_CHANGED {
+        lost.push(format!(
+            "{path}.int_val: {} more values outside {} ({lo}..={hi}), {changed} of {} in all; --lossy writes each as the value TensorFlow reads (the low {bits} bits)",
+            changed - LIST_CHANGED,
+            d.name(),
+            out.len()
+        ));
+    }
+    Some(out)
 }

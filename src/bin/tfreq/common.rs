@@ -515,7 +515,7 @@ pub fn lossy_hint(e: tfreq::Error) -> Failure {
 
 /// Lists on stderr what a conversion or scrub left out of `file`.
 pub fn report_left_out(file: &str, why: &str, items: &[String]) {
-    if items.is_empty() {
+    if items.is_empty() || quiet() {
         return;
     }
     let mut err = anstream::stderr();
