@@ -289,6 +289,18 @@ pub enum ErrorDetail {
     /// The bytes parse as none of the formats.
     #[error("not a prediction request or response in any known wire format: {}", one_line(.0))]
     Unrecognised(String),
+    /// The bytes are a protobuf message, but no request or response: every top-level
+    /// field is unknown to, or has a wire type impossible in, every request and response
+    /// schema, in every reading (a SavedModel, a fingerprint, a GraphDef...). Holds what
+    /// the bytes look like, when a cheap look at their structure says.
+    #[error("not a TensorFlow request or response{}", .0.as_ref().map(|w| format!(": the bytes look like {w}")).unwrap_or_default())]
+    NotTensorFlow(Option<String>),
+    /// A response where requests are read (`keys`, `warmup`): it names no feed.
+    #[error("a response ({wire} PredictResponse), not a request: its outputs are not feeds, so it is not counted")]
+    ResponseNotRequest {
+        /// Its wire format.
+        wire: WireFormat,
+    },
     /// The input is empty.
     #[error("empty input: an empty message carries no request")]
     Empty,
@@ -445,6 +457,8 @@ impl Error {
             ErrorDetail::Ambiguous(_)
             | ErrorDetail::Unrecognised(_)
             | ErrorDetail::NotRequestText(_)
+            | ErrorDetail::NotTensorFlow(_)
+            | ErrorDetail::ResponseNotRequest { .. }
             | ErrorDetail::Empty => Category::Unrecognised,
             ErrorDetail::TooLarge { .. } => Category::Limit,
             ErrorDetail::TfRecord(_) | ErrorDetail::Unframed(_) | ErrorDetail::Format(_) => {

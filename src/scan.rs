@@ -45,7 +45,7 @@ use crate::formats::rest_json::{self, Dtypes};
 use crate::formats::tfrecord::{self, Records};
 use crate::formats::{self, ContainerKind, Content, Hint};
 use crate::io::ReadOptions;
-use crate::model::{Message, WireFormat};
+use crate::model::{Kind, Message, WireFormat};
 
 mod fingerprint;
 mod stream;
@@ -406,7 +406,17 @@ fn count_source(bytes: Bytes, file: usize, src: &Source, keep: bool) -> Result<K
     let record = it.kind() != ContainerKind::Bare;
     let mut c = KeyCounts::default();
     for e in it {
-        c.add_entry(&e?, file, record, keep);
+        let e = e?;
+        // A response's outputs would count as feeds (issue 21): the file is set aside,
+        // as an unreadable one is.
+        if let Content::Message(m) = &e.content {
+            if m.kind == Kind::Response {
+                return Err(Error::from(ErrorDetail::ResponseNotRequest {
+                    wire: m.wire,
+                }));
+            }
+        }
+        c.add_entry(&e, file, record, keep);
     }
     Ok(c)
 }

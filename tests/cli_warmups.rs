@@ -281,3 +281,40 @@ fn warmups_without_predict_records_are_judged_by_their_findings() {
     let (code, _, err) = run(&["check", "--model", &model, &path("tfs/response.bin")]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// Issue 21: `keys` counted an EAS response among request files as a request (its
+/// outputs shown as feeds), and `warmup` stopped the whole run on it. A response is
+/// named and set aside like any unreadable file: the rest is counted, exit 2 at the end.
+#[test]
+fn a_response_among_request_files_is_named_and_skipped() {
+    let prod = path("eas/faq_prod.bin");
+    let resp = path("eas/response.bin");
+    let (code, out, err) = run(&["keys", &prod, &resp]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains(
+            "1 request in 2 files: 1 executor key, 1 shape key (1 unreadable file skipped"
+        ),
+        "{out}"
+    );
+    assert!(
+        !out.contains("sorted_labels DT_STRING"),
+        "outputs as feeds: {out}"
+    );
+    assert!(
+        err.contains("response.bin: a response (EAS PredictResponse), not a request"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.tfrecord").display().to_string();
+    let (code, _, err) = run(&["warmup", &prod, &resp, "-o", &w]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a request"), "{err}");
+    assert!(
+        err.contains("wrote 1 request covering 1 of 1 request"),
+        "{err}"
+    );
+    let (code, out, err) = run(&["keys", &w]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("input_holder DT_STRING [1]"), "{out}");
+}
