@@ -123,10 +123,15 @@ pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detect
     // Only the best message so far is kept (a worse one is dropped at once), so
     // detection holds at most two decoded candidates at a time.
     let mut best: Vec<(usize, Message)> = Vec::new();
+    // Whether some reading holds a field of the schema's own content, of its wire type,
+    // or has no foreign top-level field (a message of `client_id` alone).
+    let (mut any_content, mut any_clean) = (false, false);
     for &w in wires {
         for &k in kinds {
-            match decode_inner(bytes.clone(), w, k) {
-                Ok((m, anomalies)) => {
+            match decode_top(bytes.clone(), w, k, true) {
+                Ok((m, anomalies, content)) => {
+                    any_content |= content.fields > 0 || content.foreign == 0;
+                    any_clean |= content.clean > 0 || anomalies == 0;
                     candidates.push((w, k, Ok(anomalies)));
                     match best.first().map(|(a, _)| *a) {
                         Some(a) if anomalies > a => {}
@@ -143,7 +148,24 @@ pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detect
         candidates,
         agree: false,
     };
+    if !any_content && !best.is_empty() {
+        // In every reading that parses, every top-level field is unknown to, or of a
+        // wire type impossible in, the schema's content (the kept-raw fields alone
+        // make no request, as in a SavedModel fingerprint read as a TF Serving request).
+        return Err(Error::from(ErrorDetail::NotTensorFlow(sniff(&bytes))));
+    }
+    if !any_clean && !best.is_empty() {
+        // No reading has a content field without an anomaly in it, and the bytes have
+        // the structure of another TensorFlow message (a tf.train.Example read as a
+        // request has its features as a signature name full of control characters).
+        if let Some(what) = sniff(&bytes) {
+            return Err(Error::from(ErrorDetail::NotTensorFlow(Some(what))));
+        }
+    }
     let Some(min) = best.iter().map(|(a, _)| *a).min() else {
+        if let Some(what) = sniff(&bytes) {
+            return Err(Error::from(ErrorDetail::NotTensorFlow(Some(what))));
+        }
         if let [(w, k, Err(e))] = det.candidates.as_slice() {
             return Err(Error::from(ErrorDetail::Decode {
                 wire: *w,
@@ -164,6 +186,11 @@ pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detect
             det.agree = true;
             return Ok((m, det));
         }
+        // Tied readings of bytes with another TensorFlow message's structure (a
+        // tf.train.Example reads as a valid response of either wire format): that.
+        if let Some(what) = sniff(&bytes) {
+            return Err(Error::from(ErrorDetail::NotTensorFlow(Some(what))));
+        }
         let names: Vec<String> = winners
             .iter()
             .map(|m| format!("{} {}", m.wire, m.kind.as_str()))
@@ -175,6 +202,165 @@ pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detect
         ))));
     }
     Ok((winners.remove(0), det))
+}
+
+/// What bytes that are no request or response look like, from a cheap look at their
+/// structure (top-level field numbers and wire types, one level down where that tells
+/// messages apart), or `None`. The layouts are TensorFlow's own protos:
+/// `tensorflow/core/protobuf/saved_model.proto` (`SavedModel`: 1 schema version,
+/// 2 meta graphs), `fingerprint.proto` (`FingerprintDef`: 1-5 uint64 hashes,
+/// 6 `VersionDef`, 7 uuid), `tensorflow/core/framework/graph.proto` (`GraphDef`: 1 nodes
+/// with a name and an op, 2 library, 3 version, 4 versions) and
+/// `tensorflow/core/example/example.proto` (`Example`: 1 features, a map of name to
+/// `Feature`); a TFRecord's framing is its 8-byte little-endian lengths
+/// (`tensorflow/core/lib/io/record_writer.cc`).
+///
+/// ```
+/// let b = std::fs::read("tests/data/models/faq/saved_model.pb")?;
+/// let e = tfreq::decode(&b).unwrap_err();
+/// assert!(e.to_string().starts_with("not a TensorFlow request or response: the bytes look like a SavedModel"), "{e}");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+fn sniff(bytes: &Bytes) -> Option<String> {
+    if let Some(n) = tfrecord_framing(bytes) {
+        let records = format!(
+            "{n} record{} by its length fields",
+            if n == 1 { "" } else { "s" }
+        );
+        // The length's checksum: CRC-32C, masked as `tensorflow/core/lib/hash/crc32c.h`
+        // masks it (formats::tfrecord checks every record this way).
+        let crc = crc32c::crc32c(bytes.get(..8)?);
+        let masked = crc.rotate_right(15).wrapping_add(0xa282_ead8);
+        let stored = u32::from_le_bytes(bytes.get(8..12)?.try_into().ok()?);
+        return Some(if masked == stored {
+            format!("a TFRecord file ({records}); read it as TFRecord, not as one message")
+        } else {
+            format!("a TFRecord file with a bad header ({records}, but the length checksum at byte 8 is wrong: damaged, or not written by a TFRecord writer)")
+        });
+    }
+    let fields = top_fields(bytes)?;
+    let count = |n: u32| fields.iter().filter(|(m, _)| *m == n).count();
+    let only = |allowed: &[(u32, u8)]| {
+        fields
+            .iter()
+            .all(|(n, v)| allowed.contains(&(*n, v.wire_type())))
+    };
+    // SavedModel: saved_model_schema_version (varint) and meta_graphs (messages whose
+    // fields are MetaGraphDef's, 1..=7).
+    if only(&[(1, 0), (2, 2)])
+        && count(1) <= 1
+        && count(2) >= 1
+        && fields.iter().all(|(n, v)| {
+            *n != 2 || matches!(v, WireValue::Len(b) if top_fields(b).is_some_and(|f| f.iter().all(|(m, _)| (1..=7).contains(m))))
+        })
+    {
+        let version = fields.iter().find_map(|(n, v)| match (n, v) {
+            (1, WireValue::Varint(x)) => Some(*x),
+            _ => None,
+        });
+        return Some(format!(
+            "a SavedModel (saved_model.pb: schema version {}, {} MetaGraphDef{}); `tfreq signature DIR` reads its signatures",
+            version.unwrap_or(0),
+            count(2),
+            if count(2) == 1 { "" } else { "s" }
+        ));
+    }
+    // FingerprintDef: uint64 hashes 1..=5, VersionDef 6, uuid 7.
+    let varints = (1..=5).filter(|n| count(*n) == 1).count();
+    if only(&[(1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (6, 2), (7, 2)]) && varints >= 3 {
+        return Some(
+            "a SavedModel fingerprint (fingerprint.pb: a FingerprintDef of the model's hashes)"
+                .into(),
+        );
+    }
+    // GraphDef: nodes with a name (1) and an op (2), the op a CamelCase identifier.
+    let named = |b: &Bytes| {
+        top_fields(b).is_some_and(|f| {
+            let name = f.iter().any(|(m, v)| *m == 1 && matches!(v, WireValue::Len(s) if printable(s)));
+            let op = f.iter().any(|(m, v)| {
+                *m == 2
+                    && matches!(v, WireValue::Len(s) if s.first().is_some_and(u8::is_ascii_uppercase)
+                        && s.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_'))
+            });
+            name && op
+        })
+    };
+    if only(&[(1, 2), (2, 2), (3, 0), (4, 2)])
+        && count(1) >= 1
+        && fields
+            .iter()
+            .all(|(n, v)| *n != 1 || matches!(v, WireValue::Len(b) if named(b)))
+    {
+        return Some(format!(
+            "a GraphDef (a graph of {} node{}, as a frozen graph's .pb holds)",
+            count(1),
+            if count(1) == 1 { "" } else { "s" }
+        ));
+    }
+    // tf.train.Example: one Features, a map of text names to Feature messages.
+    if let [(1, WireValue::Len(features))] = fields.as_slice() {
+        let entries = top_fields(features)?;
+        // A Feature holds one of bytes_list (1), float_list (2), int64_list (3).
+        let is_feature = |b: &Bytes| {
+            top_fields(b).is_some_and(|f| matches!(f.as_slice(), [(1..=3, WireValue::Len(_))]))
+        };
+        let is_entry = |v: &WireValue| {
+            match v {
+            WireValue::Len(e) => top_fields(e).is_some_and(|f| {
+                matches!(f.as_slice(), [(1, WireValue::Len(k)), (2, WireValue::Len(x))] if printable(k) && is_feature(x))
+            }),
+            _ => false,
+        }
+        };
+        if !entries.is_empty() && entries.iter().all(|(n, v)| *n == 1 && is_entry(v)) {
+            return Some(format!(
+                "a tf.train.Example ({} feature{}), as tf.io.TFRecordWriter files of training data hold",
+                entries.len(),
+                if entries.len() == 1 { "" } else { "s" }
+            ));
+        }
+    }
+    None
+}
+
+/// UTF-8 with no control character, not empty: a name.
+fn printable(b: &[u8]) -> bool {
+    !b.is_empty() && std::str::from_utf8(b).is_ok_and(|s| !s.chars().any(char::is_control))
+}
+
+/// The top-level fields of a message (at most a few thousand are looked at), or `None`
+/// when the bytes do not parse as one.
+fn top_fields(bytes: &Bytes) -> Option<Vec<(u32, WireValue)>> {
+    let mut r = Reader::new(bytes.clone());
+    let mut out = Vec::new();
+    while let Some(f) = r.next_field().ok()? {
+        if out.len() >= 4096 {
+            break;
+        }
+        out.push((f.number, f.value));
+    }
+    Some(out)
+}
+
+/// The number of records when `bytes` walk as TFRecord framing by the length fields
+/// alone (8-byte length, 4-byte length checksum, data, 4-byte data checksum), ending
+/// exactly at the end; `None` otherwise.
+fn tfrecord_framing(bytes: &[u8]) -> Option<usize> {
+    let mut at = 0usize;
+    let mut n = 0usize;
+    while at < bytes.len() {
+        let len = u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?);
+        let next = usize::try_from(len)
+            .ok()?
+            .checked_add(16)?
+            .checked_add(at)?;
+        if next > bytes.len() {
+            return None;
+        }
+        at = next;
+        n += 1;
+    }
+    (n > 0).then_some(n)
 }
 
 /// When the tied readings are exactly the EAS and the TF Serving request and both say
@@ -216,7 +402,7 @@ fn decode_inner(
     wire: WireFormat,
     kind: Kind,
 ) -> Result<(Message, usize), DecodeError> {
-    decode_top(bytes, wire, kind, true)
+    decode_top(bytes, wire, kind, true).map(|(m, a, _)| (m, a))
 }
 
 /// Whether bytes held in a TF Serving request's bytes field are themselves a request:
@@ -226,7 +412,7 @@ fn decode_inner(
 fn holds_request(b: &Bytes) -> bool {
     let clean = |b: Bytes| {
         !b.is_empty()
-            && matches!(decode_top(b, WireFormat::TfServing, Kind::Request, false), Ok((m, 0)) if !m.tensors.is_empty())
+            && matches!(decode_top(b, WireFormat::TfServing, Kind::Request, false), Ok((m, 0, _)) if !m.tensors.is_empty())
     };
     if clean(b.clone()) {
         return true;
@@ -247,15 +433,27 @@ fn holds_request(b: &Bytes) -> bool {
     req.is_some_and(clean)
 }
 
-/// Decodes one top-level message. With `check_bytes`, a TF Serving request's bytes
-/// field that holds a request ([`holds_request`]) is an anomaly (checked one level
-/// deep only, so the cost stays linear).
+/// How many top-level fields of a reading are fields of the schema's own content
+/// (signature name, inputs or outputs, output filter, model spec; not the kept-raw
+/// `client_id` and friends) with their wire type, how many of those read with no
+/// anomaly inside, and how many top-level fields are foreign to the schema (unknown, or
+/// of an impossible wire type).
+#[derive(Debug, Clone, Copy)]
+struct Content {
+    fields: usize,
+    clean: usize,
+    foreign: usize,
+}
+
+/// Decodes one top-level message: the message, its anomalies, and its [`Content`]. With `check_bytes`, a TF Serving request's bytes field that
+/// holds a request ([`holds_request`]) is an anomaly (checked one level deep only, so
+/// the cost stays linear).
 fn decode_top(
     bytes: Bytes,
     wire: WireFormat,
     kind: Kind,
     check_bytes: bool,
-) -> Result<(Message, usize), DecodeError> {
+) -> Result<(Message, usize, Content), DecodeError> {
     let size = bytes.len();
     let mut r = Reader::new(bytes);
     let mut msg = Message::new(wire, kind);
@@ -300,8 +498,23 @@ fn decode_top(
     // one that occurs again is legal protobuf (the last wins, or messages merge) but
     // no client writes it, so it counts against this reading.
     let mut seen_singular = [false; predict_request::REQUEST_OPTIONS as usize + 1];
+    let (mut content_fields, mut clean_fields, mut foreign_fields) = (0usize, 0usize, 0usize);
     while let Some(f) = r.next_field_named(names)? {
         let n = f.number;
+        let before = anomalies;
+        // Every field of every schema is length-delimited.
+        let len = matches!(f.value, WireValue::Len(_));
+        let content = (Some(n) == sig_or_spec
+            || n == map_field
+            || Some(n) == filter_field
+            || Some(n) == spec_field)
+            && len;
+        let raw = wire == WireFormat::TfServing
+            && kind == Kind::Request
+            && crate::fields::kept_raw_name(n).is_some();
+        if !(content || raw && len) {
+            foreign_fields += 1;
+        }
         let singular = Some(n) == sig_or_spec
             || Some(n) == spec_field
             || (wire == WireFormat::TfServing
@@ -370,8 +583,22 @@ fn decode_top(
             anomalies += 1;
             msg.unknown.push(unknown(TOP, &f));
         }
+        if content {
+            content_fields += 1;
+            if anomalies == before {
+                clean_fields += 1;
+            }
+        }
     }
-    Ok((msg, anomalies))
+    Ok((
+        msg,
+        anomalies,
+        Content {
+            fields: content_fields,
+            clean: clean_fields,
+            foreign: foreign_fields,
+        },
+    ))
 }
 
 /// Where an unknown field sits: its enclosing message's path (for people) and scope

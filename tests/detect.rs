@@ -556,3 +556,141 @@ mod text_depth_props {
         }
     }
 }
+
+/// Issue 21: `inspect saved_model.pb` said "EAS PredictResponse … exit 0" and a
+/// `fingerprint.pb` read as a TF Serving request. A message whose every top-level field
+/// is unknown to, or of a wire type impossible in, every request and response schema
+/// (the kept-raw `client_id` / `request_options` alone make no request) is refused in
+/// every command, saying what it looks like.
+#[test]
+fn savedmodel_and_fingerprint_files_are_not_requests_in_every_command() {
+    for (file, looks) in [
+        (
+            "models/faq/saved_model.pb",
+            "the bytes look like a SavedModel (saved_model.pb: schema version 1, 1 MetaGraphDef)",
+        ),
+        ("models/half_plus_two/saved_model.pb", "a SavedModel"),
+        (
+            "models/faq/fingerprint.pb",
+            "the bytes look like a SavedModel fingerprint (fingerprint.pb",
+        ),
+        ("models/two_sigs/fingerprint.pb", "a SavedModel fingerprint"),
+    ] {
+        each_command_fails(
+            &path(file),
+            &["not a TensorFlow request or response", looks],
+        );
+    }
+}
+
+/// Protobuf encoding by hand (field number, wire type): enough for the sniff tests.
+fn varint(mut n: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let b = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(b);
+            return out;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+fn len_field(n: u32, body: &[u8]) -> Vec<u8> {
+    let mut out = varint(u64::from(n) << 3 | 2);
+    out.extend(varint(body.len() as u64));
+    out.extend_from_slice(body);
+    out
+}
+
+/// A tf.train.Example, a GraphDef and a TFRecord whose header checksum is wrong (laid
+/// out by tensorflow/core/example/example.proto, feature.proto, framework/graph.proto,
+/// node_def.proto and lib/io/record_writer.cc) are named as such, not decoded (the
+/// Example read as an ambiguous response, the GraphDef as an EAS request whose
+/// signature name holds a node).
+#[test]
+fn other_tensorflow_messages_are_named() {
+    // Example { features { feature { key: "age" value { int64_list { value: 5 } } }
+    //                      feature { key: "name" value { bytes_list { value: "bob" } } } } }
+    let age = [
+        len_field(1, b"age"),
+        len_field(2, &len_field(3, &len_field(1, &varint(5)))),
+    ]
+    .concat();
+    let name = [
+        len_field(1, b"name"),
+        len_field(2, &len_field(1, &len_field(1, b"bob"))),
+    ]
+    .concat();
+    let example = len_field(1, &[len_field(1, &age), len_field(1, &name)].concat());
+    // GraphDef { node { name: "x" op: "Placeholder" } node { name: "y" op: "Identity" input: "x" }
+    //            versions { producer: 1 } }
+    let graph = [
+        len_field(
+            1,
+            &[len_field(1, b"x"), len_field(2, b"Placeholder")].concat(),
+        ),
+        len_field(
+            1,
+            &[
+                len_field(1, b"y"),
+                len_field(2, b"Identity"),
+                len_field(3, b"x"),
+            ]
+            .concat(),
+        ),
+        len_field(4, &[0x08, 0x01]),
+    ]
+    .concat();
+    // One record framing a real request, its length checksum zeroed.
+    let req = std::fs::read(path("eas/faq_prod.bin")).unwrap();
+    let mut rec = (req.len() as u64).to_le_bytes().to_vec();
+    rec.extend([0; 4]);
+    rec.extend(&req);
+    rec.extend([0; 4]);
+    for (bytes, says) in [
+        (example, "the bytes look like a tf.train.Example (2 features)"),
+        (graph, "the bytes look like a GraphDef (a graph of 2 nodes"),
+        (
+            rec,
+            "the bytes look like a TFRecord file with a bad header (1 record by its length fields, but the length checksum at byte 8 is wrong",
+        ),
+    ] {
+        let e = tfreq::decode(&bytes).unwrap_err().to_string();
+        assert!(e.starts_with("not a TensorFlow request or response"), "{e}");
+        assert!(e.contains(says), "{e}");
+        let f = tmp("other.pb");
+        std::fs::write(&f, &bytes).unwrap();
+        let (code, _, err) = run(&["inspect", &f.display().to_string()]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(says), "{err}");
+    }
+}
+
+/// What keeps decoding as before: the empty request and the one-field messages the SDKs
+/// write, a request of `client_id` alone (no anomaly), and a request whose only content
+/// field holds an unknown field (decoded, the unknown field a warning).
+#[test]
+fn one_field_messages_keep_decoding() {
+    for f in [
+        "detect/empty_request.bin",
+        "detect/output_filter_only.bin",
+        "eas/fetch_only.bin",
+        "eas/no_signature.bin",
+    ] {
+        let (code, out, err) = run(&["inspect", &path(f)]);
+        assert_eq!(code, 0, "{f}: {out}{err}");
+    }
+    let client_id = len_field(6, b"abc");
+    let m = tfreq::decode(&client_id).unwrap();
+    assert_eq!(m.wire, tfreq::WireFormat::TfServing);
+    // model_spec { name: "m" } with field 9 inside it: a message of the schemas (which
+    // one, ambiguous), not "not a request".
+    let spec = len_field(1, &[len_field(1, b"m"), len_field(9, b"?")].concat());
+    let e = tfreq::decode(&spec).unwrap_err();
+    assert!(
+        matches!(e.detail(), tfreq::ErrorDetail::Ambiguous(_)),
+        "{e}"
+    );
+}

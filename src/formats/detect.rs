@@ -618,7 +618,10 @@ pub fn looks_like(bytes: &Bytes) -> String {
                 m.wire
             ),
             Ok((m, _)) => format!("one bare {} {}", m.wire, m.kind.as_str()),
-            Err(_) => format!("binary data, {} bytes, no known format", bytes.len()),
+            Err(e) => match e.detail() {
+                ErrorDetail::NotTensorFlow(Some(what)) => what.clone(),
+                _ => format!("binary data, {} bytes, no known format", bytes.len()),
+            },
         };
     }
     let s = std::str::from_utf8(bytes).unwrap_or("");
