@@ -113,3 +113,49 @@ fn python_text_format_files_load_as_their_requests() {
     }
     assert!(n > 40, "{n}");
 }
+
+/// Issue 21: a text-format request with a misspelt field (`strng_val:` for
+/// `string_val:`) was taken for an EAS string warm-up of its lines (exit 0). Text that
+/// reads as protobuf text (fields, braces, quoted strings) but does not parse is an
+/// error naming the line and column, whatever the file's name; text that does not look
+/// like text format (`query: shoes`) is still a string warm-up when named *.txt.
+#[test]
+fn text_format_with_a_typo_is_an_error_with_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(common::data_dir().join("eas/dtype_string.txt")).unwrap();
+    assert!(good.contains("    string_val: \"a\""));
+    let typo = good.replace("string_val:", "strng_val:");
+    for name in ["typo.txt", "typo.pbtxt", "typo"] {
+        let f = dir.path().join(name);
+        std::fs::write(&f, &typo).unwrap();
+        let r = common::run(&["inspect", &f.display().to_string()]);
+        assert_eq!(r.code, 2, "{name}: {}{}", r.out, r.err);
+        assert!(
+            r.err
+                .contains("line 10 column 5: field 'strng_val' not found"),
+            "{name}: {}",
+            r.err
+        );
+        assert!(!r.out.contains("EAS text warm-up"), "{name}: {}", r.out);
+    }
+    // An unclosed block: the parser's error, not a warm-up of three lines.
+    let f = dir.path().join("open.txt");
+    std::fs::write(&f, "inputs {\n  key: \"x\"\n  value { dtype: DT_FLOAT\n").unwrap();
+    let r = common::run(&["inspect", &f.display().to_string()]);
+    assert_eq!(r.code, 2, "{}{}", r.out, r.err);
+    assert!(
+        r.err.contains("not a PredictRequest in text format"),
+        "{}",
+        r.err
+    );
+    // Lines of `word: words` are strings, as before.
+    let f = dir.path().join("queries.txt");
+    std::fs::write(&f, "query: shoes\nquery: red hat\nNote: see {this}\n").unwrap();
+    let r = common::run(&["inspect", &f.display().to_string()]);
+    assert_eq!(r.code, 0, "{}{}", r.out, r.err);
+    assert!(
+        r.out.contains("EAS text warm-up, 3 request lines"),
+        "{}",
+        r.out
+    );
+}

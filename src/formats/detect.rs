@@ -256,6 +256,11 @@ pub fn detect(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detect
         if text_depth(s) <= RECURSION_LIMIT && is_text_format(s, opts.wire) {
             return Ok(Detected::of(ContainerKind::TextFormat));
         }
+        // Protobuf text with a mistake in it (a misspelt field) is that mistake, not a
+        // string warm-up of its lines.
+        if looks_like_text_format(s) {
+            return Err(text_format_error(s, opts.wire));
+        }
         return Ok(Detected::of(ContainerKind::Text));
     }
     if texty && !clean_message(bytes, opts) {
@@ -322,7 +327,231 @@ fn text_kind(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detecte
     if is_text_format(s, opts.wire) {
         return Ok(Detected::of(ContainerKind::TextFormat));
     }
+    if looks_like_text_format(s) {
+        return Err(text_format_error(s, opts.wire));
+    }
     Err(Error::from(ErrorDetail::NotRequestText(looks_like(bytes))))
+}
+
+/// Why text that looks like protobuf text format does not parse as requests: the
+/// parser's error, with its line and column for each wire format tried.
+fn text_format_error(s: &str, wire: Option<WireFormat>) -> Error {
+    match text_format::from_text(s, wire) {
+        Err(e) => e,
+        Ok(_) => Error::from(ErrorDetail::Format(
+            "protobuf text format that parses, but not as requests".into(),
+        )),
+    }
+}
+
+/// Whether text has the shape of protobuf text format, whatever its field names: a
+/// run of fields (`name: value`, `name { ... }`, `name < ... >`, `[ext] { ... }`, with
+/// `#` comments) that goes to the end, with at least one block or quoted string; or, for
+/// text with a syntax mistake, a field and an opened block before it. Lines such as
+/// `query: shoes` (an EAS string warm-up) have neither a block nor a quoted string.
+pub fn looks_like_text_format(s: &str) -> bool {
+    let mut p = TextShape::new(s);
+    let complete = p.fields(0) && p.at_end();
+    if complete {
+        p.count > 0 && (p.blocks > 0 || p.quoted > 0)
+    } else {
+        p.count >= 1 && p.opened > 0
+    }
+}
+
+/// A syntax-only walk over protobuf text format (no schema): counts what it met.
+struct TextShape<'a> {
+    s: &'a [u8],
+    pos: usize,
+    count: usize,
+    blocks: usize,
+    opened: usize,
+    quoted: usize,
+}
+
+impl<'a> TextShape<'a> {
+    fn new(s: &'a str) -> Self {
+        TextShape {
+            s: s.as_bytes(),
+            pos: 0,
+            count: 0,
+            blocks: 0,
+            opened: 0,
+            quoted: 0,
+        }
+    }
+
+    fn skip_space(&mut self) {
+        while let Some(&c) = self.s.get(self.pos) {
+            if c == b'#' {
+                while self.s.get(self.pos).is_some_and(|&c| c != b'\n') {
+                    self.pos += 1;
+                }
+            } else if c.is_ascii_whitespace() {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_space();
+        self.s.get(self.pos).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> bool {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn at_end(&mut self) -> bool {
+        self.peek().is_none()
+    }
+
+    fn ident(&mut self) -> bool {
+        self.skip_space();
+        let start = self.pos;
+        while self
+            .s
+            .get(self.pos)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
+            self.pos += 1;
+        }
+        self.pos > start && !self.s[start].is_ascii_digit()
+    }
+
+    /// Fields until a closing bracket or the end; `false` on a syntax mistake. Nesting
+    /// is bounded by the caller's depth check (and here by `depth`).
+    fn fields(&mut self, depth: usize) -> bool {
+        if depth > RECURSION_LIMIT {
+            return false;
+        }
+        loop {
+            match self.peek() {
+                None | Some(b'}' | b'>') => return true,
+                _ => {}
+            }
+            if !self.field(depth) {
+                return false;
+            }
+            // Fields may be separated by `,` or `;`.
+            if !self.eat(b',') {
+                self.eat(b';');
+            }
+        }
+    }
+
+    fn field(&mut self, depth: usize) -> bool {
+        if self.eat(b'[') {
+            // [extension.name] or [type.googleapis.com/Type]
+            while self
+                .s
+                .get(self.pos)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || b"_./".contains(c))
+            {
+                self.pos += 1;
+            }
+            if !self.eat(b']') {
+                return false;
+            }
+        } else if !self.ident() {
+            return false;
+        }
+        let colon = self.eat(b':');
+        match self.peek() {
+            Some(open @ (b'{' | b'<')) => {
+                self.pos += 1;
+                self.opened += 1;
+                let close = if open == b'{' { b'}' } else { b'>' };
+                if !self.fields(depth + 1) || !self.eat(close) {
+                    return false;
+                }
+                self.blocks += 1;
+            }
+            Some(b'[') if colon => {
+                self.pos += 1;
+                if !self.eat(b']') {
+                    loop {
+                        if !self.value(depth) {
+                            return false;
+                        }
+                        if self.eat(b']') {
+                            break;
+                        }
+                        if !self.eat(b',') {
+                            return false;
+                        }
+                    }
+                }
+            }
+            _ if colon => {
+                if !self.value(depth) {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+        self.count += 1;
+        true
+    }
+
+    /// A scalar: quoted strings (adjacent ones concatenate), a number, an identifier,
+    /// or a message in a list.
+    fn value(&mut self, depth: usize) -> bool {
+        match self.peek() {
+            Some(q @ (b'"' | b'\'')) => {
+                while self.peek() == Some(q) || matches!(self.peek(), Some(b'"' | b'\'')) {
+                    let q = self.s[self.pos];
+                    self.pos += 1;
+                    loop {
+                        match self.s.get(self.pos) {
+                            None | Some(b'\n') => return false,
+                            Some(b'\\') => self.pos += 2,
+                            Some(&c) if c == q => {
+                                self.pos += 1;
+                                break;
+                            }
+                            _ => self.pos += 1,
+                        }
+                    }
+                }
+                self.quoted += 1;
+                true
+            }
+            Some(open @ (b'{' | b'<')) => {
+                self.pos += 1;
+                self.opened += 1;
+                let close = if open == b'{' { b'}' } else { b'>' };
+                self.blocks += 1;
+                self.fields(depth + 1) && self.eat(close)
+            }
+            Some(b'-' | b'+') => {
+                self.pos += 1;
+                self.number_or_ident()
+            }
+            Some(_) => self.number_or_ident(),
+            None => false,
+        }
+    }
+
+    fn number_or_ident(&mut self) -> bool {
+        self.skip_space();
+        let start = self.pos;
+        while self
+            .s
+            .get(self.pos)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || b"_.+-".contains(c))
+        {
+            self.pos += 1;
+        }
+        self.pos > start
+    }
 }
 
 /// Protobuf text format of requests (in one wire format, or in both: that ambiguity
