@@ -525,3 +525,102 @@ fn a_mapped_file_truncated_under_us_is_exit_2_not_sigbus() {
     }
     panic!("inspect finished before the truncation three times");
 }
+
+/// `convert ... -o out` run as `uid` (dropping root in the child when the test runs as
+/// root; as this user otherwise), or `None` when that user cannot run the binary.
+fn convert_as(uid: u32, out: &Path) -> Option<Output> {
+    let mut c = tfreq();
+    c.arg("convert")
+        .arg(data("eas/spec_vector.bin"))
+        .args(["--wire", "tf-serving", "-o"])
+        .arg(out);
+    if is_root() {
+        // SAFETY: setgroups, setgid and setuid are async-signal-safe and change only
+        // the child.
+        unsafe {
+            c.pre_exec(move || {
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(uid) != 0
+                    || libc::setuid(uid) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let o = c.output().ok()?;
+    // The binary or the input may not be reachable by that user on this machine.
+    if stderr(&o).contains(&*data("eas/spec_vector.bin").display().to_string())
+        && !stderr(&o).contains(&*out.display().to_string())
+    {
+        return None;
+    }
+    Some(o)
+}
+
+/// Issue 21: `-o` onto a file the shell's `>` could not write (read-only; another user's
+/// file in a world-writable folder) replaced it by the atomic rename, and the other
+/// user's file changed owner. It is refused (exit 2, the file untouched); another user's
+/// file we may write is written in place, keeping its owner, as `>` does; root writes a
+/// read-only file, as `>` does, keeping its owner.
+#[test]
+fn outputs_the_shell_could_not_write_are_refused() {
+    let (me, other) = if is_root() {
+        (65534u32, 1234u32) // nobody, and someone else
+    } else {
+        // SAFETY: geteuid has no preconditions.
+        (unsafe { libc::geteuid() }, 0)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // A world-writable folder, not sticky: the rename was allowed there.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let make = |name: &str, owner: u32, mode: u32| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, b"old").unwrap();
+        if is_root() {
+            std::os::unix::fs::chown(&p, Some(owner), Some(owner)).unwrap();
+        }
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        p
+    };
+    let read_only = make("read_only.bin", me, 0o444);
+    let Some(o) = convert_as(me, &read_only) else {
+        println!("skipped: uid {me} cannot run the binary here");
+        return;
+    };
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("read_only.bin: Permission denied")
+            && stderr(&o).contains("as with the shell's >; left as it is"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(&read_only).unwrap(), b"old");
+    let m = std::fs::metadata(&read_only).unwrap();
+    assert_eq!((m.uid(), m.permissions().mode() & 0o777), (me, 0o444));
+    assert_no_temporary(dir.path());
+    if !is_root() {
+        return; // the cases below need a file of another user
+    }
+    // Another user's file, 0644: not ours to write.
+    let theirs = make("theirs.bin", other, 0o644);
+    let o = convert_as(me, &theirs).unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&theirs).unwrap(), b"old");
+    assert_eq!(std::fs::metadata(&theirs).unwrap().uid(), other);
+    // Another user's file, 0666: written in place, still theirs.
+    let shared = make("shared.bin", other, 0o666);
+    let o = convert_as(me, &shared).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&shared).unwrap(), expected_bytes());
+    let m = std::fs::metadata(&shared).unwrap();
+    assert_eq!((m.uid(), m.permissions().mode() & 0o777), (other, 0o666));
+    // Root writes a read-only file, as `>` does, and it keeps its owner and mode.
+    let o = convert_to(&read_only);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&read_only).unwrap(), expected_bytes());
+    let m = std::fs::metadata(&read_only).unwrap();
+    assert_eq!((m.uid(), m.permissions().mode() & 0o777), (me, 0o444));
+    assert_no_temporary(dir.path());
+}

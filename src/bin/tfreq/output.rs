@@ -4,7 +4,11 @@
 //! and renamed over the target, so a reader never sees half a file and a failed run leaves
 //! the old file in place. A new file gets `0666 & !umask` like any file `cp` or a shell
 //! creates; a file that is replaced keeps its permission bits and (where the process may
-//! set them) its owner and group. A symbolic link is followed and its target replaced; the
+//! set them) its owner and group. An existing file the shell's `>` could not write (a
+//! read-only file, another user's file in a world-writable folder) is refused and left
+//! as it is; another user's file that this (non-root) process may write is written into
+//! in place, as `>` does, so it keeps its owner (root gives the replacement the old
+//! owner instead). A symbolic link is followed and its target replaced; the
 //! link stays. Anything that is not a regular file — a character device (`/dev/null`,
 //! `/dev/full`), a FIFO, `/dev/stdout` — is opened and written into, never replaced. On
 //! `SIGINT`, `SIGTERM` or `SIGHUP` the temporary file is removed before the process ends
@@ -60,7 +64,30 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), Error> {
             ))
         }
         Some(m) if !m.is_file() => return write_in_place(path, &target, data),
-        _ => {}
+        Some(m) => {
+            // What the shell's `>` could not write is not replaced by a rename either
+            // (issue 21: a read-only file, another user's file in a world-writable
+            // folder): opening it for writing, without truncating, asks the kernel
+            // exactly what `>` asks (mode bits, ACLs, root's override, a read-only
+            // file system, the immutable flag).
+            if let Err(e) = std::fs::OpenOptions::new().write(true).open(&target) {
+                return Err(io_err(
+                    path,
+                    io::Error::new(
+                        e.kind(),
+                        format!(
+                            "{e}: not writable by this user, as with the shell's >; left as it is"
+                        ),
+                    ),
+                ));
+            }
+            if owned_by_another(m) {
+                // We may write it but not give a replacement its owner: write into it,
+                // as `>` does, so it keeps its owner (not atomic, as `>` is not).
+                return write_over(path, &target, data);
+            }
+        }
+        None => {}
     }
     let dir = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -123,6 +150,32 @@ fn write_in_place(path: &Path, target: &Path, data: &[u8]) -> Result<(), Error> 
         .map_err(|e| io_err(path, e))?;
     f.write_all(data).map_err(|e| io_err(path, e))?;
     f.flush().map_err(|e| io_err(path, e))
+}
+
+/// Writes over an existing regular file in place (truncating it), as the shell's `>`.
+fn write_over(path: &Path, target: &Path, data: &[u8]) -> Result<(), Error> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(target)
+        .map_err(|e| io_err(path, e))?;
+    f.write_all(data).map_err(|e| io_err(path, e))?;
+    f.sync_all().map_err(|e| io_err(path, e))
+}
+
+/// The file belongs to another user and this process cannot give a file away (it is
+/// not root): a replacement by rename would change its owner.
+#[cfg(unix)]
+fn owned_by_another(m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    me != 0 && m.uid() != me
+}
+
+#[cfg(not(unix))]
+fn owned_by_another(_m: &std::fs::Metadata) -> bool {
+    false
 }
 
 /// Temporary files being written, removed by the signal handler.
