@@ -245,10 +245,10 @@ fn sniff(bytes: &Bytes) -> Option<String> {
             .iter()
             .all(|(n, v)| allowed.contains(&(*n, v.wire_type())))
     };
-    // SavedModel: saved_model_schema_version (varint) and meta_graphs (messages whose
-    // fields are MetaGraphDef's, 1..=7).
+    // SavedModel: saved_model_schema_version (a varint, which no request or response
+    // has at the top) and meta_graphs (messages whose fields are MetaGraphDef's, 1..=7).
     if only(&[(1, 0), (2, 2)])
-        && count(1) <= 1
+        && count(1) == 1
         && count(2) >= 1
         && fields.iter().all(|(n, v)| {
             *n != 2 || matches!(v, WireValue::Len(b) if top_fields(b).is_some_and(|f| f.iter().all(|(m, _)| (1..=7).contains(m))))
@@ -260,7 +260,7 @@ fn sniff(bytes: &Bytes) -> Option<String> {
         });
         return Some(format!(
             "a SavedModel (saved_model.pb: schema version {}, {} MetaGraphDef{}); `tfreq signature DIR` reads its signatures",
-            version.unwrap_or(0),
+            version.unwrap_or_default(),
             count(2),
             if count(2) == 1 { "" } else { "s" }
         ));

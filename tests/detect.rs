@@ -693,4 +693,23 @@ fn one_field_messages_keep_decoding() {
         matches!(e.detail(), tfreq::ErrorDetail::Ambiguous(_)),
         "{e}"
     );
+    // One input whose tensor has dtype 0 and 8 bytes of double_val (from a property
+    // test's shrunk case): field 2 of messages is no SavedModel without its schema
+    // version.
+    let one = len_field(
+        2,
+        &[
+            len_field(1, b"x"),
+            len_field(
+                2,
+                &[[0x08, 0x00].as_slice(), &len_field(6, &[0; 8])].concat(),
+            ),
+        ]
+        .concat(),
+    );
+    let e = tfreq::decode(&one).unwrap_err();
+    assert!(
+        matches!(e.detail(), tfreq::ErrorDetail::Ambiguous(_)),
+        "{e}"
+    );
 }
