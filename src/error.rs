@@ -296,7 +296,7 @@ pub enum ErrorDetail {
     #[error("not a TensorFlow request or response{}", .0.as_ref().map(|w| format!(": the bytes look like {w}")).unwrap_or_default())]
     NotTensorFlow(Option<String>),
     /// A response where requests are read (`keys`, `warmup`): it names no feed.
-    #[error("a response ({wire} PredictResponse), not a request: its outputs are not feeds, so it is not counted")]
+    #[error("holds a PredictResponse ({wire}), not a request: its outputs are not feeds, so it is not counted")]
     ResponseNotRequest {
         /// Its wire format.
         wire: WireFormat,

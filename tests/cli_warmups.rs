@@ -302,7 +302,7 @@ fn a_response_among_request_files_is_named_and_skipped() {
         "outputs as feeds: {out}"
     );
     assert!(
-        err.contains("response.bin: a response (EAS PredictResponse), not a request"),
+        err.contains("response.bin: holds a PredictResponse (EAS), not a request"),
         "{err}"
     );
     let dir = tempfile::tempdir().unwrap();
