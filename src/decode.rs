@@ -206,14 +206,18 @@ pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detect
 
 /// What bytes that are no request or response look like, from a cheap look at their
 /// structure (top-level field numbers and wire types, one level down where that tells
-/// messages apart), or `None`. The layouts are TensorFlow's own protos:
-/// `tensorflow/core/protobuf/saved_model.proto` (`SavedModel`: 1 schema version,
-/// 2 meta graphs), `fingerprint.proto` (`FingerprintDef`: 1-5 uint64 hashes,
-/// 6 `VersionDef`, 7 uuid), `tensorflow/core/framework/graph.proto` (`GraphDef`: 1 nodes
-/// with a name and an op, 2 library, 3 version, 4 versions) and
-/// `tensorflow/core/example/example.proto` (`Example`: 1 features, a map of name to
-/// `Feature`); a TFRecord's framing is its 8-byte little-endian lengths
-/// (`tensorflow/core/lib/io/record_writer.cc`).
+/// messages apart), or `None`. The layouts are TensorFlow's own protos: [saved_model.proto]
+/// (`SavedModel`: 1 schema version, 2 meta graphs), [fingerprint.proto]
+/// (`FingerprintDef`: 1-5 uint64 hashes, 6 `VersionDef`, 7 uuid), [graph.proto]
+/// (`GraphDef`: 1 nodes with a name and an op, 2 library, 3 version, 4 versions) and
+/// [example.proto] (`Example`: 1 features, a map of name to `Feature`); a TFRecord's
+/// framing is its 8-byte little-endian lengths ([record_writer.cc]).
+///
+/// [saved_model.proto]: https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/protobuf/saved_model.proto
+/// [fingerprint.proto]: https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/protobuf/fingerprint.proto
+/// [graph.proto]: https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/framework/graph.proto
+/// [example.proto]: https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/example/example.proto
+/// [record_writer.cc]: https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/lib/io/record_writer.cc
 ///
 /// ```
 /// let b = std::fs::read("tests/data/models/faq/saved_model.pb")?;
@@ -227,8 +231,8 @@ fn sniff(bytes: &Bytes) -> Option<String> {
             "{n} record{} by its length fields",
             if n == 1 { "" } else { "s" }
         );
-        // The length's checksum: CRC-32C, masked as `tensorflow/core/lib/hash/crc32c.h`
-        // masks it (formats::tfrecord checks every record this way).
+        // The length's checksum: CRC-32C, masked as src/formats/tfrecord.rs (`mask`)
+        // masks it when it checks every record (a layer above this one).
         let crc = crc32c::crc32c(bytes.get(..8)?);
         let masked = crc.rotate_right(15).wrapping_add(0xa282_ead8);
         let stored = u32::from_le_bytes(bytes.get(8..12)?.try_into().ok()?);

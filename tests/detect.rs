@@ -605,8 +605,9 @@ fn len_field(n: u32, body: &[u8]) -> Vec<u8> {
 }
 
 /// A tf.train.Example, a GraphDef and a TFRecord whose header checksum is wrong (laid
-/// out by tensorflow/core/example/example.proto, feature.proto, framework/graph.proto,
-/// node_def.proto and lib/io/record_writer.cc) are named as such, not decoded (the
+/// out by https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/example/example.proto, feature.proto there,
+/// https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/framework/graph.proto, node_def.proto there, and
+/// https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/lib/io/record_writer.cc) are named as such, not decoded (the
 /// Example read as an ambiguous response, the GraphDef as an EAS request whose
 /// signature name holds a node).
 #[test]
