@@ -189,7 +189,7 @@ const CHUNK: usize = 64 << 10;
 /// allocation into an error, instead of the allocator's abort; `read_to_end` alone
 /// doubled past the cap (to 512 MiB for a 256 MiB cap and one byte more), so under
 /// `ulimit -v` the error was "out of memory" instead of the size limit (issue 21).
-fn read_capped(
+pub(crate) fn read_capped(
     mut r: impl Read,
     path: &Path,
     max_size: u64,

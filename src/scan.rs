@@ -356,24 +356,9 @@ fn count_reader_as(
             .into()),
         };
     }
-    let mut v = Vec::new();
-    (&mut r)
-        .take(read.limit().saturating_add(1))
-        .read_to_end(&mut v)
-        .map_err(|e| io_error(p, e))?;
-    if v.len() as u64 > read.limit() {
-        return Err(io_error(
-            p,
-            std::io::Error::new(
-                std::io::ErrorKind::FileTooLarge,
-                format!(
-                    "input is larger than the size limit of {} bytes",
-                    crate::digits::group_digits(read.limit())
-                ),
-            ),
-        ));
-    }
-    let (counts, _) = count_read(Bytes::from(v), p, i, keep, rest, format, read.limit())?;
+    // Under the cap as every input is read (crate::io): the buffer grows as bytes come.
+    let v = crate::io::read_capped(&mut r, p, read.limit(), None)?;
+    let (counts, _) = count_read(v, p, i, keep, rest, format, read.limit())?;
     Ok((counts, n.load(Ordering::Relaxed)))
 }
 

@@ -382,6 +382,20 @@ fn a_device_past_the_cap_is_the_size_limit_under_ulimit_v() {
         "{e}"
     );
     assert!(!e.contains("out of memory"), "{e}");
+    // keys reads standard input that is no TFRecord the same way.
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 400000 && exec \"$0\" keys --max-size 256M - < /dev/zero")
+        .arg(env!("CARGO_BIN_EXE_tfreq"))
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("input is larger than the size limit of 268,435,456 bytes"),
+        "{e}"
+    );
+    assert!(!e.contains("out of memory"), "{e}");
 }
 
 #[test]
