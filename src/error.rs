@@ -422,13 +422,20 @@ impl Error {
         ErrorDetail::Decode { wire, kind, source }.into()
     }
 
-    /// The same error, as having happened in `file` (`file: ` before its message).
+    /// The same error, as having happened in `file` (`file: ` before its message), unless
+    /// it names that file already.
+    ///
+    /// ```
+    /// let e = tfreq::Error::from(tfreq::ErrorDetail::Empty).in_file("a.pb");
+    /// assert_eq!(e.to_string(), "a.pb: empty input: an empty message carries no request");
+    /// assert_eq!(e.in_file("a.pb").to_string(), "a.pb: empty input: an empty message carries no request");
+    /// ```
     pub fn in_file(self, file: impl Into<String>) -> Self {
-        ErrorDetail::InFile {
-            file: file.into(),
-            source: self,
+        let file = file.into();
+        if self.file() == Some(file.as_str()) {
+            return self;
         }
-        .into()
+        ErrorDetail::InFile { file, source: self }.into()
     }
 
     /// The same error, as having happened in record `record` starting at byte `offset`.

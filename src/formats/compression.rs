@@ -25,7 +25,7 @@
 //! assert_eq!(compression::sniff(&gz), Some(Compression::Gzip));
 //! assert_eq!(compression::sniff(&log), None);
 //! assert_eq!(compression::inflate(&gz, Compression::Gzip, 1 << 20)?, log);
-//! # Ok::<(), tfreq::Error>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use std::io::{self, Read, Write};
