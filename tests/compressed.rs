@@ -193,3 +193,31 @@ fn damaged_gzip_is_an_error_naming_the_file() {
         assert!(err.contains("cut.gz"), "{cmd}: {err}");
     }
 }
+
+#[test]
+fn convert_writes_either_compression_and_reads_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = "tests/data/tfrecord/warmup_predict.tfrecord";
+    let plain = summary(&[src], None);
+    for (c, magic) in [("gzip", &[0x1f, 0x8b][..]), ("zlib", &[0x78][..])] {
+        let out = dir.path().join(format!("w.{c}"));
+        let o = out.display().to_string();
+        let (code, _, err) = tfreq(
+            &[
+                "convert",
+                src,
+                "--wire",
+                "tfrecord",
+                "--compress",
+                c,
+                "-o",
+                &o,
+            ],
+            None,
+        );
+        assert_eq!(code, 0, "{c}: {err}");
+        let bytes = std::fs::read(&out).unwrap();
+        assert!(bytes.starts_with(magic), "{c}");
+        assert_eq!(keys_of(&summary(&[&o], None)), keys_of(&plain), "{c}");
+    }
+}

@@ -32,8 +32,22 @@ pub struct Args {
     /// TF Serving model_spec.name for requests that have none (EAS requests carry no model name).
     #[arg(long)]
     model_name: Option<String>,
+    /// Compress the output as tf.io.TFRecordWriter does with this compression_type
+    /// (for logs and Beam/TFX pipelines; TF Serving's warm-up loader reads only
+    /// uncompressed TFRecord, so a warm-up file must be written without it).
+    #[arg(long, value_enum)]
+    compress: Option<Compress>,
     #[command(flatten)]
     rewrite: crate::common::RewriteArgs,
+}
+
+/// `--compress`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Compress {
+    /// gzip (TFRecordOptions compression_type="GZIP"; TFX's prediction_logs-*.gz).
+    Gzip,
+    /// zlib (compression_type="ZLIB").
+    Zlib,
 }
 
 pub fn run(a: Args) -> Outcome {
@@ -75,8 +89,18 @@ pub fn run(a: Args) -> Outcome {
         &opts,
     )
     .map_err(|e| in_file(&label, lossy_hint(e)))?;
-    progress.step(format!("writing {}", human_size(out.data.len() as u64)));
-    write_output(a.output.as_deref(), &out.data)?;
+    let data = match a.compress {
+        None => out.data,
+        Some(c) => tfreq::formats::compression::compress(
+            &out.data,
+            match c {
+                Compress::Gzip => tfreq::formats::compression::Compression::Gzip,
+                Compress::Zlib => tfreq::formats::compression::Compression::Zlib,
+            },
+        )?,
+    };
+    progress.step(format!("writing {}", human_size(data.len() as u64)));
+    write_output(a.output.as_deref(), &data)?;
     drop(progress);
     report_left_out(&label, "left out (--lossy)", &out.left_out);
     Ok(0)
