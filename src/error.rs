@@ -369,7 +369,7 @@ pub enum ErrorDetail {
         source: Error,
     },
     /// A problem in one of several files read together.
-    #[error("{file}: {source}")]
+    #[error("{}: {source}", crate::escape::sanitize(file))]
     InFile {
         /// The file.
         file: String,
@@ -406,7 +406,7 @@ pub enum ErrorDetail {
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
     /// Reading or writing a file.
-    #[error("{path}: {source}")]
+    #[error("{}: {source}", crate::escape::sanitize(path))]
     Io {
         /// The file.
         path: String,

@@ -120,6 +120,31 @@ pub fn escape_short(b: &[u8], max_chars: usize) -> String {
     s
 }
 
+/// Free text made safe to show: the same characters as [`escape`] are escaped (controls,
+/// bidirectional controls, line separators), but backslashes and double quotes are left
+/// as they are. For messages that already quote the names in them (a finding's message,
+/// an error, a server's status text), and for file names and labels shown unquoted.
+/// Borrows when there is nothing to escape.
+///
+/// ```
+/// assert_eq!(tfreq::escape::sanitize(r#"feed "x": ok"#), r#"feed "x": ok"#);
+/// assert_eq!(tfreq::escape::sanitize("a\r\n::error::x"), r"a\r\n::error::x");
+/// assert_eq!(tfreq::escape::sanitize("\u{1b}[2J"), r"\u{1b}[2J");
+/// ```
+pub fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(escaped) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\\' | '"' => out.push(c),
+            c => push_char(&mut out, c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Whether `b` holds anything that [`escape_bytes`] shows as an escape other than `\\`
 /// and `\"`: a control character, a bidirectional control, a line separator, or bytes
 /// that are not UTF-8. A name with any of these is a finding (`UNSAFE_NAME`), since it
@@ -133,6 +158,105 @@ pub fn escape_short(b: &[u8], max_chars: usize) -> String {
 pub fn is_unsafe(b: &[u8]) -> bool {
     b.utf8_chunks()
         .any(|c| !c.invalid().is_empty() || c.valid().chars().any(escaped))
+}
+
+/// JSON whose strings hold the exact text, with every character [`escape`] would escape
+/// written as a `\uXXXX` escape — serde_json escapes only U+0000 to U+001F, as JSON
+/// requires, so a C1 control (U+009B, a one-character CSI), DEL or a bidirectional
+/// override would otherwise reach a terminal that shows the document. A custom
+/// [`serde_json::ser::Formatter`] does it, so the document is still built by serde_json.
+///
+/// ```
+/// let v = serde_json::json!({"name": "x\u{9b}31m\u{202e}"});
+/// let text = tfreq::escape::json_string(&v, false);
+/// assert_eq!(text, r#"{"name":"x\u009b31m\u202e"}"#);
+/// let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+/// assert_eq!(back, v);
+/// ```
+pub fn json_string<T: serde::Serialize + ?Sized>(value: &T, pretty: bool) -> String {
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail; a value that cannot be serialized gives "null".
+    if json_write(&mut out, value, pretty).is_err() {
+        return "null".to_string();
+    }
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`json_string`] into a writer.
+pub fn json_write<W: std::io::Write, T: serde::Serialize + ?Sized>(
+    out: W,
+    value: &T,
+    pretty: bool,
+) -> std::io::Result<()> {
+    let r = if pretty {
+        let f = SafeJson(serde_json::ser::PrettyFormatter::new());
+        value.serialize(&mut serde_json::Serializer::with_formatter(out, f))
+    } else {
+        let f = SafeJson(serde_json::ser::CompactFormatter);
+        value.serialize(&mut serde_json::Serializer::with_formatter(out, f))
+    };
+    r.map_err(std::io::Error::other)
+}
+
+/// A serde_json formatter that escapes, inside strings, what [`escape`] escapes.
+struct SafeJson<F>(F);
+
+impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for SafeJson<F> {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if escaped(c) {
+                w.write_all(&fragment.as_bytes()[start..i])?;
+                write!(w, "\\u{:04x}", c as u32)?;
+                start = i + c.len_utf8();
+            }
+        }
+        w.write_all(&fragment.as_bytes()[start..])
+    }
+
+    // Everything else as the wrapped formatter writes it.
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn end_object_key<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_key(w)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@ use crate::model::{Elements, Fill, Kind, Message, Shape, Source, Tensor, Values,
 /// # Ok::<(), tfreq::Error>(())
 /// ```
 pub fn lint(msg: &Message) -> Vec<Finding> {
-    let mut out = duplicate_keys(msg);
+    let mut out = unsafe_names(msg);
+    out.extend(duplicate_keys(msg));
     out.extend(unknown_fields(msg));
     out.extend(duplicate_fetches(msg));
     out.extend(no_fetches(msg));
@@ -39,6 +40,50 @@ pub fn lint(msg: &Message) -> Vec<Finding> {
         out.extend(values_ignored(msg, t, d, &e));
     }
     out
+}
+
+/// `UNSAFE_NAME`: a name that could act on a terminal or a CI log if shown raw
+/// ([`crate::escape::is_unsafe`]): escape sequences, a carriage return or newline that
+/// forges a line (a GitHub `::error::` command), right-to-left overrides that reorder
+/// what a reviewer reads.
+///
+/// ```
+/// use tfreq::{analysis::lint::lint, DType, TFRequest};
+/// let mut req = TFRequest::new("s");
+/// req.add_feed("x\u{1b}[2J", &[1], DType::Float, vec![1.0f32])?.add_fetch("rtl\u{202e}ok");
+/// let codes: Vec<_> = lint(req.message()).iter().map(|f| f.code.as_str()).collect();
+/// assert_eq!(codes, ["UNSAFE_NAME", "UNSAFE_NAME"]);
+/// # Ok::<(), tfreq::BuildError>(())
+/// ```
+fn unsafe_names(msg: &Message) -> Vec<Finding> {
+    let mut names: Vec<(&str, &str)> = Vec::new();
+    names.push(("signature", &msg.signature_name));
+    if let Some(spec) = &msg.model_spec {
+        names.push(("model name", &spec.name));
+        names.push(("model_spec signature", &spec.signature_name));
+    }
+    let what = if msg.kind == Kind::Request {
+        "feed"
+    } else {
+        "output"
+    };
+    names.extend(msg.tensors.iter().map(|t| (what, t.name.as_str())));
+    names.extend(msg.fetches.iter().map(|f| ("fetch", f.as_str())));
+    names
+        .into_iter()
+        .filter(|(_, n)| crate::escape::is_unsafe(n.as_bytes()))
+        .map(|(what, n)| {
+            Finding::new(
+                Code::UnsafeName,
+                Severity::Warning,
+                format!(
+                    "{what} name {:?} holds control characters or bidirectional controls: shown raw, it can rewrite a terminal or forge a line of a CI log; tfreq shows it escaped",
+                    crate::escape::escape(n)
+                ),
+            )
+            .name(n.to_string())
+        })
+        .collect()
 }
 
 /// `DUPLICATE_KEY`: an input name twice in the map.

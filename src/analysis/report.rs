@@ -286,7 +286,6 @@ impl Report {
     /// The report as one JSON document (pretty-printed, keys in a fixed order).
     pub fn to_json(&self) -> String {
         // A Report holds only strings, numbers, booleans and lists: it always serializes.
-        serde_json::to_string_pretty(self)
-            .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+        crate::escape::json_string(self, true)
     }
 }

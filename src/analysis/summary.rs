@@ -234,7 +234,7 @@ impl Summary {
 
     /// The JSON document (one line).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        crate::escape::json_string(self, false)
     }
 
     /// Reads a summary document, refusing another `schema` and anything that is not a

@@ -142,6 +142,8 @@ rules! {
     ReadingsAgree = "READINGS_AGREE", Note, ALL3,
         "the bytes read the same as an EAS and a TF Serving request: shown as EAS";
     // What one request carries on its own (analysis::lint).
+    UnsafeName = "UNSAFE_NAME", Warning, ALL3,
+        "a feed, fetch, signature or model name holding control characters, bidirectional controls or bytes that are not UTF-8: it can change what a terminal or a CI log shows (tfreq shows it escaped)";
     DuplicateKey = "DUPLICATE_KEY", Warning, ALL3,
         "an input name twice in the map: the last entry wins, as in protobuf";
     UnknownField = "UNKNOWN_FIELD", Warning, ALL3,

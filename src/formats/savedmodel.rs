@@ -76,7 +76,7 @@ impl fmt::Display for ModelSource {
 #[non_exhaustive]
 pub enum ModelError {
     /// Reading the file.
-    #[error("{path}: {source}")]
+    #[error("{}: {source}", crate::escape::sanitize(path))]
     Io {
         /// The file.
         path: String,
@@ -88,7 +88,10 @@ pub enum ModelError {
     #[error("{0}: no saved_model.pb in this directory{1}")]
     NoSavedModel(String, &'static str),
     /// `saved_model.pb` is not a valid `SavedModel` message.
-    #[error("{path}: not a valid SavedModel protobuf: {source}")]
+    #[error(
+        "{}: not a valid SavedModel protobuf: {source}",
+        crate::escape::sanitize(path)
+    )]
     Protobuf {
         /// The file.
         path: String,
@@ -97,7 +100,10 @@ pub enum ModelError {
         source: prost::DecodeError,
     },
     /// Malformed JSON.
-    #[error("{path}: invalid JSON at line {line}, column {column}: {message}")]
+    #[error(
+        "{}: invalid JSON at line {line}, column {column}: {message}",
+        crate::escape::sanitize(path)
+    )]
     Json {
         /// The file.
         path: String,
@@ -109,7 +115,7 @@ pub enum ModelError {
         message: String,
     },
     /// JSON that is not GetModelMetadata's shape.
-    #[error("{path}: {at}: {message}")]
+    #[error("{}: {at}: {message}", crate::escape::sanitize(path))]
     Schema {
         /// The file.
         path: String,
@@ -119,7 +125,7 @@ pub enum ModelError {
         message: String,
     },
     /// A `saved_model_cli` line that does not fit the layout.
-    #[error("{path}: line {line}: {message}")]
+    #[error("{}: line {line}: {message}", crate::escape::sanitize(path))]
     Text {
         /// The file.
         path: String,

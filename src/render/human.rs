@@ -5,6 +5,8 @@
 
 use std::io::{self, Write};
 
+use crate::escape::sanitize;
+
 use crate::analysis::{Finding, Severity};
 use crate::model::{Elements, Fill, Kind, Message, Scalar, WireFormat};
 
@@ -58,6 +60,7 @@ pub fn write_summary(
     problems: &[Finding],
 ) -> io::Result<()> {
     use style::*;
+    let label = sanitize(label);
     writeln!(
         out,
         "{BOLD}{label}{RESET}: {} {}, {} bytes",
@@ -82,7 +85,7 @@ pub fn write_summary(
             };
             writeln!(out, "signature: \"\"{note}")?;
         } else {
-            writeln!(out, "signature: {}", msg.signature_name)?;
+            writeln!(out, "signature: {}", sanitize(&msg.signature_name))?;
         }
     }
     let what = if msg.kind == Kind::Request {
@@ -97,7 +100,7 @@ pub fn write_summary(
         .map(|t| {
             let e = t.elements(msg.wire);
             [
-                t.name.clone(),
+                sanitize(&t.name).into_owned(),
                 t.dtype.to_string(),
                 t.shape.to_string(),
                 count_text(&e),
@@ -144,12 +147,21 @@ pub fn write_summary(
                 out,
                 "fetches ({}): {}",
                 msg.fetches.len(),
-                msg.fetches.join(", ")
+                msg.fetches
+                    .iter()
+                    .map(|f| sanitize(f))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )?;
         }
     }
     for (name, b) in &msg.extra {
-        writeln!(out, "{name}: {} bytes (kept, not interpreted)", b.len())?;
+        writeln!(
+            out,
+            "{}: {} bytes (kept, not interpreted)",
+            sanitize(name),
+            b.len()
+        )?;
     }
     if problems.is_empty() {
         writeln!(out, "problems: {GREEN}none{RESET}")?;
@@ -170,7 +182,7 @@ pub fn write_findings(out: &mut dyn Write, findings: &[Finding]) -> io::Result<(
             severity_color(p.severity),
             p.severity,
             p.code,
-            p.message
+            sanitize(&p.message)
         )?;
     }
     Ok(())
@@ -214,6 +226,7 @@ pub fn write_container_head(
     label: &str,
     c: &crate::formats::Container,
 ) -> io::Result<()> {
+    let label = &*sanitize(label);
     use crate::formats::ContainerKind;
     use style::*;
     match c.kind {
@@ -292,6 +305,7 @@ pub fn write_entry_line(
 ) -> io::Result<()> {
     use crate::formats::Content;
     use style::*;
+    let label = &*sanitize(label);
     match &e.content {
         Content::Line(l) => writeln!(
             out,
@@ -313,9 +327,9 @@ pub fn write_entry_line(
                             "{:?}/{}",
                             m.name,
                             if m.signature_name.is_empty() {
-                                "\"\""
+                                "\"\"".into()
                             } else {
-                                &m.signature_name
+                                sanitize(&m.signature_name)
                             }
                         )
                     })
@@ -360,7 +374,7 @@ pub fn write_coverage(
         ));
     }
     if !cov.unreadable.is_empty() {
-        let names: Vec<&str> = cov.unreadable.iter().map(|u| u.file.as_str()).collect();
+        let names: Vec<_> = cov.unreadable.iter().map(|u| sanitize(&u.file)).collect();
         skipped.push(format!(
             "{} skipped: {}",
             plural(cov.unreadable.len() as u64, "unreadable file"),
@@ -391,20 +405,20 @@ pub fn write_coverage(
             "\n{BOLD}key {}{RESET}: {} ({share:.1}%)\n  {}",
             i + 1,
             plural(g.count, "request"),
-            g.key
+            sanitize(&g.key.to_string())
         )?;
         for (k, n, first) in &g.shapes {
             let shapes: Vec<String> = k
                 .shapes
                 .iter()
-                .map(|(name, (dt, dims))| format!("{name} {dt} {dims:?}"))
+                .map(|(name, (dt, dims))| format!("{} {dt} {dims:?}", sanitize(name)))
                 .collect();
             writeln!(
                 out,
                 "  {:>8}  {}  (first: {})",
                 crate::digits::group_digits(*n),
                 shapes.join(", "),
-                cov.describe(*first)
+                sanitize(&cov.describe(*first))
             )?;
         }
     }

@@ -294,7 +294,7 @@ pub fn write_message(
     problems: &[Finding],
     mode: ValuesMode,
 ) -> io::Result<()> {
-    serde_json::to_writer(out, &MessageJson::new(file, msg, problems, mode))?;
+    crate::escape::json_write(out, &MessageJson::new(file, msg, problems, mode), false)?;
     Ok(())
 }
 
@@ -392,7 +392,7 @@ pub fn write_container(
         problems: FindingsJson(&c.findings),
         entries,
     };
-    serde_json::to_writer(out, &doc)?;
+    crate::escape::json_write(out, &doc, false)?;
     Ok(())
 }
 
@@ -407,7 +407,7 @@ pub fn write_coverage(
 
 /// A summary document (one line, no newline after it).
 pub fn write_summary(out: &mut dyn Write, s: &crate::analysis::summary::Summary) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, s)?;
+    crate::escape::json_write(&mut *out, s, false)?;
     Ok(())
 }
 

@@ -4,6 +4,8 @@
 
 use std::io::{self, Write};
 
+use crate::escape::sanitize;
+
 use crate::analysis::report::{Command, Report, Verdict};
 use crate::analysis::{Code, Finding, Severity};
 use crate::render::human::{severity_color, style};
@@ -63,17 +65,21 @@ pub fn write_human(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         writeln!(
             out,
             "warm-up: {} ({n} request{})",
-            summarize_labels(w),
+            sanitize(&summarize_labels(w)),
             if n == 1 { "" } else { "s" }
         )?;
     }
     if let Some(m) = &r.model {
-        writeln!(out, "model: {m}")?;
+        writeln!(out, "model: {}", sanitize(m))?;
     }
     for u in &r.unreadable {
         writeln!(out)?;
-        writeln!(out, "{BOLD}{}{RESET}: {RED}unreadable{RESET}", u.file)?;
-        writeln!(out, "  {RED}error{RESET}   {}", u.error)?;
+        writeln!(
+            out,
+            "{BOLD}{}{RESET}: {RED}unreadable{RESET}",
+            sanitize(&u.file)
+        )?;
+        writeln!(out, "  {RED}error{RESET}   {}", sanitize(&u.error))?;
     }
     if !r.problems.is_empty() {
         writeln!(out)?;
@@ -86,9 +92,9 @@ pub fn write_human(out: &mut dyn Write, r: &Report) -> io::Result<()> {
                 severity_color(f.severity),
                 f.severity.to_string(),
                 f.code,
-                p.label
+                sanitize(&p.label)
             )?;
-            writeln!(out, "          {}", f.message)?;
+            writeln!(out, "          {}", sanitize(&f.message))?;
         }
     }
     for req in &r.requests {
@@ -96,14 +102,14 @@ pub fn write_human(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         writeln!(
             out,
             "{BOLD}{}{RESET}: {}{}{RESET}",
-            req.label,
+            sanitize(&req.label),
             verdict_color(req.verdict),
             req.verdict
         )?;
-        writeln!(out, "  key: {}", req.key)?;
+        writeln!(out, "  key: {}", sanitize(&req.key.to_string()))?;
         if let Some(c) = &req.compared_with {
             if r.warmup.as_ref().is_some_and(|w| w.len() > 1) {
-                writeln!(out, "  compared with: {c}")?;
+                writeln!(out, "  compared with: {}", sanitize(c))?;
             }
         }
         if let Some(b) = &req.bindings {
@@ -124,7 +130,7 @@ pub fn write_human(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         }
         for f in &req.findings {
             let head = match marked_name(f) {
-                Some(n) => format!("{}  {n}", f.code),
+                Some(n) => format!("{}  {}", f.code, sanitize(&n)),
                 None => f.code.to_string(),
             };
             writeln!(
@@ -133,7 +139,7 @@ pub fn write_human(out: &mut dyn Write, r: &Report) -> io::Result<()> {
                 severity_color(f.severity),
                 f.severity.to_string()
             )?;
-            writeln!(out, "          {}", f.message)?;
+            writeln!(out, "          {}", sanitize(&f.message))?;
         }
     }
     if let Some(cov) = &r.coverage {
@@ -155,7 +161,7 @@ pub fn write_human(out: &mut dyn Write, r: &Report) -> io::Result<()> {
                 writeln!(
                     out,
                     "  {col}{mark:<10}{RESET} {} ({} request{})",
-                    c.key,
+                    sanitize(&c.key.to_string()),
                     c.requests.len(),
                     if c.requests.len() == 1 { "" } else { "s" }
                 )?;
@@ -196,9 +202,13 @@ fn summarize_labels(v: &[String]) -> String {
     }
 }
 
-/// Escapes workflow-command data (`%`, CR, LF).
+/// Workflow-command data: every control, bidirectional control and line separator shown
+/// as an escape ([`sanitize`], so no CR or LF can end the command and start a forged one),
+/// then GitHub's own escapes (`%`, and CR and LF should any remain:
+/// <https://github.com/actions/toolkit/blob/main/packages/core/src/command.ts>).
 fn gh_data(s: &str) -> String {
-    s.replace('%', "%25")
+    sanitize(s)
+        .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }

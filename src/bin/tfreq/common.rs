@@ -165,7 +165,9 @@ impl std::fmt::Display for Failure {
                 Some(e) => f.write_str(&with_hint(e)),
                 None => write!(f, "{e}"),
             },
-            Failure::InFile { file, source } => write!(f, "{file}: {source}"),
+            Failure::InFile { file, source } => {
+                write!(f, "{}: {source}", tfreq::escape::sanitize(file))
+            }
             Failure::Msg(s) => f.write_str(s),
         }
     }
@@ -176,7 +178,12 @@ pub type Outcome = Result<u8, Failure>;
 /// Prints an error on stderr as every command does (`tfreq: error: …`).
 pub fn report_error(e: &Failure) {
     let mut err = anstream::stderr();
-    let _ = writeln!(err, "tfreq: error: {e}");
+    // File names, field paths and what a server said come from outside: shown escaped
+    // (src/escape.rs). The file names in a message are escaped where it is made, so the
+    // line breaks left are the message's own (a list of what a conversion leaves out).
+    let text = e.to_string();
+    let lines: Vec<_> = text.split('\n').map(tfreq::escape::sanitize).collect();
+    let _ = writeln!(err, "tfreq: error: {}", lines.join("\n"));
 }
 
 /// Maps a command's outcome to the process exit code.

@@ -161,7 +161,7 @@ pub fn run(a: Args) -> Outcome {
     };
     let mut out = stdout();
     match a.format {
-        Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&rep)?)?,
+        Format::Json => writeln!(out, "{}", tfreq::escape::json_string(&rep, true))?,
         Format::Human => write_human(&mut out, &rep)?,
     }
     out.flush()?;

@@ -324,6 +324,6 @@ fn write_json(
         to,
         response: MessageJson::new(&r.label, &o.exchange.response, &[], mode),
     };
-    serde_json::to_writer(out, &doc)?;
+    tfreq::escape::json_write(out, &doc, false)?;
     Ok(())
 }

@@ -29,7 +29,7 @@ pub fn run(a: Args) -> Outcome {
     let mut out = stdout();
     match a.format {
         Format::Human => tfreq::render::signature::write_saved_model_cli(&mut out, &model)?,
-        Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&model)?)?,
+        Format::Json => writeln!(out, "{}", tfreq::escape::json_string(&model, true))?,
     }
     out.flush()?;
     Ok(0)
