@@ -28,7 +28,9 @@ pub enum Format {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The warm-up file (one or more requests: EAS warm_up.bin, TFRecord, text format).
+    /// The warm-up file (one or more requests: EAS warm_up.bin, TFRecord, text format);
+    /// at most 1000 records, as TF Serving's warm-up loader reads (refused before
+    /// anything is sent).
     warmup: PathBuf,
     /// Production request files.
     prod: Vec<PathBuf>,
@@ -88,6 +90,7 @@ pub fn run(a: Args) -> Outcome {
         min_gap_ms: a.cold_ms,
     };
     let warm = load_requests(std::slice::from_ref(&a.warmup))?;
+    refuse_too_many_records(&a.warmup, warm.len())?;
     let prod = load_requests(&a.prod)?;
     let mut client = a.conn.connect()?;
     let target = client.target().clone();
@@ -163,6 +166,23 @@ pub fn run(a: Args) -> Outcome {
     }
     out.flush()?;
     Ok(u8::from(cold > 0 || refused))
+}
+
+/// Refuses a warm-up file of more records than TF Serving's loader reads, before
+/// anything is sent: `WarmupConsts::kMaxNumRecords` (1000) in
+/// tensorflow_serving/servables/tensorflow/saved_model_warmup_util.h, checked in
+/// saved_model_warmup_util.cc, fails the model's load at the 1001st record, so such a
+/// file never warms a server.
+fn refuse_too_many_records(warmup: &std::path::Path, n: usize) -> Result<(), Failure> {
+    let max = tfreq::analysis::warmup::MAX_RECORDS;
+    if n > max {
+        return Err(Failure::msg(format!(
+            "{}: {} warm-up records, more than TF Serving reads: its loader fails the model's load past {max} records (WarmupConsts::kMaxNumRecords, tensorflow_serving/servables/tensorflow/saved_model_warmup_util.cc); nothing was sent",
+            tfreq::escape::escape(&warmup.display().to_string()),
+            tfreq::io::group_digits(n as u64)
+        )));
+    }
+    Ok(())
 }
 
 fn row(
