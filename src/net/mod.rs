@@ -535,6 +535,21 @@ fn bad(e: impl fmt::Display) -> NetError {
     NetError::BadRequest(e.to_string())
 }
 
+/// Decodes a `Predict` answer's bytes: an EAS `PredictResponse` for [`Protocol::Eas`], a
+/// TF Serving one for [`Protocol::Grpc`] (a REST answer is JSON: see
+/// [`rest::Outputs::response`]).
+pub fn decode_answer(protocol: Protocol, raw: &Bytes) -> Result<Message, NetError> {
+    match protocol {
+        Protocol::Eas => decode_as(raw, WireFormat::Eas, Kind::Response)
+            .map_err(|e| NetError::BadResponse(format!("not an EAS PredictResponse: {e}"))),
+        Protocol::Grpc => decode_as(raw, WireFormat::TfServing, Kind::Response)
+            .map_err(|e| NetError::BadResponse(format!("not a TF Serving PredictResponse: {e}"))),
+        Protocol::Rest => Err(NetError::BadRequest(
+            "a REST answer is JSON: read it with rest::Outputs::response".into(),
+        )),
+    }
+}
+
 /// A connection to one service, reused for every call.
 pub struct Client {
     rt: tokio::runtime::Runtime,
@@ -600,16 +615,12 @@ impl Client {
                 let raw = self
                     .rt
                     .block_on(eas::predict(h, url, &req.body, &self.opts))?;
-                let m = decode_as(&raw, WireFormat::Eas, Kind::Response).map_err(|e| {
-                    NetError::BadResponse(format!("not an EAS PredictResponse: {e}"))
-                })?;
+                let m = decode_answer(Protocol::Eas, &raw)?;
                 (raw, m)
             }
             (Inner::Grpc(g), _) => {
                 let raw = self.rt.block_on(g.predict(req.body.clone(), t))?;
-                let m = decode_as(&raw, WireFormat::TfServing, Kind::Response).map_err(|e| {
-                    NetError::BadResponse(format!("not a TF Serving PredictResponse: {e}"))
-                })?;
+                let m = decode_answer(Protocol::Grpc, &raw)?;
                 (raw, m)
             }
             (Inner::Rest(h, outs), target) => {

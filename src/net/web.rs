@@ -204,7 +204,8 @@ impl Limited {
 }
 
 /// Gathers `chunks` as an answer's body under `limit` (what reading an answer does, without
-/// the network): the body, or [`NetError::TooLarge`].
+/// the network): the body, or [`NetError::TooLarge`]. For the fuzz target and tests.
+#[cfg(any(test, feature = "fuzzing"))]
 pub fn gather<'a>(
     chunks: impl IntoIterator<Item = &'a [u8]>,
     declared: Option<u64>,
@@ -305,5 +306,39 @@ pub fn explain(s: String) -> String {
         )
     } else {
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_is_read_up_to_its_limit_and_no_further() {
+        let chunks: [&[u8]; 3] = [b"abc", b"de", b"f"];
+        assert_eq!(&gather(chunks, None, 6).unwrap()[..], b"abcdef");
+        assert_eq!(
+            gather(chunks, None, 5).unwrap_err(),
+            NetError::TooLarge { limit: 5 }
+        );
+        // A declared length over the limit stops before the first chunk.
+        assert_eq!(
+            gather(std::iter::empty(), Some(7), 6).unwrap_err(),
+            NetError::TooLarge { limit: 6 }
+        );
+    }
+
+    #[test]
+    fn error_bodies_are_escaped_and_rest_errors_unwrapped() {
+        let e = refusal_of(400, br#"{"error": "bad \u001b[2J input"}"#);
+        assert_eq!(
+            e.to_string(),
+            r"the service refused the request: HTTP 400 Bad Request: bad \u{1b}[2J input"
+        );
+        let e = refusal_of(500, b"a\r\n::error::x\xff");
+        assert_eq!(
+            e.to_string(),
+            r"the service refused the request: HTTP 500 Internal Server Error: a\r\n::error::x\xff"
+        );
     }
 }
