@@ -202,7 +202,7 @@ const TONIC_TOO_LARGE: &str = "Error, decoded message length too large";
 /// status of a transport error rather than reading it from the server.
 fn status_error(endpoint: &str, s: tonic::Status, timeout: Duration, limit: usize) -> NetError {
     use std::error::Error as _;
-    let transport = s.source().map(|e| chain(e));
+    let transport = s.source().map(chain);
     status_of(
         endpoint,
         s.code() as i32,

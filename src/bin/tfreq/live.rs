@@ -156,7 +156,7 @@ pub fn read_cacert(path: Option<&Path>) -> Result<Option<Bytes>, Failure> {
         NetError::BadRequest(why) => in_file(&label, Failure::msg(why)),
         other => in_file(&label, other),
     })?;
-    Ok(Some(Bytes::from(pem)))
+    Ok(Some(pem))
 }
 
 /// One request of a file, with its own bytes.
