@@ -1215,6 +1215,39 @@ fn timeouts_out_of_range_are_usage_errors() {
     assert!(err.contains("above 0"), "{err}");
 }
 
+/// `replay`'s timing thresholds: `nan` (every request warm), `inf`, a negative or huge
+/// value are usage errors before anything is sent.
+#[test]
+fn replay_thresholds_out_of_range_are_usage_errors() {
+    let (port, seen) = grpc_server(Duration::ZERO, Duration::ZERO);
+    let to = format!("grpc://127.0.0.1:{port}");
+    for (flag, v) in [
+        ("--cold-factor", "nan"),
+        ("--cold-factor", "inf"),
+        ("--cold-factor", "0.5"),
+        ("--cold-factor", "-3"),
+        ("--cold-ms", "nan"),
+        ("--cold-ms", "-1"),
+        ("--cold-ms", "1e20"),
+    ] {
+        let out = tfreq()
+            .args([
+                "replay",
+                "tests/data/tfs/faq_warmup.bin",
+                flag,
+                v,
+                "--to",
+                &to,
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {v}: {err}");
+        assert!(err.contains(flag), "{flag} {v}: {err}");
+    }
+    assert!(seen.lock().unwrap().is_empty(), "a request was sent");
+}
+
 /// The longest deadline the library takes is cut to 24 hours, so `Instant + timeout`
 /// and gRPC's timeout header never overflow.
 #[test]

@@ -249,9 +249,11 @@ pub fn status_of(
     }
     if let Some(t) = transport {
         let t = super::shown(t.as_bytes());
-        // A broken connection or a refused one is unreachable; anything else means the
-        // other end answered in something that is not HTTP/2 gRPC.
-        return if code == Code::Unavailable && !is_protocol_error(&t) {
+        // A broken, refused or reset connection is unreachable; a protocol error (tonic
+        // makes INTERNAL or UNKNOWN of one) means the other end answered in something
+        // that is not HTTP/2 gRPC.
+        let garbled = matches!(code, Code::Internal | Code::Unknown) || is_protocol_error(&t);
+        return if !garbled {
             NetError::Unreachable(format!("{endpoint}: {}", explain(t)))
         } else {
             NetError::NotGrpc(format!(
@@ -308,5 +310,69 @@ fn code_name(c: tonic::Code) -> &'static str {
         Unavailable => "UNAVAILABLE",
         DataLoss => "DATA_LOSS",
         Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(
+        code: tonic::Code,
+        msg: &str,
+        transport: Option<&str>,
+        from_server: bool,
+    ) -> NetError {
+        let t = Duration::from_secs(1);
+        status_of(
+            "http://h:1",
+            code as i32,
+            msg.as_bytes(),
+            transport,
+            from_server,
+            t,
+            4,
+        )
+    }
+
+    #[test]
+    fn who_made_the_status_decides_the_error() {
+        use tonic::Code;
+        // The server's own status is its refusal, its message escaped.
+        let e = status(Code::NotFound, "no \x1b[31m model", None, true);
+        assert!(e.is_refusal());
+        assert!(
+            e.to_string()
+                .ends_with(r"gRPC NOT_FOUND: no \u{1b}[31m model"),
+            "{e}"
+        );
+        // tonic's limit check is the limit; the same words from a server are not.
+        let too = "Error, decoded message length too large: found 9 bytes, the limit is: 4 bytes";
+        assert_eq!(
+            status(Code::OutOfRange, too, None, false),
+            NetError::TooLarge { limit: 4 }
+        );
+        assert!(status(Code::OutOfRange, too, None, true).is_refusal());
+        // A protocol error under the status: no gRPC there.
+        let h2 = "transport error: http2 error: connection error detected: frame with invalid size";
+        assert!(matches!(
+            status(Code::Internal, "h2", Some(h2), false),
+            NetError::NotGrpc(_)
+        ));
+        assert!(matches!(
+            status(
+                Code::Unimplemented,
+                "grpc-status header missing, mapped from HTTP status code 404",
+                None,
+                false
+            ),
+            NetError::NotGrpc(_)
+        ));
+        // A refused connection is unreachable.
+        let refused = "transport error: tcp connect error: Connection refused";
+        assert!(matches!(
+            status(Code::Unavailable, "x", Some(refused), false),
+            NetError::Unreachable(_)
+        ));
     }
 }

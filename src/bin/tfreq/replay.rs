@@ -42,15 +42,37 @@ pub struct Args {
     /// Calls per production request (the first is compared with the later ones).
     #[arg(long, default_value_t = 2, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
     prod_count: u32,
-    /// A first call is cold when it takes more than this many times the later calls' median...
-    #[arg(long, default_value_t = ColdRule::default().factor, value_name = "X")]
+    /// A first call is cold when it takes more than this many times the later calls' median
+    /// (a finite number, at least 1)...
+    #[arg(long, default_value_t = ColdRule::default().factor, value_name = "X", value_parser = parse_factor, allow_negative_numbers = true)]
     cold_factor: f64,
-    /// ...and more than this many milliseconds longer.
-    #[arg(long, default_value_t = ColdRule::default().min_gap_ms, value_name = "MS")]
+    /// ...and more than this many milliseconds longer (a finite number from 0 to
+    /// 86400000, 24 hours).
+    #[arg(long, default_value_t = ColdRule::default().min_gap_ms, value_name = "MS", value_parser = parse_gap_ms, allow_negative_numbers = true)]
     cold_ms: f64,
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
     format: Format,
+}
+
+/// `--cold-factor`: a finite number, at least 1 (a first call faster than the later ones
+/// is never cold); `nan` would make every comparison false, every request warm.
+fn parse_factor(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 1.0 => Ok(v),
+        _ => Err(format!("{s:?}: expected a finite number, at least 1")),
+    }
+}
+
+/// `--cold-ms`: a finite number of milliseconds from 0 to 24 hours (the longest
+/// `--timeout`, so the longest a call can take).
+fn parse_gap_ms(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=86_400_000.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "{s:?}: expected a finite number of milliseconds from 0 to 86400000"
+        )),
+    }
 }
 
 /// One request's measurement.
