@@ -30,7 +30,7 @@ pub const CANDIDATES: [(WireFormat, Kind); 4] = [
 ];
 
 /// The name of every fuzz target, as in `fuzz/Cargo.toml`.
-pub const TARGETS: [&str; 14] = [
+pub const TARGETS: [&str; 15] = [
     "decode_auto",
     "decode_eas_request",
     "decode_tfs_request",
@@ -45,6 +45,7 @@ pub const TARGETS: [&str; 14] = [
     "rest_json_build",
     "text_format_build",
     "text_detect",
+    "net_response",
 ];
 
 /// Runs the named target's body on `data`; `false` when no target has that name.
@@ -64,6 +65,7 @@ pub fn run(target: &str, data: &[u8]) -> bool {
         "rest_json_build" => rest_json_build(data),
         "text_format_build" => text_format_build(data),
         "text_detect" => text_detect(data),
+        "net_response" => net_response(data),
         _ => return false,
     }
     true
@@ -594,3 +596,87 @@ mod reference {
         }
     }
 }
+
+/// What the network clients make of a server's answer, without the network: the first
+/// byte chooses the limits, the status and how the rest is cut into chunks; the rest is
+/// the body. Every reader runs on it: gathering an HTTP body under a limit (never more
+/// than the limit, the body whole when it fits), an HTTP refusal, an EAS and a TF
+/// Serving `Predict` answer, a TF Serving REST answer (without, then with, the same bytes
+/// as the model's metadata), an EAS queue sink's answer, a gRPC `GetModelMetadata`
+/// answer and a gRPC status. Every error they make must show nothing a terminal would
+/// act on (what a server says is escaped, src/escape.rs).
+#[cfg(feature = "net")]
+pub fn net_response(data: &[u8]) {
+    use crate::net::{self, grpc, queue, rest, web, NetError, Protocol};
+    use std::time::Duration;
+    let (&sel, rest_bytes) = data.split_first().unwrap_or((&0, &[]));
+    let body = Bytes::copy_from_slice(rest_bytes);
+    let check = |e: &NetError| {
+        let s = e.to_string();
+        assert!(!crate::escape::is_unsafe(s.as_bytes()), "{s:?}");
+    };
+    // An HTTP body in chunks under a limit.
+    let limit = u64::from(sel) * 8;
+    let declared = (sel & 1 == 1).then_some(rest_bytes.len() as u64);
+    match web::gather(
+        rest_bytes.chunks(usize::from(sel % 13) + 1),
+        declared,
+        limit,
+    ) {
+        Ok(b) => assert!(b.len() as u64 <= limit && b[..] == *rest_bytes),
+        Err(e) => {
+            assert!(rest_bytes.len() as u64 > limit);
+            assert_eq!(e, NetError::TooLarge { limit });
+            check(&e);
+        }
+    }
+    check(&web::refusal_of(300 + u16::from(sel), rest_bytes));
+    // The binary answers.
+    for p in [Protocol::Eas, Protocol::Grpc] {
+        match net::decode_answer(p, &body) {
+            Ok(m) => exercise(&m),
+            Err(e) => check(&e),
+        }
+    }
+    // REST JSON, with no dtypes known, then with these bytes read as the metadata.
+    let mut outs = rest::Outputs::default();
+    for _ in 0..2 {
+        match outs.response(&body, crate::DEFAULT_SIGNATURE, &["y".to_string()]) {
+            Ok(m) => exercise(&m),
+            Err(e) => check(&e),
+        }
+        outs.learn(rest_bytes);
+    }
+    // The EAS queue's sink.
+    let status = if sel & 2 == 0 { 200 } else { 500 };
+    match queue::sink_answer(status, &body, "r\x1b1") {
+        Ok(Some((m, raw))) => {
+            assert!(raw.len() <= body.len());
+            exercise(&m);
+        }
+        Ok(None) => {}
+        Err(e) => check(&e),
+    }
+    // gRPC metadata and status.
+    match grpc::read_metadata(body.clone()) {
+        Ok(sigs) => {
+            let _ = sigs.meta_graphs.len();
+        }
+        Err(e) => check(&e),
+    }
+    let text = String::from_utf8_lossy(rest_bytes);
+    let transport = (sel & 4 != 0).then_some(text.as_ref());
+    check(&grpc::status_of(
+        "http://127.0.0.1:8500",
+        i32::from(sel % 18),
+        rest_bytes,
+        transport,
+        sel & 8 != 0,
+        Duration::from_secs(1),
+        4 << 20,
+    ));
+}
+
+/// Without the `net` feature there are no network readers to run.
+#[cfg(not(feature = "net"))]
+pub fn net_response(_data: &[u8]) {}

@@ -58,6 +58,7 @@ fn seed_extensions(target: &str) -> &'static [&'static str] {
         "rest_json_build" => &["json", "jsonl"],
         "text_format_build" => &["txt"],
         "text_detect" => &["txt", "pbtxt", "json", "md"],
+        "net_response" => &["bin", "json"],
         _ => &["bin"],
     }
 }

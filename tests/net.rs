@@ -626,6 +626,8 @@ struct Tfs {
     /// Added to the first call of each request body (bytes not seen before), as a
     /// session's first run of a new feed/fetch set pays the executor build.
     cold: Duration,
+    /// The Predict answer instead of tests/data/tfs/response.bin.
+    reply: Option<Bytes>,
 }
 
 impl tonic::server::NamedService for Tfs {
@@ -662,9 +664,9 @@ impl tonic::server::UnaryService<Bytes> for Unary {
                         spec.name
                     )));
                 }
-                Ok(tonic::Response::new(Bytes::from(data(
-                    "tests/data/tfs/response.bin",
-                ))))
+                Ok(tonic::Response::new(svc.reply.clone().unwrap_or_else(
+                    || Bytes::from(data("tests/data/tfs/response.bin")),
+                )))
             } else {
                 // The faq SavedModel's own signatures.
                 let sm = tf::SavedModel::decode(&data("tests/data/models/faq/saved_model.pb")[..])
@@ -707,7 +709,7 @@ impl tower::Service<http::Request<tonic::body::Body>> for Tfs {
             let path = req.uri().path().to_string();
             let mut grpc = tonic::server::Grpc::new(RawCodec)
                 .max_decoding_message_size(64 << 20)
-                .max_encoding_message_size(64 << 20);
+                .max_encoding_message_size(usize::MAX);
             Ok(grpc.unary(Unary(svc, path), req).await)
         })
     }
@@ -715,11 +717,17 @@ impl tower::Service<http::Request<tonic::body::Body>> for Tfs {
 
 /// Starts the gRPC server on its own runtime thread; returns its port and what it saw.
 fn grpc_server(delay: Duration, cold: Duration) -> (u16, Calls) {
+    grpc_server_replying(delay, cold, None)
+}
+
+/// [`grpc_server`] whose Predict answers `reply` (when given).
+fn grpc_server_replying(delay: Duration, cold: Duration, reply: Option<Bytes>) -> (u16, Calls) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let svc = Tfs {
         seen: seen.clone(),
         delay,
         cold,
+        reply,
     };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -996,4 +1004,495 @@ fn cacert_without_a_certificate_is_refused() {
         ),
         "{err}"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Hostile servers and arguments (issue 21, section 1)
+// ---------------------------------------------------------------------------------------
+
+/// Reads an HTTP request's head (up to the blank line) from `c`.
+fn read_head(c: &mut TcpStream) {
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match c.read(&mut b) {
+            Ok(1) => head.push(b[0]),
+            _ => return,
+        }
+    }
+}
+
+/// A server that answers every request with a chunked body that never ends; returns its
+/// port and how many body bytes it managed to write before the client hung up.
+fn endless_server() -> (u16, Arc<Mutex<u64>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let sent = Arc::new(Mutex::new(0u64));
+    let s2 = sent.clone();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { continue };
+            let s3 = s2.clone();
+            std::thread::spawn(move || {
+                read_head(&mut c);
+                if c.write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+                    .is_err()
+                {
+                    return;
+                }
+                let chunk = vec![b'x'; 64 << 10];
+                let mut frame = format!("{:x}\r\n", chunk.len()).into_bytes();
+                frame.extend_from_slice(&chunk);
+                frame.extend_from_slice(b"\r\n");
+                // Bounded: the test is over long before 4 GiB.
+                for _ in 0..(1 << 16) {
+                    if c.write_all(&frame).is_err() {
+                        return;
+                    }
+                    *s3.lock().unwrap() += chunk.len() as u64;
+                }
+            });
+        }
+    });
+    (port, sent)
+}
+
+/// An answer that never ends stops at --max-response-size (exit 2, the limit named),
+/// having read no more than the limit: the server could write at most the limit plus
+/// what the sockets buffer before the client hung up.
+#[test]
+fn endless_answer_stops_at_max_response_size() {
+    let (port, sent) = endless_server();
+    for to in [
+        format!("http://127.0.0.1:{port}/api/predict/faq"),
+        format!("http://127.0.0.1:{port}/v1/models/faq"),
+    ] {
+        *sent.lock().unwrap() = 0;
+        let t0 = Instant::now();
+        let out = tfreq()
+            .args([
+                "send",
+                "tests/data/tfs/faq_prod.bin",
+                "--max-response-size",
+                "1M",
+                "--timeout",
+                "20",
+                "--to",
+                &to,
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{to}: {err}");
+        assert!(
+            err.contains("larger than the limit of 1 MiB (1048576 bytes) (--max-response-size)"),
+            "{err}"
+        );
+        assert!(t0.elapsed() < Duration::from_secs(15), "{to}");
+        std::thread::sleep(Duration::from_millis(200));
+        let n = *sent.lock().unwrap();
+        assert!(n < 16 << 20, "{to}: the server wrote {n} bytes");
+    }
+}
+
+/// A Content-Length over the limit is refused before the body is read; under it, the
+/// answer is read as before.
+#[test]
+fn declared_length_over_the_limit_is_refused() {
+    let srv = eas_server();
+    let url = srv.url("/api/predict/faq");
+    let size = data("tests/data/eas/response.bin").len();
+    let run = |limit: String| {
+        tfreq()
+            .args(["send", "tests/data/eas/faq_prod.bin", "--token", TOKEN])
+            .args(["--max-response-size", &limit, "--to", &url])
+            .output()
+            .unwrap()
+    };
+    let out = run(format!("{}", size - 1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("limit of {} bytes", size - 1)),
+        "{err}"
+    );
+    assert_ok(&run(format!("{size}")));
+}
+
+/// gRPC: an answer over --max-response-size is refused by its length prefix (exit 2, the
+/// limit named), not taken for the server's refusal.
+#[test]
+fn grpc_answer_over_the_limit_is_refused() {
+    let big = tfs::PredictResponse {
+        outputs: [(
+            "x".to_string(),
+            tf::TensorProto {
+                dtype: 7,
+                string_val: vec![Bytes::from(vec![b'a'; 2 << 20])],
+                ..Default::default()
+            },
+        )]
+        .into_iter()
+        .collect(),
+        ..Default::default()
+    };
+    let (port, _) = grpc_server_replying(
+        Duration::ZERO,
+        Duration::ZERO,
+        Some(Bytes::from(big.encode_to_vec())),
+    );
+    let to = format!("grpc://127.0.0.1:{port}");
+    let out = tfreq()
+        .args([
+            "send",
+            "tests/data/tfs/faq_prod.bin",
+            "--max-response-size",
+            "1M",
+        ])
+        .args(["--to", &to])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("larger than the limit of 1 MiB"), "{err}");
+    // The default (TF Serving's own limit) reads it.
+    let out = tfreq()
+        .args(["send", "tests/data/tfs/faq_prod.bin", "--values", "none"])
+        .args(["--format", "json", "--to", &to])
+        .output()
+        .unwrap();
+    assert_ok(&out);
+}
+
+/// `--cacert` is read with a 1 MiB bound: /dev/zero is refused at once.
+#[test]
+fn cacert_over_one_mib_is_refused() {
+    let t0 = Instant::now();
+    let out = tfreq()
+        .args(["send", "tests/data/eas/faq_prod.bin"])
+        .args(["--to", "https://127.0.0.1:9/api/predict/faq"])
+        .args(["--cacert", "/dev/zero"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--cacert /dev/zero: larger than 1 MiB"),
+        "{err}"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(5));
+}
+
+/// Every --timeout out of range is a usage error (exit 2) naming the option, never a
+/// panic, for a call and for an --async wait.
+#[test]
+fn timeouts_out_of_range_are_usage_errors() {
+    for v in [
+        "1e20", "1e19", "nan", "inf", "-inf", "-1", "0", "1e-300", "86401", "x",
+    ] {
+        for extra in [&[][..], &["--async"][..]] {
+            let out = tfreq()
+                .args(["send", "tests/data/eas/faq_prod.bin"])
+                .args(["--to", "http://127.0.0.1:9/api/predict/faq"])
+                .args(extra)
+                .arg(format!("--timeout={v}"))
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{v}: {err}");
+            assert!(err.contains("--timeout"), "{v}: {err}");
+            assert!(!err.contains("panicked"), "{v}: {err}");
+        }
+    }
+    // Written as a separate argument, a negative number is still the value.
+    let out = tfreq()
+        .args(["send", "tests/data/eas/faq_prod.bin", "--timeout", "-1"])
+        .args(["--to", "http://127.0.0.1:9/api/predict/faq"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("above 0"), "{err}");
+}
+
+/// `replay`'s timing thresholds: `nan` (every request warm), `inf`, a negative or huge
+/// value are usage errors before anything is sent.
+#[test]
+fn replay_thresholds_out_of_range_are_usage_errors() {
+    let (port, seen) = grpc_server(Duration::ZERO, Duration::ZERO);
+    let to = format!("grpc://127.0.0.1:{port}");
+    for (flag, v) in [
+        ("--cold-factor", "nan"),
+        ("--cold-factor", "inf"),
+        ("--cold-factor", "0.5"),
+        ("--cold-factor", "-3"),
+        ("--cold-ms", "nan"),
+        ("--cold-ms", "-1"),
+        ("--cold-ms", "1e20"),
+    ] {
+        let out = tfreq()
+            .args([
+                "replay",
+                "tests/data/tfs/faq_warmup.bin",
+                flag,
+                v,
+                "--to",
+                &to,
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {v}: {err}");
+        assert!(err.contains(flag), "{flag} {v}: {err}");
+    }
+    assert!(seen.lock().unwrap().is_empty(), "a request was sent");
+}
+
+/// The longest deadline the library takes is cut to 24 hours, so `Instant + timeout`
+/// and gRPC's timeout header never overflow.
+#[test]
+fn library_cuts_huge_deadlines() {
+    let o = Options {
+        timeout: Duration::MAX,
+        ..Options::default()
+    };
+    assert_eq!(o.deadline(), tfreq::net::MAX_TIMEOUT);
+    // A queue wait with Duration::MAX: no panic, the server's refusal comes back.
+    let srv = HttpServer::start(Box::new(|_: &Seen| (503, vec![], b"busy".to_vec())));
+    let mut q = tfreq::net::queue::Queue::new(&srv.url("/api/predict/q"), &o, &[]).unwrap();
+    let bytes = Bytes::from(data("tests/data/eas/faq_prod.bin"));
+    let msg = tfreq::decode(&bytes).unwrap();
+    let t = Target::parse(&srv.url("/api/predict/q"), None).unwrap();
+    let p = prepare(&msg, &bytes, &t, &o).unwrap();
+    assert!(q.send(&p).unwrap_err().is_refusal());
+}
+
+/// A server that answers gRPC with HTTP/1 is "no gRPC service there" (exit 2), not the
+/// service's refusal (exit 1).
+#[test]
+fn grpc_to_an_http1_server_is_no_grpc_service() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { continue };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                let _ = c.read(&mut buf);
+                let _ = c.write_all(
+                    b"HTTP/1.1 400 Bad Request\r\ncontent-length: 11\r\nconnection: close\r\n\r\nBad Request",
+                );
+            });
+        }
+    });
+    let out = tfreq()
+        .args(["send", "tests/data/tfs/faq_prod.bin", "--timeout", "5"])
+        .arg("--to")
+        .arg(format!("grpc://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no gRPC service there"), "{err}");
+}
+
+/// An EAS sink that stays empty (a server that does not hold the call open) is asked
+/// with backoff: at most 20 GETs a second, and the wait ends at --timeout (exit 2).
+#[test]
+fn async_empty_sink_is_polled_with_backoff() {
+    let srv = HttpServer::start(Box::new(|s: &Seen| {
+        if s.method == "POST" {
+            return (
+                200,
+                vec![("X-Eas-Queueservice-Request-Id".into(), "r1".into())],
+                b"1".to_vec(),
+            );
+        }
+        (200, vec![], DataFrameList::default().encode_to_vec())
+    }));
+    let t0 = Instant::now();
+    let out = tfreq()
+        .args([
+            "send",
+            "tests/data/eas/faq_prod.bin",
+            "--async",
+            "--timeout",
+            "2",
+        ])
+        .arg("--to")
+        .arg(srv.url("/api/predict/q"))
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no answer within 2.0 s"), "{err}");
+    let gets = srv.seen().iter().filter(|s| s.method == "GET").count();
+    assert!(gets >= 2, "{gets} GETs");
+    assert!(
+        (gets as f64) <= 20.0 * took.as_secs_f64(),
+        "{gets} GETs in {took:?}"
+    );
+}
+
+/// What a server says is shown escaped: an HTTP error body, a gRPC status message and
+/// a queue item's lastMessage with escape sequences, a carriage return and a forged
+/// line reach stderr as text.
+#[test]
+fn what_a_server_says_is_shown_escaped() {
+    let evil = "x\x1b[2J\x1b]0;title\x07\r\n::error::fake \u{202e}ok";
+    let check = |out: &std::process::Output, what: &str| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+        assert!(
+            !err.contains('\x1b') && !err.contains('\r'),
+            "{what}: {err:?}"
+        );
+        assert!(!err.contains('\u{202e}'), "{what}: {err:?}");
+        assert!(!err.contains("\n::error::"), "{what}: {err:?}");
+        assert!(err.contains(r"x\u{1b}[2J"), "{what}: {err}");
+    };
+    // HTTP: a refusal's body.
+    let body = evil.as_bytes().to_vec();
+    let srv = HttpServer::start(Box::new(move |_: &Seen| (500, vec![], body.clone())));
+    let out = tfreq()
+        .args(["send", "tests/data/eas/faq_prod.bin", "--to"])
+        .arg(srv.url("/api/predict/faq"))
+        .output()
+        .unwrap();
+    check(&out, "HTTP body");
+    // TF Serving REST's {"error": ...}: the error text, escaped.
+    let body = serde_json::to_vec(&serde_json::json!({ "error": evil })).unwrap();
+    let srv = HttpServer::start(Box::new(move |_: &Seen| (400, vec![], body.clone())));
+    let out = tfreq()
+        .args(["send", "tests/data/tfs/faq_prod.bin", "--to"])
+        .arg(srv.url("/v1/models/faq"))
+        .output()
+        .unwrap();
+    check(&out, "REST error");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(r"HTTP 400 Bad Request: x\u{1b}"));
+    // gRPC: the status message (the server repeats the model name it was given).
+    let (port, _) = grpc_server(Duration::ZERO, Duration::ZERO);
+    let out = tfreq()
+        .args(["send", "tests/data/tfs/faq_prod.bin", "--model-name", evil])
+        .arg("--to")
+        .arg(format!("grpc://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    check(&out, "gRPC message");
+    // The queue: a failed item's lastMessage and lastCode.
+    let srv = HttpServer::start(Box::new(move |s: &Seen| {
+        if s.method == "POST" {
+            return (
+                200,
+                vec![("X-Eas-Queueservice-Request-Id".into(), "r1".into())],
+                b"1".to_vec(),
+            );
+        }
+        let list = DataFrameList {
+            index: vec![DataFrame {
+                index: 1,
+                tags: [("lastCode", "500\x1b[31m"), ("lastMessage", evil)]
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                data: Bytes::new(),
+                message: String::new(),
+            }],
+        };
+        (200, vec![], list.encode_to_vec())
+    }));
+    let out = tfreq()
+        .args(["send", "tests/data/eas/faq_prod.bin", "--async", "--to"])
+        .arg(srv.url("/api/predict/q"))
+        .output()
+        .unwrap();
+    check(&out, "lastMessage");
+}
+
+/// `send A/x.bin B/x.bin --save DIR` is refused before anything is sent: both answers
+/// would be written to DIR/x.response.bin.
+#[test]
+fn save_refuses_two_requests_with_one_name() {
+    let srv = eas_server();
+    let dir = tempfile::tempdir().unwrap();
+    for d in ["a", "b"] {
+        std::fs::create_dir(dir.path().join(d)).unwrap();
+        std::fs::copy(
+            "tests/data/eas/faq_prod.bin",
+            dir.path().join(d).join("x.bin"),
+        )
+        .unwrap();
+    }
+    let save = dir.path().join("out");
+    let out = tfreq()
+        .arg("send")
+        .arg(dir.path().join("a/x.bin"))
+        .arg(dir.path().join("b/x.bin"))
+        .args([
+            "--token",
+            TOKEN,
+            "--to",
+            &srv.url("/api/predict/faq"),
+            "--save",
+        ])
+        .arg(&save)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("would both be written to") && err.contains("x.response.bin"),
+        "{err}"
+    );
+    assert!(srv.seen().is_empty(), "a request was sent");
+    assert!(!save.exists());
+    // Distinct names are kept, one file each.
+    std::fs::copy("tests/data/eas/faq_prod.bin", dir.path().join("b/y.bin")).unwrap();
+    let out = tfreq()
+        .arg("send")
+        .arg(dir.path().join("a/x.bin"))
+        .arg(dir.path().join("b/y.bin"))
+        .args([
+            "--token",
+            TOKEN,
+            "--to",
+            &srv.url("/api/predict/faq"),
+            "--save",
+        ])
+        .arg(&save)
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    assert!(save.join("x.response.bin").exists() && save.join("y.response.bin").exists());
+}
+
+/// `replay` of a warm-up of more than 1000 records is refused before anything is sent,
+/// naming TF Serving's limit.
+#[test]
+fn replay_refuses_more_than_1000_warmup_records() {
+    let (port, seen) = grpc_server(Duration::ZERO, Duration::ZERO);
+    let msg = tfreq::decode(&data("tests/data/tfs/faq_prod.bin")).unwrap();
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let many = vec![msg; 1001];
+    std::fs::write(
+        file.path(),
+        tfreq::formats::write(&many, tfreq::formats::Target::TfRecord).unwrap(),
+    )
+    .unwrap();
+    let out = tfreq()
+        .arg("replay")
+        .arg(file.path())
+        .args(["--count", "1", "--to"])
+        .arg(format!("grpc://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("1,001 warm-up records") && err.contains("past 1000 records"),
+        "{err}"
+    );
+    assert!(err.contains("saved_model_warmup_util.cc"), "{err}");
+    assert!(seen.lock().unwrap().is_empty(), "a request was sent");
 }

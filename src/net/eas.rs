@@ -96,6 +96,6 @@ pub async fn predict(
     opts: &Options,
 ) -> Result<Bytes, NetError> {
     let h = headers(body, url, opts);
-    let t: Duration = opts.timeout;
+    let t: Duration = opts.deadline();
     ok_body(http.post(url, h, body.clone(), t).await?)
 }

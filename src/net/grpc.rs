@@ -3,9 +3,10 @@
 //!
 //! `Predict` sends the request's protobuf bytes as they are (a codec that passes bytes
 //! through), so what goes on the wire is exactly what the file holds, unknown fields
-//! included, and the answer is decoded by tfreq's own decoder. The message limit is
-//! raised from tonic's 4 MiB to protobuf's 2 GiB (TF Serving's own server still has
-//! its limit, tensorflow/serving#1382).
+//! included, and the answer is decoded by tfreq's own decoder. The answer limit is
+//! [`Options::max_response`](super::Options::max_response), by default TF Serving's own
+//! ([`MAX_MESSAGE`], 2 GiB − 1) instead of tonic's 4 MiB; tonic checks each message's
+//! length prefix against it before buffering the message.
 
 use std::time::Duration;
 
@@ -66,6 +67,7 @@ impl Decoder for RawCoder {
 pub struct Grpc {
     client: tonic::client::Grpc<Channel>,
     endpoint: String,
+    limit: usize,
 }
 
 impl std::fmt::Debug for Grpc {
@@ -79,10 +81,12 @@ impl std::fmt::Debug for Grpc {
 impl Grpc {
     /// Connects (`https://` endpoints with TLS: the webpki roots, or, given `ca_pem`,
     /// the CA certificates it holds instead).
+    /// Answers are read up to `limit` bytes.
     pub async fn connect(
         endpoint: &str,
         timeout: Duration,
         ca_pem: Option<&[u8]>,
+        limit: usize,
     ) -> Result<Grpc, NetError> {
         let mut ep = Endpoint::from_shared(endpoint.to_string())
             .map_err(|e| NetError::BadUrl(format!("{endpoint}: {e}")))?
@@ -105,11 +109,12 @@ impl Grpc {
             .map_err(|_| NetError::Timeout(timeout))?
             .map_err(|e| NetError::Unreachable(format!("{endpoint}: {}", explain(chain(&e)))))?;
         let client = tonic::client::Grpc::new(channel)
-            .max_decoding_message_size(MAX_MESSAGE)
+            .max_decoding_message_size(limit.min(MAX_MESSAGE))
             .max_encoding_message_size(MAX_MESSAGE);
         Ok(Grpc {
             client,
             endpoint: endpoint.to_string(),
+            limit: limit.min(MAX_MESSAGE),
         })
     }
 
@@ -130,7 +135,7 @@ impl Grpc {
                 .unary(req, ::http::uri::PathAndQuery::from_static(path), RawCodec)
                 .await
                 .map(tonic::Response::into_inner)
-                .map_err(|s| status_error(&self.endpoint, s, timeout))
+                .map_err(|s| status_error(&self.endpoint, s, timeout, self.limit))
         };
         tokio::time::timeout(timeout, call)
             .await
@@ -163,42 +168,125 @@ impl Grpc {
                 timeout,
             )
             .await?;
-        let bad = |e: &dyn std::fmt::Display| {
-            NetError::BadResponse(format!("GetModelMetadata answer: {e}"))
-        };
-        let resp = tfs::GetModelMetadataResponse::decode(raw).map_err(|e| bad(&e))?;
-        let any = resp
-            .metadata
-            .get("signature_def")
-            .ok_or_else(|| bad(&"no \"signature_def\" in metadata"))?;
-        let map = tfs::SignatureDefMap::decode(any.value.clone()).map_err(|e| bad(&e))?;
-        let defs: std::collections::BTreeMap<String, tf::SignatureDef> =
-            map.signature_def.into_iter().collect();
-        Ok(ModelSignatures {
-            meta_graphs: vec![MetaGraph {
-                tags: vec![SERVE_TAG.to_string()],
-                signatures: crate::formats::savedmodel::signatures(defs),
-            }],
-        })
+        read_metadata(raw)
     }
 }
 
-/// A gRPC status as an error: no connection is [`NetError::Unreachable`], the
-/// deadline passing (the server's DEADLINE_EXCEEDED, or tonic's own "Timeout expired")
-/// [`NetError::Timeout`], any other status the server's refusal.
-fn status_error(endpoint: &str, s: tonic::Status, timeout: Duration) -> NetError {
+/// Reads a `GetModelMetadataResponse` for `signature_def`: the served model's
+/// signatures, as one meta graph tagged `serve`.
+pub fn read_metadata(raw: Bytes) -> Result<ModelSignatures, NetError> {
+    let bad =
+        |e: &dyn std::fmt::Display| NetError::BadResponse(format!("GetModelMetadata answer: {e}"));
+    let resp = tfs::GetModelMetadataResponse::decode(raw).map_err(|e| bad(&e))?;
+    let any = resp
+        .metadata
+        .get("signature_def")
+        .ok_or_else(|| bad(&"no \"signature_def\" in metadata"))?;
+    let map = tfs::SignatureDefMap::decode(any.value.clone()).map_err(|e| bad(&e))?;
+    let defs: std::collections::BTreeMap<String, tf::SignatureDef> =
+        map.signature_def.into_iter().collect();
+    Ok(ModelSignatures {
+        meta_graphs: vec![MetaGraph {
+            tags: vec![SERVE_TAG.to_string()],
+            signatures: crate::formats::savedmodel::signatures(defs),
+        }],
+    })
+}
+
+/// tonic's own status for a message over the decoding limit (tonic's
+/// `codec/decode.rs`): "Error, decoded message length too large: found N bytes, the
+/// limit is: M bytes".
+const TONIC_TOO_LARGE: &str = "Error, decoded message length too large";
+
+/// A gRPC status as an error (see [`status_of`]); `source` is whether tonic made the
+/// status of a transport error rather than reading it from the server.
+fn status_error(endpoint: &str, s: tonic::Status, timeout: Duration, limit: usize) -> NetError {
+    use std::error::Error as _;
+    let transport = s.source().map(chain);
+    status_of(
+        endpoint,
+        s.code() as i32,
+        s.message().as_bytes(),
+        transport.as_deref(),
+        s.metadata().contains_key("grpc-status"),
+        timeout,
+        limit,
+    )
+}
+
+/// A gRPC status as an error: no connection is [`NetError::Unreachable`], the deadline
+/// passing (the server's DEADLINE_EXCEEDED, or tonic's own "Timeout expired")
+/// [`NetError::Timeout`], a message over `limit` [`NetError::TooLarge`], and a peer that
+/// does not speak gRPC (a transport error under the status, or an HTTP answer with no
+/// `grpc-status`) [`NetError::NotGrpc`]; any other status is the server's refusal, its
+/// message escaped.
+///
+/// `code` is the status code's number, `message` its message, `transport` the transport
+/// error tonic made it of (if any), `from_server` whether the answer had a
+/// `grpc-status`.
+pub fn status_of(
+    endpoint: &str,
+    code: i32,
+    message: &[u8],
+    transport: Option<&str>,
+    from_server: bool,
+    timeout: Duration,
+    limit: usize,
+) -> NetError {
     use tonic::Code;
-    match s.code() {
-        Code::Unavailable => {
-            NetError::Unreachable(format!("{endpoint}: {}", explain(s.message().to_string())))
+    let code = Code::from_i32(code);
+    let text = super::shown(message);
+    let msg = String::from_utf8_lossy(message);
+    match code {
+        Code::DeadlineExceeded => return NetError::Timeout(timeout),
+        Code::Cancelled if msg.contains("Timeout expired") => return NetError::Timeout(timeout),
+        Code::OutOfRange if !from_server && msg.starts_with(TONIC_TOO_LARGE) => {
+            return NetError::TooLarge {
+                limit: limit as u64,
+            }
         }
-        Code::DeadlineExceeded => NetError::Timeout(timeout),
-        Code::Cancelled if s.message().contains("Timeout expired") => NetError::Timeout(timeout),
+        _ => {}
+    }
+    if let Some(t) = transport {
+        let t = super::shown(t.as_bytes());
+        // A broken, refused or reset connection is unreachable; a protocol error (tonic
+        // makes INTERNAL or UNKNOWN of one) means the other end answered in something
+        // that is not HTTP/2 gRPC.
+        let garbled = matches!(code, Code::Internal | Code::Unknown) || is_protocol_error(&t);
+        return if !garbled {
+            NetError::Unreachable(format!("{endpoint}: {}", explain(t)))
+        } else {
+            NetError::NotGrpc(format!(
+                "{endpoint} does not answer as a gRPC server ({t}); is this the gRPC port (TF Serving's 8500, not REST's 8501)?"
+            ))
+        };
+    }
+    if !from_server && msg.contains("grpc-status header missing") {
+        return NetError::NotGrpc(format!(
+            "{endpoint} answered over HTTP/2 without a gRPC status ({text}); is this the gRPC port (TF Serving's 8500, not REST's 8501)?"
+        ));
+    }
+    match code {
+        Code::Unavailable => NetError::Unreachable(format!("{endpoint}: {}", explain(text))),
         code => NetError::Refused {
             status: format!("gRPC {}", code_name(code)),
-            message: s.message().to_string(),
+            message: text,
         },
     }
+}
+
+/// Whether a transport error says the peer spoke something else than HTTP/2.
+fn is_protocol_error(t: &str) -> bool {
+    [
+        "protocol error",
+        "frame",
+        "HTTP/1",
+        "preface",
+        "invalid",
+        "PROTOCOL_ERROR",
+    ]
+    .iter()
+    .any(|p| t.contains(p))
 }
 
 /// The status code's canonical name (`INVALID_ARGUMENT`).
@@ -222,5 +310,69 @@ fn code_name(c: tonic::Code) -> &'static str {
         Unavailable => "UNAVAILABLE",
         DataLoss => "DATA_LOSS",
         Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(
+        code: tonic::Code,
+        msg: &str,
+        transport: Option<&str>,
+        from_server: bool,
+    ) -> NetError {
+        let t = Duration::from_secs(1);
+        status_of(
+            "http://h:1",
+            code as i32,
+            msg.as_bytes(),
+            transport,
+            from_server,
+            t,
+            4,
+        )
+    }
+
+    #[test]
+    fn who_made_the_status_decides_the_error() {
+        use tonic::Code;
+        // The server's own status is its refusal, its message escaped.
+        let e = status(Code::NotFound, "no \x1b[31m model", None, true);
+        assert!(e.is_refusal());
+        assert!(
+            e.to_string()
+                .ends_with(r"gRPC NOT_FOUND: no \u{1b}[31m model"),
+            "{e}"
+        );
+        // tonic's limit check is the limit; the same words from a server are not.
+        let too = "Error, decoded message length too large: found 9 bytes, the limit is: 4 bytes";
+        assert_eq!(
+            status(Code::OutOfRange, too, None, false),
+            NetError::TooLarge { limit: 4 }
+        );
+        assert!(status(Code::OutOfRange, too, None, true).is_refusal());
+        // A protocol error under the status: no gRPC there.
+        let h2 = "transport error: http2 error: connection error detected: frame with invalid size";
+        assert!(matches!(
+            status(Code::Internal, "h2", Some(h2), false),
+            NetError::NotGrpc(_)
+        ));
+        assert!(matches!(
+            status(
+                Code::Unimplemented,
+                "grpc-status header missing, mapped from HTTP status code 404",
+                None,
+                false
+            ),
+            NetError::NotGrpc(_)
+        ));
+        // A refused connection is unreachable.
+        let refused = "transport error: tcp connect error: Connection refused";
+        assert!(matches!(
+            status(Code::Unavailable, "x", Some(refused), false),
+            NetError::Unreachable(_)
+        ));
     }
 }

@@ -38,9 +38,40 @@ use crate::encode::{encode, TfsEncoding};
 use crate::model::{Kind, Message, WireFormat};
 use crate::signature::ModelSignatures;
 
-/// TF Serving's gRPC server default message limit is 4 MiB (tensorflow/serving#1382);
-/// tfreq's client accepts and sends up to 2 GiB − 1, protobuf's own limit.
+/// The largest gRPC message, sent or received: 2 GiB − 1, protobuf's own limit and TF
+/// Serving's: its model server calls `builder.SetMaxMessageSize(tensorflow::kint32max)`
+/// (tensorflow_serving/model_servers/server.cc, <https://github.com/tensorflow/serving>),
+/// so it answers with messages up to that size. tonic's own default for a client is
+/// 4 MiB, too small for real responses. It is the default gRPC answer limit
+/// ([`Options::max_response`]).
 pub const MAX_MESSAGE: usize = i32::MAX as usize;
+
+/// The default limit of an HTTP answer's body (EAS, TF Serving REST, the EAS queue):
+/// 256 MiB, far above real prediction answers and small enough that a body that never
+/// ends stops long before memory runs out ([`Options::max_response`]).
+pub const DEFAULT_MAX_RESPONSE: u64 = 256 << 20;
+
+/// The longest deadline a client uses ([`Options::timeout`] is cut to it): 24 hours. A
+/// call or an asynchronous wait longer than a day is a mistake, and a bounded deadline
+/// keeps every `Instant + timeout` and gRPC's `grpc-timeout` header in range.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
+/// Text that came from a server (a body, a status message, a tag), as it is shown in an
+/// error: escaped with [`crate::escape`] (src/escape.rs) and cut to 2000 characters.
+pub fn shown(b: &[u8]) -> String {
+    crate::escape::escape_short(b, 2000)
+}
+
+/// A message of a lower layer that may quote what a server sent (a name in a REST
+/// answer): escaped with [`crate::escape`] when it holds anything unsafe to print, else
+/// as it is (so its own quotes stay plain).
+fn safe(s: &str) -> std::borrow::Cow<'_, str> {
+    if crate::escape::is_unsafe(s.as_bytes()) {
+        std::borrow::Cow::Owned(crate::escape::escape(s))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
 
 /// The protocol a service speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -200,6 +231,11 @@ impl Target {
 }
 
 /// Why a call failed.
+///
+/// What a server said (status text, body, gRPC message, queue tags) is escaped with
+/// [`crate::escape`] when the error is made, and [`Display`](fmt::Display) escapes any
+/// text that would still act on a terminal, so an error never prints raw control
+/// characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum NetError {
@@ -222,6 +258,14 @@ pub enum NetError {
     },
     /// The service answered with something that is not the expected response.
     BadResponse(String),
+    /// The answer's body is larger than the limit ([`Options::max_response`]); reading
+    /// stopped there.
+    TooLarge {
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// Something answered, but not a gRPC service (an HTTP/1 server, a web page).
+    NotGrpc(String),
 }
 
 impl From<NetError> for crate::Error {
@@ -241,25 +285,48 @@ impl NetError {
 impl fmt::Display for NetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            NetError::BadUrl(s) => write!(f, "bad URL: {s}"),
-            NetError::BadRequest(s) => write!(f, "cannot send the request: {s}"),
-            NetError::Unreachable(s) => write!(f, "could not reach the service: {s}"),
+            NetError::BadUrl(s) => write!(f, "bad URL: {}", safe(s)),
+            NetError::BadRequest(s) => write!(f, "cannot send the request: {}", safe(s)),
+            NetError::Unreachable(s) => write!(f, "could not reach the service: {}", safe(s)),
             NetError::Timeout(d) => {
                 write!(f, "no answer within {:.1} s (--timeout)", d.as_secs_f64())
             }
             NetError::Refused { status, message } => {
-                write!(f, "the service refused the request: {status}")?;
+                write!(f, "the service refused the request: {}", safe(status))?;
                 if !message.is_empty() {
-                    write!(f, ": {}", message.trim_end())?;
+                    write!(f, ": {}", safe(message.trim_end()))?;
                 }
                 Ok(())
             }
-            NetError::BadResponse(s) => write!(f, "unreadable response: {s}"),
+            NetError::BadResponse(s) => write!(f, "unreadable response: {}", safe(s)),
+            NetError::TooLarge { limit } => write!(
+                f,
+                "the answer is larger than the limit of {} (--max-response-size); reading stopped there",
+                size_text(*limit)
+            ),
+            NetError::NotGrpc(s) => write!(f, "no gRPC service there: {}", safe(s)),
         }
     }
 }
 
 impl std::error::Error for NetError {}
+
+/// `256 MiB (268435456 bytes)`, or `1000 bytes` below 1 KiB.
+fn size_text(n: u64) -> String {
+    let units = [(30, "GiB"), (20, "MiB"), (10, "KiB")];
+    for (shift, unit) in units {
+        if n >= 1 << shift {
+            let v = n as f64 / (1u64 << shift) as f64;
+            let v = if v.fract() == 0.0 {
+                format!("{v:.0}")
+            } else {
+                format!("{v:.1}")
+            };
+            return format!("{v} {unit} ({n} bytes)");
+        }
+    }
+    format!("{n} bytes")
+}
 
 /// How to authenticate to an EAS service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -279,13 +346,37 @@ pub struct Options {
     pub token: Option<String>,
     /// How the EAS token is sent.
     pub auth: EasAuth,
-    /// Connect and per-call deadline.
+    /// Connect and per-call deadline (and the whole wait of a queued request); cut to
+    /// [`MAX_TIMEOUT`].
     pub timeout: Duration,
     /// The TF Serving model name, over the request's `model_spec.name`.
     pub model_name: Option<String>,
     /// PEM certificates of the CAs to trust for `https://` and `grpcs://`, instead of
     /// the webpki roots (as curl's `--cacert`): a private CA's. See [`read_ca`].
     pub ca_cert: Option<Bytes>,
+    /// The largest answer body read, in bytes; past it the call fails with
+    /// [`NetError::TooLarge`] without reading the rest. `None`: [`DEFAULT_MAX_RESPONSE`]
+    /// for HTTP, [`MAX_MESSAGE`] (TF Serving's own limit) for gRPC. A gRPC limit is cut
+    /// to [`MAX_MESSAGE`].
+    pub max_response: Option<u64>,
+}
+
+impl Options {
+    /// The deadline, cut to [`MAX_TIMEOUT`].
+    pub fn deadline(&self) -> Duration {
+        self.timeout.min(MAX_TIMEOUT)
+    }
+
+    /// The answer limit for HTTP calls.
+    pub fn http_limit(&self) -> u64 {
+        self.max_response.unwrap_or(DEFAULT_MAX_RESPONSE)
+    }
+
+    /// The answer limit for gRPC calls.
+    pub fn grpc_limit(&self) -> usize {
+        self.max_response
+            .map_or(MAX_MESSAGE, |n| n.min(MAX_MESSAGE as u64) as usize)
+    }
 }
 
 impl Default for Options {
@@ -296,6 +387,7 @@ impl Default for Options {
             timeout: Duration::from_secs(30),
             model_name: None,
             ca_cert: None,
+            max_response: None,
         }
     }
 }
@@ -443,6 +535,21 @@ fn bad(e: impl fmt::Display) -> NetError {
     NetError::BadRequest(e.to_string())
 }
 
+/// Decodes a `Predict` answer's bytes: an EAS `PredictResponse` for [`Protocol::Eas`], a
+/// TF Serving one for [`Protocol::Grpc`] (a REST answer is JSON: see
+/// [`rest::Outputs::response`]).
+pub fn decode_answer(protocol: Protocol, raw: &Bytes) -> Result<Message, NetError> {
+    match protocol {
+        Protocol::Eas => decode_as(raw, WireFormat::Eas, Kind::Response)
+            .map_err(|e| NetError::BadResponse(format!("not an EAS PredictResponse: {e}"))),
+        Protocol::Grpc => decode_as(raw, WireFormat::TfServing, Kind::Response)
+            .map_err(|e| NetError::BadResponse(format!("not a TF Serving PredictResponse: {e}"))),
+        Protocol::Rest => Err(NetError::BadRequest(
+            "a REST answer is JSON: read it with rest::Outputs::response".into(),
+        )),
+    }
+}
+
 /// A connection to one service, reused for every call.
 pub struct Client {
     rt: tokio::runtime::Runtime,
@@ -465,15 +572,20 @@ impl Client {
             .build()
             .map_err(|e| NetError::Unreachable(format!("cannot start the I/O runtime: {e}")))?;
         let inner = match &target {
-            Target::Eas { .. } => Inner::Eas(web::Http::new(&rt, opts.ca_cert.as_deref())?),
+            Target::Eas { .. } => Inner::Eas(web::Http::new(
+                &rt,
+                opts.ca_cert.as_deref(),
+                opts.http_limit(),
+            )?),
             Target::Rest { .. } => Inner::Rest(
-                web::Http::new(&rt, opts.ca_cert.as_deref())?,
+                web::Http::new(&rt, opts.ca_cert.as_deref(), opts.http_limit())?,
                 rest::Outputs::default(),
             ),
             Target::Grpc { endpoint } => Inner::Grpc(rt.block_on(grpc::Grpc::connect(
                 endpoint,
-                opts.timeout,
+                opts.deadline(),
                 opts.ca_cert.as_deref(),
+                opts.grpc_limit(),
             ))?),
         };
         Ok(Client {
@@ -496,23 +608,19 @@ impl Client {
 
     /// Sends a prepared request and decodes the answer.
     pub fn send(&mut self, req: &Prepared) -> Result<Exchange, NetError> {
-        let t = self.opts.timeout;
+        let t = self.opts.deadline();
         let start = Instant::now();
         let (raw, response) = match (&mut self.inner, &self.target) {
             (Inner::Eas(h), Target::Eas { url }) => {
                 let raw = self
                     .rt
                     .block_on(eas::predict(h, url, &req.body, &self.opts))?;
-                let m = decode_as(&raw, WireFormat::Eas, Kind::Response).map_err(|e| {
-                    NetError::BadResponse(format!("not an EAS PredictResponse: {e}"))
-                })?;
+                let m = decode_answer(Protocol::Eas, &raw)?;
                 (raw, m)
             }
             (Inner::Grpc(g), _) => {
                 let raw = self.rt.block_on(g.predict(req.body.clone(), t))?;
-                let m = decode_as(&raw, WireFormat::TfServing, Kind::Response).map_err(|e| {
-                    NetError::BadResponse(format!("not a TF Serving PredictResponse: {e}"))
-                })?;
+                let m = decode_answer(Protocol::Grpc, &raw)?;
                 (raw, m)
             }
             (Inner::Rest(h, outs), target) => {
@@ -555,7 +663,7 @@ impl Client {
     /// Reads the served model's signatures: gRPC GetModelMetadata, or REST
     /// `GET /v1/models/NAME[/versions/N]/metadata`.
     pub fn metadata(&mut self) -> Result<ModelSignatures, NetError> {
-        let t = self.opts.timeout;
+        let t = self.opts.deadline();
         match (&mut self.inner, &self.target) {
             (Inner::Grpc(g), _) => {
                 let name = self.opts.model_name.clone().ok_or_else(|| {

@@ -12,7 +12,10 @@
 //!   with `Accept: application/vnd.google.protobuf`; the answer is a
 //!   `DataFrameListProto` whose item's `data` is the `PredictResponse`. Reading with
 //!   `_auto_delete_=true` deletes the item from the sink, as the SDKs' `GetByRequestId`
-//!   does. An empty list means not yet: tfreq asks again until `--timeout`.
+//!   does. An empty list means not yet: tfreq asks again until `--timeout`, at least
+//!   [`FIRST_PAUSE`] after the previous ask, the pause doubling up to [`LONGEST_PAUSE`]
+//!   while the sink stays empty (at most 20 asks a second, even from a server that does
+//!   not hold the call open for `_timeout_`).
 //! - **a failed item**: the worker puts its failures on the sink too, the status in the
 //!   item's `lastCode` tag and the reason in `lastMessage` ([`worker_failure`]); tfreq
 //!   reports them as the service's refusal instead of decoding the error text.
@@ -35,6 +38,12 @@ pub const UID_HEADER: &str = "X-EAS-QueueService-Redis-Uid";
 pub const GID_HEADER: &str = "X-EAS-QueueService-Redis-Gid";
 /// The media type of protobuf data frames.
 pub const PROTOBUF: &str = "application/vnd.google.protobuf";
+
+/// The least time between two asks of an empty sink: 50 ms, so at most 20 a second.
+pub const FIRST_PAUSE: Duration = Duration::from_millis(50);
+/// The longest time between two asks of an empty sink: a result is seen at most this
+/// late (when the server does not hold the call open).
+pub const LONGEST_PAUSE: Duration = Duration::from_secs(1);
 
 /// `streaming.DataFrameProto` (the SDKs' `queueservice.proto`).
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -90,7 +99,7 @@ impl Queue {
             .enable_all()
             .build()
             .map_err(|e| NetError::Unreachable(format!("cannot start the I/O runtime: {e}")))?;
-        let http = Http::new(&rt, opts.ca_cert.as_deref())?;
+        let http = Http::new(&rt, opts.ca_cert.as_deref(), opts.http_limit())?;
         let base = url
             .split(['?', '#'])
             .next()
@@ -130,15 +139,15 @@ impl Queue {
 
     /// Puts the request on the input queue and waits for its result on the sink.
     pub fn send(&mut self, req: &Prepared) -> Result<Exchange, NetError> {
+        let timeout = self.opts.deadline();
         let start = Instant::now();
-        let deadline = start + self.opts.timeout;
+        let deadline = start.checked_add(timeout).unwrap_or(start);
         let url = with_query(&self.input, &self.tags);
-        let put = self.rt.block_on(self.http.post(
-            &url,
-            self.identity(),
-            req.body.clone(),
-            self.opts.timeout,
-        ))?;
+        let put =
+            self.rt.block_on(
+                self.http
+                    .post(&url, self.identity(), req.body.clone(), timeout),
+            )?;
         if put.status != 200 && put.status != 204 {
             return Err(refusal(&put));
         }
@@ -148,10 +157,12 @@ impl Queue {
             .ok_or_else(|| {
                 NetError::BadResponse(format!("the put answer has no {REQUEST_ID_HEADER} header"))
             })?;
+        let mut pause = FIRST_PAUSE;
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
+            let asked = Instant::now();
+            let left = deadline.saturating_duration_since(asked);
             if left.is_zero() {
-                return Err(NetError::Timeout(self.opts.timeout));
+                return Err(NetError::Timeout(timeout));
             }
             // The server holds the call open up to _timeout_ while the sink is empty.
             let wait = left.as_secs().clamp(1, 60);
@@ -168,42 +179,62 @@ impl Queue {
             let got = self.rt.block_on(self.http.get(
                 &with_query(&self.sink, &q),
                 h,
-                left + Duration::from_secs(1),
+                left.saturating_add(Duration::from_secs(1)),
             ))?;
-            if !(200..300).contains(&got.status) {
-                return Err(refusal(&got));
-            }
-            let list = DataFrameList::decode(got.body.clone()).map_err(|e| {
-                NetError::BadResponse(format!(
-                    "the sink's answer is not a DataFrameListProto: {e}"
-                ))
-            })?;
-            let Some(df) = list.index.into_iter().next() else {
+            let Some((response, raw)) = sink_answer(got.status, &got.body, &id)? else {
+                // Not yet: ask again after the pause (counted from this ask), never past
+                // the deadline.
+                let next = asked.checked_add(pause).unwrap_or(deadline).min(deadline);
+                std::thread::sleep(next.saturating_duration_since(Instant::now()));
+                pause = (pause * 2).min(LONGEST_PAUSE);
                 continue;
             };
-            let latency = start.elapsed();
-            if let Some(e) = worker_failure(&df, &id) {
-                return Err(e);
-            }
-            let response = decode_as(&df.data, WireFormat::Eas, Kind::Response).map_err(|e| {
-                let msg = if df.message.is_empty() {
-                    super::web::body_text(&df.data)
-                } else {
-                    df.message.clone()
-                };
-                NetError::BadResponse(format!(
-                    "sink item {} (request {id}) is not an EAS PredictResponse ({e}): {msg}",
-                    df.index
-                ))
-            })?;
             return Ok(Exchange {
                 response,
-                raw: df.data,
-                latency,
+                raw,
+                latency: start.elapsed(),
                 notes: req.notes.clone(),
             });
         }
     }
+}
+
+/// Reads the sink's answer to a get for `request_id`: `None` while the sink is empty,
+/// else the item's `PredictResponse` and its bytes, or why it is none (a refused get, a
+/// failed item, data that is not a response). What the server said is escaped in the
+/// error.
+pub fn sink_answer(
+    status: u16,
+    body: &Bytes,
+    request_id: &str,
+) -> Result<Option<(crate::model::Message, Bytes)>, NetError> {
+    if !(200..300).contains(&status) {
+        return Err(super::web::refusal_of(status, body));
+    }
+    let list = DataFrameList::decode(body.clone()).map_err(|e| {
+        NetError::BadResponse(format!(
+            "the sink's answer is not a DataFrameListProto: {e}"
+        ))
+    })?;
+    let Some(df) = list.index.into_iter().next() else {
+        return Ok(None);
+    };
+    if let Some(e) = worker_failure(&df, request_id) {
+        return Err(e);
+    }
+    let response = decode_as(&df.data, WireFormat::Eas, Kind::Response).map_err(|e| {
+        let msg = if df.message.is_empty() {
+            super::web::body_text(&df.data)
+        } else {
+            super::shown(df.message.as_bytes())
+        };
+        NetError::BadResponse(format!(
+            "sink item {} (request {}) is not an EAS PredictResponse ({e}): {msg}",
+            df.index,
+            super::shown(request_id.as_bytes())
+        ))
+    })?;
+    Ok(Some((response, df.data)))
 }
 
 /// The sink item's tag with the HTTP status the worker's call of the model ended with.
@@ -225,7 +256,7 @@ pub fn worker_failure(df: &DataFrame, request_id: &str) -> Option<NetError> {
         .into_iter()
         .flatten()
         .find(|m| !m.is_empty())
-        .cloned()
+        .map(|m| super::shown(m.as_bytes()))
         .unwrap_or_else(|| super::web::body_text(&df.data));
     let reason = code
         .parse::<u16>()
@@ -236,8 +267,10 @@ pub fn worker_failure(df: &DataFrame, request_id: &str) -> Option<NetError> {
         .unwrap_or_default();
     Some(NetError::Refused {
         status: format!(
-            "the worker answered {code}{reason} (sink item {}, request {request_id})",
-            df.index
+            "the worker answered {}{reason} (sink item {}, request {})",
+            super::shown(code.as_bytes()),
+            df.index,
+            super::shown(request_id.as_bytes())
         ),
         message,
     })

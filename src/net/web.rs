@@ -14,6 +14,7 @@ use super::NetError;
 /// An HTTP client.
 pub struct Http {
     client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>,
+    limit: u64,
 }
 
 impl std::fmt::Debug for Http {
@@ -42,8 +43,13 @@ impl Reply {
 
 impl Http {
     /// A client whose connections run on `rt`. `https://` trusts the webpki roots, or,
-    /// given `ca_pem`, the CA certificates it holds instead (as curl's `--cacert`).
-    pub fn new(rt: &tokio::runtime::Runtime, ca_pem: Option<&[u8]>) -> Result<Http, NetError> {
+    /// given `ca_pem`, the CA certificates it holds instead (as curl's `--cacert`). An
+    /// answer's body is read up to `limit` bytes ([`NetError::TooLarge`] past it).
+    pub fn new(
+        rt: &tokio::runtime::Runtime,
+        ca_pem: Option<&[u8]>,
+        limit: u64,
+    ) -> Result<Http, NetError> {
         let _guard = rt.enter();
         let mut http = HttpConnector::new();
         http.enforce_http(false);
@@ -64,6 +70,7 @@ impl Http {
         let https = builder.https_or_http().enable_http1().wrap_connector(http);
         Ok(Http {
             client: Client::builder(TokioExecutor::new()).build(https),
+            limit,
         })
     }
 
@@ -91,13 +98,14 @@ impl Http {
                 .map_err(|e| NetError::Unreachable(format!("{url}: {}", explain(chain(&e)))))?;
             let status = resp.status().as_u16();
             let (parts, body) = resp.into_parts();
-            let body = body
-                .collect()
+            let body = read_body(body, &parts.headers, self.limit)
                 .await
-                .map_err(|e| {
-                    NetError::Unreachable(format!("{url}: reading the answer: {}", chain(&e)))
-                })?
-                .to_bytes();
+                .map_err(|e| match e {
+                    BodyError::TooLarge => NetError::TooLarge { limit: self.limit },
+                    BodyError::Read(e) => {
+                        NetError::Unreachable(format!("{url}: reading the answer: {}", chain(&e)))
+                    }
+                })?;
             Ok(Reply {
                 status,
                 headers: parts.headers,
@@ -133,6 +141,84 @@ impl Http {
     }
 }
 
+/// Why a body was not read whole.
+enum BodyError {
+    TooLarge,
+    Read(hyper::Error),
+}
+
+/// Reads a body frame by frame with a running count, stopping as soon as it would pass
+/// `limit` bytes (a `Content-Length` over the limit stops it before the first byte), so
+/// a body that never ends costs at most `limit` bytes of memory.
+async fn read_body(
+    mut body: hyper::body::Incoming,
+    headers: &::http::HeaderMap,
+    limit: u64,
+) -> Result<Bytes, BodyError> {
+    let declared = headers
+        .get(::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let mut acc = Limited::new(limit, declared)?;
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame.map_err(BodyError::Read)?.into_data() {
+            acc.push(&data)?;
+        }
+    }
+    Ok(acc.finish())
+}
+
+/// A body gathered under a limit (the pure half of reading an answer).
+pub struct Limited {
+    buf: Vec<u8>,
+    limit: u64,
+}
+
+impl Limited {
+    /// An empty body of at most `limit` bytes; `declared` (the `Content-Length`) over
+    /// the limit is refused at once, and under it is reserved up front.
+    fn new(limit: u64, declared: Option<u64>) -> Result<Limited, BodyError> {
+        if declared.is_some_and(|n| n > limit) {
+            return Err(BodyError::TooLarge);
+        }
+        // Reserve no more than 16 MiB on a server's word; the rest grows as it comes.
+        let cap = declared.unwrap_or(0).min(16 << 20) as usize;
+        Ok(Limited {
+            buf: Vec::with_capacity(cap),
+            limit,
+        })
+    }
+
+    /// Appends a chunk, or refuses it when the body would pass the limit.
+    fn push(&mut self, chunk: &[u8]) -> Result<(), BodyError> {
+        if (self.buf.len() as u64).saturating_add(chunk.len() as u64) > self.limit {
+            return Err(BodyError::TooLarge);
+        }
+        self.buf.extend_from_slice(chunk);
+        Ok(())
+    }
+
+    fn finish(self) -> Bytes {
+        Bytes::from(self.buf)
+    }
+}
+
+/// Gathers `chunks` as an answer's body under `limit` (what reading an answer does, without
+/// the network): the body, or [`NetError::TooLarge`]. For the fuzz target and tests.
+#[cfg(any(test, feature = "fuzzing"))]
+pub fn gather<'a>(
+    chunks: impl IntoIterator<Item = &'a [u8]>,
+    declared: Option<u64>,
+    limit: u64,
+) -> Result<Bytes, NetError> {
+    let too_large = |_| NetError::TooLarge { limit };
+    let mut acc = Limited::new(limit, declared).map_err(too_large)?;
+    for c in chunks {
+        acc.push(c).map_err(too_large)?;
+    }
+    Ok(acc.finish())
+}
+
 /// The body of a `200 OK`; any other status is the service's refusal, with its body.
 pub fn ok_body(r: Reply) -> Result<Bytes, NetError> {
     if r.status == 200 {
@@ -144,24 +230,35 @@ pub fn ok_body(r: Reply) -> Result<Bytes, NetError> {
 
 /// A non-success answer as a [`NetError::Refused`] (status and body text).
 pub fn refusal(r: &Reply) -> NetError {
-    let reason = ::http::StatusCode::from_u16(r.status)
+    refusal_of(r.status, &r.body)
+}
+
+/// A non-success status and its body as a [`NetError::Refused`]: the status with its
+/// standard reason (never the server's own reason phrase), and the body as
+/// [`body_text`] shows it.
+pub fn refusal_of(status: u16, body: &[u8]) -> NetError {
+    let reason = ::http::StatusCode::from_u16(status)
         .ok()
         .and_then(|s| s.canonical_reason())
         .unwrap_or("");
     NetError::Refused {
-        status: format!("HTTP {} {reason}", r.status).trim_end().to_string(),
-        message: body_text(&r.body),
+        status: format!("HTTP {status} {reason}").trim_end().to_string(),
+        message: body_text(body),
     }
 }
 
-/// A body as text for a message: lossy UTF-8, cut at 2000 characters.
+/// An error body as text for a message: TF Serving REST's `{"error": "..."}` as its
+/// error text, any other body as it is; escaped and cut by [`super::shown`].
 pub fn body_text(b: &[u8]) -> String {
-    let s = String::from_utf8_lossy(b);
-    let mut s: String = s.chars().take(2000).collect();
-    if b.len() > s.len() {
-        s.push_str(" …");
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct RestError {
+        error: String,
     }
-    s
+    match serde_json::from_slice::<RestError>(b) {
+        Ok(e) => super::shown(e.error.as_bytes()),
+        Err(_) => super::shown(b),
+    }
 }
 
 /// An error and its causes, `a: b: c` (hyper's own message alone is often just
@@ -209,5 +306,39 @@ pub fn explain(s: String) -> String {
         )
     } else {
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_is_read_up_to_its_limit_and_no_further() {
+        let chunks: [&[u8]; 3] = [b"abc", b"de", b"f"];
+        assert_eq!(&gather(chunks, None, 6).unwrap()[..], b"abcdef");
+        assert_eq!(
+            gather(chunks, None, 5).unwrap_err(),
+            NetError::TooLarge { limit: 5 }
+        );
+        // A declared length over the limit stops before the first chunk.
+        assert_eq!(
+            gather(std::iter::empty(), Some(7), 6).unwrap_err(),
+            NetError::TooLarge { limit: 6 }
+        );
+    }
+
+    #[test]
+    fn error_bodies_are_escaped_and_rest_errors_unwrapped() {
+        let e = refusal_of(400, br#"{"error": "bad \u001b[2J input"}"#);
+        assert_eq!(
+            e.to_string(),
+            r"the service refused the request: HTTP 400 Bad Request: bad \u{1b}[2J input"
+        );
+        let e = refusal_of(500, b"a\r\n::error::x\xff");
+        assert_eq!(
+            e.to_string(),
+            r"the service refused the request: HTTP 500 Internal Server Error: a\r\n::error::x\xff"
+        );
     }
 }

@@ -52,13 +52,46 @@ pub struct Conn {
     /// TF Serving model name, over the request's model_spec.name.
     #[arg(long)]
     pub model_name: Option<String>,
-    /// Seconds to wait for a connection and for each answer.
-    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
-    pub timeout: f64,
-    /// Trust the CA certificates of this PEM file for https:// and grpcs:// (a private
-    /// CA's), instead of the usual public roots.
+    /// Seconds to wait for a connection and for each answer (with --async, for the
+    /// whole wait of each request): more than 0, at most 86400 (24 hours).
+    #[arg(long, default_value = "30", value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub timeout: Duration,
+    /// Trust the CA certificates of this PEM file (at most 1 MiB) for https:// and
+    /// grpcs:// (a private CA's), instead of the usual public roots.
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
+    /// Refuse an answer larger than this (exit 2), reading no further: bytes, or a
+    /// number with K, M or G (powers of 1024). Default: 256M over HTTP (EAS, REST,
+    /// --async), and TF Serving's own gRPC limit (2G minus 1 byte) over gRPC.
+    #[arg(long, value_name = "SIZE", value_parser = crate::common::parse_size)]
+    pub max_response_size: Option<u64>,
+}
+
+/// The longest `--timeout`: [`tfreq::net::MAX_TIMEOUT`] (24 hours).
+const MAX_SECONDS: f64 = 24.0 * 3600.0;
+
+/// A number of seconds as a deadline: a finite number above 0 and at most 24 hours
+/// (`1e20`, `nan`, `inf`, `-1` and `0` are usage errors, never a panic).
+pub fn parse_seconds(s: &str) -> Result<Duration, String> {
+    let bad = |why: &str| format!("{s:?}: {why}");
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| bad("expected a number of seconds, e.g. 30 or 0.5"))?;
+    if !v.is_finite() {
+        return Err(bad("expected a finite number of seconds"));
+    }
+    if v <= 0.0 {
+        return Err(bad("expected a number of seconds above 0"));
+    }
+    if v > MAX_SECONDS {
+        return Err(bad("at most 86400 seconds (24 hours)"));
+    }
+    // In range, so try_from cannot fail; a value that rounds to no time at all is refused.
+    match Duration::try_from_secs_f64(v) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        _ => Err(bad("expected a number of seconds above 0")),
+    }
 }
 
 impl Conn {
@@ -71,11 +104,6 @@ impl Conn {
         });
         let target =
             Target::parse(&self.to, protocol).map_err(|e| Failure::msg(format!("--to {e}")))?;
-        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
-            return Err(Failure::msg(
-                "--timeout must be a positive number of seconds",
-            ));
-        }
         let token = self
             .token
             .clone()
@@ -86,9 +114,10 @@ impl Conn {
                 AuthArg::Raw => EasAuth::Raw,
                 AuthArg::Signed => EasAuth::Signed,
             },
-            timeout: Duration::from_secs_f64(self.timeout),
+            timeout: self.timeout,
             model_name: self.model_name.clone(),
             ca_cert: read_cacert(self.cacert.as_deref())?,
+            max_response: self.max_response_size,
         };
         Ok((target, opts))
     }
@@ -100,19 +129,34 @@ impl Conn {
     }
 }
 
-/// The PEM file of `--cacert`, checked to hold at least one certificate (exit 2 when
-/// it cannot be read or holds none).
+/// The largest `--cacert` file: 1 MiB, far more than a bundle of every public root
+/// (about 200 KiB), so `/dev/zero` or a wrong huge file is refused at once.
+pub const MAX_CACERT: u64 = 1 << 20;
+
+/// The PEM file of `--cacert`, read up to [`MAX_CACERT`] and checked to hold at least
+/// one certificate (exit 2 when it cannot be read, is larger, or holds none).
 pub fn read_cacert(path: Option<&Path>) -> Result<Option<Bytes>, Failure> {
     let Some(p) = path else {
         return Ok(None);
     };
     let label = format!("--cacert {}", p.display());
-    let pem = std::fs::read(p).map_err(|e| in_file(&label, e))?;
+    let opts = tfreq::io::ReadOptions::default().max_size(MAX_CACERT);
+    let pem = tfreq::io::read(p, &opts).map_err(|e| match e.root() {
+        tfreq::ErrorDetail::Io { source, .. }
+            if source.kind() == std::io::ErrorKind::FileTooLarge =>
+        {
+            in_file(
+                &label,
+                Failure::msg("larger than 1 MiB: not a PEM file of CA certificates"),
+            )
+        }
+        _ => in_file(&label, e),
+    })?;
     tfreq::net::read_ca(&pem).map_err(|e| match e {
         NetError::BadRequest(why) => in_file(&label, Failure::msg(why)),
         other => in_file(&label, other),
     })?;
-    Ok(Some(Bytes::from(pem)))
+    Ok(Some(pem))
 }
 
 /// One request of a file, with its own bytes.

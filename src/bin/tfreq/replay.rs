@@ -28,7 +28,9 @@ pub enum Format {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The warm-up file (one or more requests: EAS warm_up.bin, TFRecord, text format).
+    /// The warm-up file (one or more requests: EAS warm_up.bin, TFRecord, text format);
+    /// at most 1000 records, as TF Serving's warm-up loader reads (refused before
+    /// anything is sent).
     warmup: PathBuf,
     /// Production request files.
     prod: Vec<PathBuf>,
@@ -40,15 +42,37 @@ pub struct Args {
     /// Calls per production request (the first is compared with the later ones).
     #[arg(long, default_value_t = 2, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
     prod_count: u32,
-    /// A first call is cold when it takes more than this many times the later calls' median...
-    #[arg(long, default_value_t = ColdRule::default().factor, value_name = "X")]
+    /// A first call is cold when it takes more than this many times the later calls' median
+    /// (a finite number, at least 1)...
+    #[arg(long, default_value_t = ColdRule::default().factor, value_name = "X", value_parser = parse_factor, allow_negative_numbers = true)]
     cold_factor: f64,
-    /// ...and more than this many milliseconds longer.
-    #[arg(long, default_value_t = ColdRule::default().min_gap_ms, value_name = "MS")]
+    /// ...and more than this many milliseconds longer (a finite number from 0 to
+    /// 86400000, 24 hours).
+    #[arg(long, default_value_t = ColdRule::default().min_gap_ms, value_name = "MS", value_parser = parse_gap_ms, allow_negative_numbers = true)]
     cold_ms: f64,
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
     format: Format,
+}
+
+/// `--cold-factor`: a finite number, at least 1 (a first call faster than the later ones
+/// is never cold); `nan` would make every comparison false, every request warm.
+fn parse_factor(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 1.0 => Ok(v),
+        _ => Err(format!("{s:?}: expected a finite number, at least 1")),
+    }
+}
+
+/// `--cold-ms`: a finite number of milliseconds from 0 to 24 hours (the longest
+/// `--timeout`, so the longest a call can take).
+fn parse_gap_ms(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=86_400_000.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "{s:?}: expected a finite number of milliseconds from 0 to 86400000"
+        )),
+    }
 }
 
 /// One request's measurement.
@@ -91,6 +115,7 @@ pub fn run(a: Args) -> Outcome {
         min_gap_ms: a.cold_ms,
     };
     let warm = load_requests(std::slice::from_ref(&a.warmup))?;
+    refuse_too_many_records(&a.warmup, warm.len())?;
     let prod = load_requests(&a.prod)?;
     let mut client = a.conn.connect()?;
     let target = client.target().clone();
@@ -166,6 +191,23 @@ pub fn run(a: Args) -> Outcome {
     }
     out.flush()?;
     Ok(u8::from(cold > 0 || refused))
+}
+
+/// Refuses a warm-up file of more records than TF Serving's loader reads, before
+/// anything is sent: `WarmupConsts::kMaxNumRecords` (1000) in
+/// tensorflow_serving/servables/tensorflow/saved_model_warmup_util.h, checked in
+/// saved_model_warmup_util.cc, fails the model's load at the 1001st record, so such a
+/// file never warms a server.
+fn refuse_too_many_records(warmup: &std::path::Path, n: usize) -> Result<(), Failure> {
+    let max = tfreq::analysis::warmup::MAX_RECORDS;
+    if n > max {
+        return Err(Failure::msg(format!(
+            "{}: {} warm-up records, more than TF Serving reads: its loader fails the model's load past {max} records (WarmupConsts::kMaxNumRecords, tensorflow_serving/servables/tensorflow/saved_model_warmup_util.cc); nothing was sent",
+            tfreq::escape::escape(&warmup.display().to_string()),
+            tfreq::io::group_digits(n as u64)
+        )));
+    }
+    Ok(())
 }
 
 fn row(

@@ -28,7 +28,11 @@ pub struct Args {
     /// Values in JSON output.
     #[arg(long, value_enum, default_value_t = Values::Preview)]
     values: Values,
-    /// Keep each raw response in this directory, as STEM.response.bin (REST: .json).
+    /// Keep each raw response in this directory, as STEM.response.bin (REST: .json),
+    /// STEM being the request file's name without its extension (STEM.N for record N
+    /// of a file of several). Two requests whose responses would get the same name
+    /// (a/x.bin and b/x.bin) are refused before anything is sent; a file of that name
+    /// left by an earlier run is replaced.
     #[arg(long, value_name = "DIR")]
     save: Option<PathBuf>,
     /// The expected response (a file), or a directory of them named as --save names
@@ -82,6 +86,7 @@ pub fn run(a: Args) -> Outcome {
         return Err(Failure::msg("--rtol and --atol must be >= 0"));
     }
     if let Some(dir) = &a.save {
+        refuse_colliding_saves(dir, &reqs, target.protocol())?;
         std::fs::create_dir_all(dir).map_err(|e| in_file(&dir.display().to_string(), e))?;
     }
     // Every expected response is read before anything is sent.
@@ -138,12 +143,7 @@ pub fn run(a: Args) -> Outcome {
             }
         };
         if let Some(dir) = &a.save {
-            let ext = if target.protocol() == Protocol::Rest {
-                "json"
-            } else {
-                "bin"
-            };
-            let path = dir.join(format!("{}.response.{ext}", r.stem));
+            let path = save_path(dir, r, target.protocol());
             crate::output::write_atomic(&path, &ex.raw)
                 .map_err(|e| in_file(&path.display().to_string(), e))?;
         }
@@ -187,6 +187,35 @@ pub fn run(a: Args) -> Outcome {
     }
     out.flush()?;
     Ok(code)
+}
+
+/// Where `--save DIR` keeps the response of `r`.
+fn save_path(dir: &Path, r: &Req, protocol: Protocol) -> PathBuf {
+    let ext = if protocol == Protocol::Rest {
+        "json"
+    } else {
+        "bin"
+    };
+    dir.join(format!("{}.response.{ext}", r.stem))
+}
+
+/// Refuses, before anything is sent, two requests whose responses `--save` would write
+/// to the same file: the second would replace the first.
+fn refuse_colliding_saves(dir: &Path, reqs: &[Req], protocol: Protocol) -> Result<(), Failure> {
+    let mut seen: std::collections::HashMap<PathBuf, &str> = std::collections::HashMap::new();
+    for r in reqs {
+        let path = save_path(dir, r, protocol);
+        if let Some(first) = seen.get(&path) {
+            return Err(Failure::msg(format!(
+                "--save: the responses to {} and {} would both be written to {}, the second replacing the first; nothing was sent. Send them in separate runs, with different --save directories, or rename one of the files",
+                tfreq::escape::escape(first),
+                tfreq::escape::escape(&r.label),
+                tfreq::escape::escape(&path.display().to_string())
+            )));
+        }
+        seen.insert(path, &r.label);
+    }
+    Ok(())
 }
 
 /// The expected response of request `r`: `--expect FILE` (one request), or the file
