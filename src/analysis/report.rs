@@ -53,14 +53,21 @@ pub enum Verdict {
     /// `diff`: a warm-up request has the same signature, feed set and fetch set, so it
     /// built the executor this request runs.
     SameExecutor,
-    /// `diff`: cannot tell without the model (TF Serving's empty `output_filter`).
+    /// `diff`: cannot tell without the model (TF Serving's empty `output_filter`): fails
+    /// the run until `--model` decides it.
     Undecided,
     /// `diff`: no warm-up request has this executor key; the first such request builds
     /// new executors (the slow start the warm-up was meant to absorb).
     NewExecutor,
-    /// `diff`: the same name with another dtype or rank, so one of the two is refused;
+    /// `diff`: the same name with another dtype, so one of the two is refused;
     /// `check`: the model refuses the request.
     Incompatible,
+    /// Every request passes, but a finding about the inputs themselves fails the run (a
+    /// warm-up file TF Serving refuses to load: more than 1000 records, a record whose
+    /// examples are empty, an unsupported log type).
+    Fail,
+    /// An input could not be read (exit code 2), whatever the others say.
+    Unreadable,
 }
 
 impl Verdict {
@@ -72,7 +79,21 @@ impl Verdict {
             Verdict::Undecided => "undecided",
             Verdict::NewExecutor => "new-executor",
             Verdict::Incompatible => "incompatible",
+            Verdict::Fail => "fail",
+            Verdict::Unreadable => "unreadable",
         }
+    }
+
+    /// Whether the verdict fails the run (exit code 1; 2 for [`Verdict::Unreadable`]).
+    pub fn fails(self) -> bool {
+        matches!(
+            self,
+            Verdict::Undecided
+                | Verdict::NewExecutor
+                | Verdict::Incompatible
+                | Verdict::Fail
+                | Verdict::Unreadable
+        )
     }
 }
 
@@ -229,13 +250,17 @@ impl Report {
         r
     }
 
-    /// Recomputes the verdict, `failed` and counts from the requests.
+    /// Recomputes the verdict, `failed` and counts from the requests, the input
+    /// findings and the unreadable files. One value, never contradicting the exit code:
+    /// an unreadable input makes it `unreadable` (exit 2); otherwise it is the worst
+    /// request verdict, `fail` when a finding about the inputs is an error while every
+    /// request passes, and it fails exactly when `failed` is set (exit 1).
     pub fn summarise(&mut self) {
         let base = match self.command {
             Command::Diff => Verdict::SameExecutor,
             Command::Check => Verdict::Ok,
         };
-        self.verdict = self
+        let worst = self
             .requests
             .iter()
             .map(|r| r.verdict)
@@ -249,8 +274,21 @@ impl Report {
                 Severity::Note => c.notes += 1,
             }
         }
-        self.failed = c.errors > 0;
+        self.failed = c.errors > 0 || worst.fails();
+        self.verdict = if !self.unreadable.is_empty() {
+            Verdict::Unreadable
+        } else if self.failed && !worst.fails() {
+            Verdict::Fail
+        } else {
+            worst
+        };
         self.counts = c;
+    }
+
+    /// Adds files that could not be read and recomputes the verdict.
+    pub fn add_unreadable(&mut self, files: impl IntoIterator<Item = Unreadable>) {
+        self.unreadable.extend(files);
+        self.summarise();
     }
 
     /// Every finding: the input problems, then request by request.

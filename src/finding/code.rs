@@ -185,8 +185,8 @@ rules! {
         "TF Serving's empty output_filter against an explicit list: pass --model to decide";
     DtypeChanged = "DTYPE_CHANGED", Error, DIFF,
         "the same feed with another dtype: one of the two is refused";
-    RankChanged = "RANK_CHANGED", Error, DIFF,
-        "the same feed with another rank: one of the two is refused";
+    RankChanged = "RANK_CHANGED", Warning, DIFF,
+        "the same feed with another rank: TensorFlow runs both where the graph accepts either (as check's SHAPE_INCOMPATIBLE, held to what TensorFlow answered), shape-specialising compilers recompile; error with --strict-shapes";
     BatchSizeChanged = "BATCH_SIZE_CHANGED", Warning, DIFF,
         "another batch size (dim 0): shape-specialising compilers recompile; error with --strict-shapes";
     ShapeChanged = "SHAPE_CHANGED", Warning, DIFF,

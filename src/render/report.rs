@@ -15,7 +15,9 @@ fn verdict_color(v: Verdict) -> &'static str {
     match v {
         Verdict::Ok | Verdict::SameExecutor => style::GREEN,
         Verdict::Undecided => style::YELLOW,
-        Verdict::NewExecutor | Verdict::Incompatible => style::RED,
+        Verdict::NewExecutor | Verdict::Incompatible | Verdict::Fail | Verdict::Unreadable => {
+            style::RED
+        }
     }
 }
 

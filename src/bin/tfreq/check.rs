@@ -6,6 +6,8 @@ use tfreq::analysis::check::{check_labeled, CheckOptions};
 use tfreq::signature::SERVE_TAG;
 
 use crate::common::{Failure, InputArgs, InputFrom, Outcome, Progress};
+use tfreq::analysis::report::Command;
+
 use crate::diff::{labeled, load_all, load_model, render, Format, Reading};
 
 #[derive(clap::Args)]
@@ -49,11 +51,24 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Outcome {
-    crate::common::stdin_at_most_once(a.requests.iter().map(PathBuf::as_path))?;
+    let (format, model) = (a.format, a.model.clone());
+    match run_check(a) {
+        Err(ModelFailure(e)) => crate::diff::fatal(Command::Check, format, &model, e),
+        Ok(r) => r,
+    }
+}
+
+/// The model could not be read (or has no meta graph with the tag): nothing is checked.
+struct ModelFailure(Failure);
+
+fn run_check(a: Args) -> Result<Outcome, ModelFailure> {
+    if let Err(e) = crate::common::stdin_at_most_once(a.requests.iter().map(PathBuf::as_path)) {
+        return Ok(Err(e));
+    }
     let url = a.model.to_str().filter(|s| is_url(s));
     // A model file is read first: when it cannot be read, nothing else is.
     let file_model = match url {
-        None => Some(load_model(&a.model)?),
+        None => Some(load_model(&a.model).map_err(ModelFailure)?),
         Some(_) => None,
     };
     let how = Reading {
@@ -73,15 +88,16 @@ pub fn run(a: Args) -> Outcome {
             a.model_name.clone(),
             a.cacert.as_deref(),
             &reqs.requests,
-        )?,
+        )
+        .map_err(ModelFailure)?,
     };
     if model.meta_graph(&a.tag).is_none() {
-        return Err(Failure::msg(format!(
+        return Err(ModelFailure(Failure::msg(format!(
             "--model {}: no meta graph tagged {:?} (tag sets: {})",
             a.model.display(),
             a.tag,
             model.tag_sets().join("; ")
-        )));
+        ))));
     }
     let opts = CheckOptions {
         tag: a.tag,
@@ -91,7 +107,7 @@ pub fn run(a: Args) -> Outcome {
     let mut report = check_labeled(&labeled(&reqs.requests), &model, &opts);
     reqs.report_problems(&mut report);
     report.model = Some(a.model.display().to_string());
-    render(&report, a.format)
+    Ok(render(&report, a.format))
 }
 
 fn is_url(s: &str) -> bool {

@@ -526,8 +526,12 @@ pub fn report_left_out(file: &str, why: &str, items: &[String]) {
         return;
     }
     let mut err = anstream::stderr();
-    let _ = writeln!(err, "tfreq: warning: {file}: {why}:");
+    let _ = writeln!(
+        err,
+        "tfreq: warning: {}: {why}:",
+        tfreq::escape::sanitize(file)
+    );
     for i in items {
-        let _ = writeln!(err, "  {i}");
+        let _ = writeln!(err, "  {}", tfreq::escape::sanitize(i));
     }
 }

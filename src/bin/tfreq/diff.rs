@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use tfreq::analysis::diff::{diff_labeled, DiffOptions};
-use tfreq::analysis::report::{Labeled, Report, Unreadable};
+use tfreq::analysis::report::{Command, Labeled, Report, Unreadable};
 use tfreq::analysis::Finding;
 use tfreq::formats::savedmodel::read_model;
 use tfreq::formats::{ContainerKind, Content, Record};
@@ -93,7 +93,7 @@ impl Inputs {
         for (file, found) in &self.problems {
             report.add_problems(file, file, found.clone());
         }
-        report.unreadable.extend(self.unreadable.iter().cloned());
+        report.add_unreadable(self.unreadable.iter().cloned());
     }
 }
 
@@ -219,14 +219,66 @@ pub fn render(report: &Report, format: Format) -> Outcome {
     Ok(report.exit_code())
 }
 
+/// A run that cannot go on (the warm-up or the model cannot be read): in JSON and
+/// GitHub formats still one document / annotation naming the file and why, as every
+/// other unreadable input is reported, besides the error line; exit 2.
+pub fn fatal(command: Command, format: Format, file: &Path, e: Failure) -> Outcome {
+    if format == Format::Human {
+        return Err(e);
+    }
+    let name = file.display().to_string();
+    report_error(&e);
+    let mut report = Report::new(command, Vec::new());
+    report.add_unreadable([Unreadable {
+        error: e.message_without(&name),
+        file: name,
+    }]);
+    render(&report, format)?;
+    Ok(2)
+}
+
 pub fn run(a: Args) -> Outcome {
+    let format = a.format;
+    let (warmup, model) = (a.warmup.clone(), a.model.clone());
+    match run_diff(a) {
+        Err(Fatal::Warmup(e)) => fatal(Command::Diff, format, &warmup, e),
+        Err(Fatal::Model(e)) => fatal(
+            Command::Diff,
+            format,
+            model.as_deref().unwrap_or(Path::new("--model")),
+            e,
+        ),
+        Err(Fatal::Other(e)) => Err(e),
+        Ok(code) => Ok(code),
+    }
+}
+
+/// What stopped a `diff` before it compared anything.
+enum Fatal {
+    Warmup(Failure),
+    Model(Failure),
+    Other(Failure),
+}
+
+impl<E: Into<Failure>> From<E> for Fatal {
+    fn from(e: E) -> Self {
+        Fatal::Other(e.into())
+    }
+}
+
+fn run_diff(a: Args) -> Result<u8, Fatal> {
     crate::common::stdin_at_most_once(
         std::iter::once(a.warmup.as_path()).chain(a.prod.iter().map(PathBuf::as_path)),
     )?;
-    let model = a.model.as_deref().map(load_model).transpose()?;
+    let model = a
+        .model
+        .as_deref()
+        .map(load_model)
+        .transpose()
+        .map_err(Fatal::Model)?;
     let mg = match &model {
         Some(m) => Some(m.meta_graph(&a.tag).ok_or_else(|| {
-            Failure::msg(format!(
+            Fatal::Model(Failure::msg(format!(
                 "--model {}: no meta graph tagged {:?} (tag sets: {})",
                 a.model
                     .as_deref()
@@ -234,7 +286,7 @@ pub fn run(a: Args) -> Outcome {
                     .unwrap_or_default(),
                 a.tag,
                 m.tag_sets().join("; ")
-            ))
+            )))
         })?),
         None => None,
     };
@@ -249,7 +301,7 @@ pub fn run(a: Args) -> Outcome {
     let progress = Progress::new(&inputs, a.format != Format::Human);
     // Without the warm-up there is nothing to compare with: that one is fatal.
     let mut warm = Inputs::default();
-    load_into(&mut warm, &a.warmup, &how, &progress)?;
+    load_into(&mut warm, &a.warmup, &how, &progress).map_err(Fatal::Warmup)?;
     let prod = load_all(&a.prod, &how, &progress);
     progress.step("comparing");
     let opts = DiffOptions {
@@ -261,5 +313,5 @@ pub fn run(a: Args) -> Outcome {
     prod.report_problems(&mut report);
     report.model = a.model.as_ref().map(|p| p.display().to_string());
     drop(progress);
-    render(&report, a.format)
+    Ok(render(&report, a.format)?)
 }

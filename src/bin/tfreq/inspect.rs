@@ -129,7 +129,7 @@ pub fn run(a: Args) -> Outcome {
                 continue;
             }
         };
-        for f in problems.iter().flatten() {
+        for f in problems.iter().flatten().chain(&c.findings) {
             counts[f.severity as usize] += 1;
         }
         failed |= problems
@@ -171,6 +171,11 @@ pub fn run(a: Args) -> Outcome {
                 }
             }
             Format::Github => {
+                // Findings about the file as a whole (TF Serving's warm-up loader limits,
+                // what detection found), then each entry's.
+                for f in &c.findings {
+                    tfreq::render::report::write_github_finding(&mut out, &label, &label, f)?;
+                }
                 for (e, p) in c.entries.iter().zip(&problems) {
                     let elabel = if bare {
                         label.clone()

@@ -1,0 +1,234 @@
+//! Verdicts a CI job can believe (issue 21, section 4): one verdict, derived from the
+//! findings and the unreadable inputs, never contradicting the exit code; every format
+//! reports unreadable inputs; one fact, one severity, as TensorFlow answered.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_tfreq"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The exit code a verdict stands for.
+fn exit_of(verdict: &str) -> i32 {
+    match verdict {
+        "ok" | "same-executor" => 0,
+        "undecided" | "new-executor" | "incompatible" | "fail" => 1,
+        "unreadable" => 2,
+        v => panic!("verdict {v}"),
+    }
+}
+
+fn json(args: &[&str]) -> (i32, Value) {
+    let (code, out, err) = run(args);
+    let v: Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out} {err}"));
+    (code, v)
+}
+
+#[test]
+fn a_warmup_the_server_refuses_is_a_failing_verdict() {
+    let args = [
+        "check",
+        "tests/data/check/warmup_classify_empty.tfrecord",
+        "--model",
+        "tests/data/models/half_plus_two",
+    ];
+    let (code, out, _) = run(&args);
+    assert_eq!(code, 1);
+    assert!(out.contains("result: FAIL (fail;"), "{out}");
+    let (code, v) = json(&[&args[..], &["--format", "json"]].concat());
+    assert_eq!(
+        (code, v["verdict"].as_str(), v["failed"].as_bool()),
+        (1, Some("fail"), Some(true))
+    );
+}
+
+#[test]
+fn verdict_and_exit_code_agree_over_the_test_data() {
+    let files: Vec<String> = ["eas", "tfs", "check"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(format!("tests/data/{d}")).unwrap())
+        .map(|e| e.unwrap().path().display().to_string())
+        .filter(|p| p.ends_with(".bin") || p.ends_with(".tfrecord"))
+        .collect();
+    let faq = "tests/data/eas/faq_prod.bin";
+    let mut seen = std::collections::BTreeSet::new();
+    for f in &files {
+        for args in [
+            vec!["diff", f.as_str(), faq, "--format", "json"],
+            vec!["diff", faq, f.as_str(), "--format", "json"],
+            vec![
+                "check",
+                f.as_str(),
+                "--model",
+                "tests/data/models/half_plus_two",
+                "--format",
+                "json",
+            ],
+        ] {
+            let (code, out, _) = run(&args);
+            let Ok(v) = serde_json::from_str::<Value>(&out) else {
+                panic!("{args:?}: no JSON document (exit {code}): {out}");
+            };
+            let verdict = v["verdict"].as_str().unwrap().to_string();
+            assert_eq!(exit_of(&verdict), code, "{args:?}: verdict {verdict}");
+            let errors = v["counts"]["errors"].as_u64().unwrap();
+            if code == 1 {
+                assert!(v["failed"].as_bool().unwrap(), "{args:?}");
+            }
+            if errors > 0 && code != 2 {
+                assert_eq!(code, 1, "{args:?}: {errors} errors");
+            }
+            seen.insert(verdict);
+        }
+    }
+    // The data reaches every verdict but `undecided`.
+    for v in [
+        "same-executor",
+        "new-executor",
+        "incompatible",
+        "ok",
+        "fail",
+        "unreadable",
+    ] {
+        assert!(seen.contains(v), "no case gave {v}: {seen:?}");
+    }
+}
+
+#[test]
+fn every_format_reports_an_unreadable_input() {
+    let faq = "tests/data/eas/faq_prod.bin";
+    let hp2 = "tests/data/models/half_plus_two";
+    for (args, file) in [
+        (
+            vec!["diff", "no/such/warmup.bin", faq],
+            "no/such/warmup.bin",
+        ),
+        (vec!["diff", faq, "no/such/prod.bin"], "no/such/prod.bin"),
+        (
+            vec!["check", "no/such/req.bin", "--model", hp2],
+            "no/such/req.bin",
+        ),
+        (
+            vec!["check", faq, "--model", "no/such/model"],
+            "no/such/model",
+        ),
+    ] {
+        let (code, v) = json(&[&args[..], &["--format", "json"]].concat());
+        assert_eq!(code, 2, "{args:?}");
+        assert_eq!(v["verdict"], "unreadable", "{args:?}");
+        assert_eq!(v["unreadable"][0]["file"], file, "{args:?}");
+        let (code, out, _) = run(&[&args[..], &["--format", "github"]].concat());
+        assert_eq!(code, 2, "{args:?}");
+        assert!(
+            out.starts_with(&format!("::error file={file},title=UNREADABLE::")),
+            "{args:?}: {out}"
+        );
+    }
+}
+
+#[test]
+fn inspect_github_annotates_what_is_wrong_with_the_file() {
+    let (code, out, _) = run(&[
+        "inspect",
+        "--format",
+        "github",
+        "tests/data/tfrecord/warmup_unsupported.tfrecord",
+    ]);
+    assert_eq!(code, 1);
+    let errors = out.lines().filter(|l| l.starts_with("::error ")).count();
+    assert_eq!(errors, 2, "{out}");
+    assert!(out.contains("title=UNSUPPORTED_LOG_TYPE"), "{out}");
+    assert!(
+        out.trim_end().ends_with("2 errors, 0 warnings, 0 notes"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_rank_change_tensorflow_ran_is_a_warning_in_diff_as_in_check() {
+    // What TensorFlow answered for the rank-1 request (tests/data/gen/make_check_tf.py).
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string("tests/data/check/manifest.json").unwrap())
+            .unwrap();
+    let case = m
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["file"] == "hp2_rank1.bin")
+        .unwrap();
+    assert!(
+        case["tf_result"].as_str().unwrap().starts_with("ok"),
+        "{case}"
+    );
+    let (_, check) = json(&[
+        "check",
+        "tests/data/check/hp2_rank1.bin",
+        "--model",
+        "tests/data/models/half_plus_two",
+        "--format",
+        "json",
+    ]);
+    let check_sev = check["requests"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "SHAPE_INCOMPATIBLE")
+        .unwrap()["severity"]
+        .clone();
+    let diff_args = [
+        "diff",
+        "tests/data/check/hp2_dim.bin",
+        "tests/data/check/hp2_rank1.bin",
+        "--format",
+        "json",
+    ];
+    let (code, diff) = json(&diff_args);
+    let rank = diff["requests"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "RANK_CHANGED")
+        .unwrap()
+        .clone();
+    assert_eq!(rank["severity"], check_sev);
+    assert_eq!(rank["severity"], "warning");
+    assert_eq!((code, diff["verdict"].as_str()), (0, Some("same-executor")));
+    // A model compiled per shape: --strict-shapes makes it an error.
+    let (code, strict) = json(&[&diff_args[..], &["--strict-shapes"]].concat());
+    assert_eq!(code, 1);
+    assert_eq!(strict["verdict"], "fail");
+}
+
+#[test]
+fn quiet_silences_what_scrub_and_convert_leave_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.tfrecord");
+    let o = out.to_str().unwrap();
+    let src = "tests/data/tfrecord/warmup_every_kind.tfrecord";
+    let (_, _, err) = run(&["scrub", src, "-o", o]);
+    assert!(err.contains("tfreq: warning:"), "{err}");
+    let (code, _, err) = run(&["-q", "scrub", src, "-o", o]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let (code, _, err) = run(&[
+        "-q",
+        "convert",
+        "tests/data/eas/int_out_of_range.bin",
+        "--wire",
+        "tf-serving",
+        "--lossy",
+        "-o",
+        o,
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
+}
