@@ -1319,7 +1319,11 @@ fn field_scalar(d: DType, f: ValueField, v: &Values, i: usize) -> Option<Scalar>
             (Complex64, _) => Scalar::C64(e.get(2 * i)?, e.get(2 * i + 1)?),
             // EAS carries halves as floats.
             (Half, _) => Scalar::F16(f16::from_f32(e.get(i)?)),
-            (BFloat16, _) => Scalar::BF16(bf16::from_f32(e.get(i)?)),
+            // The EAS processor converts float_val to bfloat16 with TensorFlow's
+            // FloatToBFloat16, which keeps the upper 16 bits (truncates), not the
+            // nearest value: 3.0e38 is fed as 2.9907629905160607e38
+            // (https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/framework/bfloat16.cc).
+            (BFloat16, _) => Scalar::BF16(bf16::from_bits((e.get(i)?.to_bits() >> 16) as u16)),
             _ => Scalar::F32(e.get(i)?),
         },
         Values::F64(e) => match d {

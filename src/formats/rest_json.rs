@@ -161,9 +161,31 @@ pub struct Dtypes {
     inputs: Vec<(String, DType)>,
     /// Whether the list is the whole signature (from model metadata).
     pub complete: bool,
+    /// Every signature's dtypes, when made from a whole model ([`dtypes_for_model`]):
+    /// each body is then read against the signature it names, as TF Serving reads it.
+    signatures: Vec<(String, Result<Dtypes, String>)>,
 }
 
 impl Dtypes {
+    /// The dtypes a body naming `signature` is read with: that signature's, when these
+    /// were made from a whole model ([`dtypes_for_model`]), else these.
+    pub fn for_signature(&self, signature: &str) -> Result<&Dtypes, Error> {
+        if self.signatures.is_empty() {
+            return Ok(self);
+        }
+        match self.signatures.iter().find(|(n, _)| n == signature) {
+            Some((_, Ok(d))) => Ok(d),
+            Some((_, Err(e))) => Err(err(e.clone())),
+            None => {
+                let names: Vec<&str> = self.signatures.iter().map(|(n, _)| n.as_str()).collect();
+                Err(err(format!(
+                    "Serving signature name: {signature:?} not found in signature def (has: {})",
+                    names.join(", ")
+                )))
+            }
+        }
+    }
+
     /// Sets one input's dtype.
     pub fn set(&mut self, name: impl Into<String>, dtype: DType) {
         let name = name.into();
@@ -198,9 +220,51 @@ impl Dtypes {
                 "{s:?}: expected NAME=DTYPE (e.g. x=DT_FLOAT)"
             )))
         })?;
-        self.set(name, dtype_named(dt)?);
+        let dt = dtype_named(dt)?;
+        self.set(name, dt);
+        for d in self
+            .signatures
+            .iter_mut()
+            .filter_map(|(_, d)| d.as_mut().ok())
+        {
+            d.set(name, dt);
+        }
         Ok(())
     }
+}
+
+/// The input dtypes of every signature of a model (see [`dtypes_from_model`]): each
+/// REST body is read against the signature it names (`serving_default` when it names
+/// none), as TF Serving reads it.
+///
+/// ```
+/// let (model, _) = tfreq::formats::savedmodel::read_model("tests/data/models/two_sigs".as_ref())?;
+/// let d = tfreq::formats::rest_json::dtypes_for_model(&model)?;
+/// assert!(d.for_signature("predict_images")?.get("images").is_some());
+/// assert!(d.for_signature("serving_default")?.get("images").is_none());
+/// assert!(d.for_signature("nope").is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn dtypes_for_model(model: &crate::signature::ModelSignatures) -> Result<Dtypes, Error> {
+    let mg = model
+        .meta_graph("serve")
+        .or_else(|| model.meta_graphs.first())
+        .ok_or_else(|| err("the model has no meta graph"))?;
+    let signatures = mg
+        .signatures
+        .keys()
+        .map(|n| {
+            (
+                n.clone(),
+                dtypes_from_model(model, n).map_err(|e| e.to_string()),
+            )
+        })
+        .collect();
+    Ok(Dtypes {
+        complete: true,
+        signatures,
+        ..Dtypes::default()
+    })
 }
 
 fn dtype_named(dt: &str) -> Result<DType, Error> {
@@ -521,6 +585,7 @@ pub fn from_value(
         Some(Json::String(s)) => s.clone(),
         Some(_) => return Err(err("'signature_name' key must be a string value.")),
     };
+    let dtypes = dtypes.for_signature(&sig)?;
     let feeds: Vec<(String, Json)> = match (v.get("inputs"), v.get("instances")) {
         (Some(_), Some(_)) => return Err(err(
             "Not formatted correctly expecting only one of 'inputs' or 'instances' keys to exist",

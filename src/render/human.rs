@@ -214,6 +214,10 @@ pub fn scalar_text(v: &Scalar) -> String {
     match v {
         Scalar::F32(x) => crate::render::pyfloat::f32_text(*x),
         Scalar::F64(x) => crate::render::pyfloat::f64_repr(*x),
+        // Half floats as the float32 they widen to, exactly, as Python prints it
+        // (`2.990763e+38`, not 39 digits).
+        Scalar::F16(x) => crate::render::pyfloat::f32_text(x.to_f32()),
+        Scalar::BF16(x) => crate::render::pyfloat::f32_text(x.to_f32()),
         Scalar::Bytes(b) => format!("\"{}\"", crate::render::escape::short_bytes(b)),
         other => other.to_string(),
     }

@@ -2,14 +2,13 @@
 
 use std::path::PathBuf;
 
-use tfreq::formats::rest_json::{dtypes_from_model, from_json_lines, Dtypes};
+use tfreq::formats::rest_json::{dtypes_for_model, from_json_lines, Dtypes};
 use tfreq::formats::text_format::{self, requests_from_text};
 use tfreq::formats::{set_model_name, write_with, Target};
 use tfreq::WireFormat;
 
 use crate::common::{
-    in_file, json_signature, lossy_hint, report_left_out, write_output, Failure, InputFrom,
-    OutWire, Outcome,
+    in_file, lossy_hint, report_left_out, write_output, Failure, InputFrom, OutWire, Outcome,
 };
 use tfreq::formats::detect::{detect, InputFormat, Source};
 use tfreq::formats::ContainerKind;
@@ -107,12 +106,11 @@ pub fn run(a: Args) -> Outcome {
                 Target::Eas => WireFormat::Eas,
                 _ => WireFormat::TfServing,
             };
-            let sig = json_signature(&bytes);
+            // Each body is read against the signature it names (dtypes_for_model).
             let mut d = match &a.model {
                 Some(p) => {
                     let (model, _) = tfreq::formats::savedmodel::read_model(p)?;
-                    dtypes_from_model(&model, &sig)
-                        .map_err(|e| in_file(&p.display().to_string(), e))?
+                    dtypes_for_model(&model).map_err(|e| in_file(&p.display().to_string(), e))?
                 }
                 None => Dtypes::default(),
             };

@@ -473,18 +473,17 @@ impl InputFrom {
 /// `None` when neither is given.
 pub fn rest_dtypes(
     model: Option<&std::path::Path>,
-    signature: &str,
     dtypes: &[String],
 ) -> Result<Option<tfreq::formats::rest_json::Dtypes>, Failure> {
-    use tfreq::formats::rest_json::{dtypes_from_model, Dtypes};
+    use tfreq::formats::rest_json::{dtypes_for_model, Dtypes};
     if dtypes.is_empty() && model.is_none() {
         return Ok(None);
     }
+    // Every signature's: each REST body is read against the one it names.
     let mut d = match model {
         Some(p) => {
             let (model, _) = tfreq::formats::savedmodel::read_model(p)?;
-            dtypes_from_model(&model, signature)
-                .map_err(|e| in_file(&p.display().to_string(), e))?
+            dtypes_for_model(&model).map_err(|e| in_file(&p.display().to_string(), e))?
         }
         None => Dtypes::default(),
     };
@@ -492,22 +491,6 @@ pub fn rest_dtypes(
         d.annotate(s)?;
     }
     Ok(Some(d))
-}
-
-/// The `signature_name` of the first REST JSON body in `bytes` (`serving_default`
-/// when it names none), for picking the model's signature.
-pub fn json_signature(bytes: &[u8]) -> String {
-    let first = serde_json::Deserializer::from_slice(bytes)
-        .into_iter::<serde_json::Value>()
-        .next();
-    match first {
-        Some(Ok(v)) => v
-            .get("signature_name")
-            .and_then(|s| s.as_str())
-            .unwrap_or(tfreq::DEFAULT_SIGNATURE)
-            .to_string(),
-        _ => tfreq::DEFAULT_SIGNATURE.to_string(),
-    }
 }
 
 /// The library's error, with the option that allows a lossy conversion named.

@@ -12,8 +12,8 @@ use tfreq::signature::{ModelSignatures, SERVE_TAG};
 use tfreq::{DecodeOptions, Kind, Message};
 
 use crate::common::{
-    human_size, in_file, json_signature, report_error, rest_dtypes, stdout, Failure, InputArgs,
-    InputFrom, Outcome, Progress,
+    human_size, in_file, report_error, rest_dtypes, stdout, Failure, InputArgs, InputFrom, Outcome,
+    Progress,
 };
 use tfreq::formats::detect::Source;
 
@@ -132,7 +132,12 @@ fn load_into(
             human_size(bytes.len() as u64)
         ));
         let mut src = Source::for_path(p, how.from.format());
-        src.rest = rest_dtypes(how.model, &json_signature(&bytes), how.dtypes)?;
+        // REST JSON carries no dtypes: the model's signature (the one the body names)
+        // gives them. Other inputs name their own signature, which the model need not
+        // have as serving_default (TF Serving runs the request's).
+        if looks_like_json(&bytes) {
+            src.rest = rest_dtypes(how.model, how.dtypes)?;
+        }
         let mut c = tfreq::formats::load_detailed_from(bytes, DecodeOptions::default(), &src)
             .map_err(|e| in_file(&file, e))?;
         let limits = tfreq::analysis::warmup::file_findings(&c);
@@ -193,6 +198,14 @@ fn load_into(
     }
     inputs.requests.extend(out);
     Ok(())
+}
+
+/// Whether the bytes start (after white space) like a JSON object or array.
+fn looks_like_json(b: &[u8]) -> bool {
+    matches!(
+        b.iter().find(|c| !c.is_ascii_whitespace()),
+        Some(b'{') | Some(b'[')
+    )
 }
 
 /// Labeled views of loaded requests.

@@ -12,8 +12,8 @@ use tfreq::render::json::ValuesMode;
 use tfreq::{DecodeOptions, Kind, WireFormat};
 
 use crate::common::{
-    human_size, in_file, json_signature, report_error, rest_dtypes, stdout, stdout_plain, Failure,
-    InputFrom, Outcome, Progress,
+    human_size, in_file, report_error, rest_dtypes, stdout, stdout_plain, Failure, InputFrom,
+    Outcome, Progress,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -235,7 +235,7 @@ fn load_one(
         human_size(bytes.len() as u64)
     ));
     let mut src = Source::for_path(path, a.from.format());
-    src.rest = rest_dtypes(a.model.as_deref(), &json_signature(&bytes), &a.dtypes)?;
+    src.rest = rest_dtypes(a.model.as_deref(), &a.dtypes)?;
     let mut c = load_detailed_from(bytes, opts, &src).map_err(|e| in_file(label, e))?;
     let limits = tfreq::analysis::warmup::file_findings(&c);
     c.findings.extend(limits);

@@ -54,9 +54,6 @@ pub struct RestArgs {
     /// saved_model.pb, GetModelMetadata JSON or `saved_model_cli show --all` output.
     #[arg(long, value_name = "PATH")]
     model: Option<PathBuf>,
-    /// Signature of --model to take the dtypes from.
-    #[arg(long, default_value = "serving_default")]
-    signature: String,
     /// What the input files are, instead of detecting it.
     #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
     from: InputFrom,
@@ -64,7 +61,7 @@ pub struct RestArgs {
 
 impl RestArgs {
     fn dtypes(&self) -> Result<Option<Dtypes>, Failure> {
-        rest_dtypes(self.model.as_deref(), &self.signature, &self.dtypes)
+        rest_dtypes(self.model.as_deref(), &self.dtypes)
     }
 }
 
@@ -222,9 +219,12 @@ pub struct WarmupArgs {
     /// What counts as one key.
     #[arg(long, value_enum, default_value_t = By::Shape)]
     by: By,
-    /// Output layout (a bare eas or tf-serving file holds one request).
-    #[arg(long, value_enum, default_value_t = OutWire::Tfrecord)]
-    wire: OutWire,
+    /// Output layout (a bare eas or tf-serving file holds one request). Default: for
+    /// EAS requests, the bare EAS request the EAS processor reads as its warm-up (with
+    /// several keys to cover: --top 1, or --wire tfrecord); otherwise a TFRecord of
+    /// PredictionLogs, TF Serving's warm-up file.
+    #[arg(long, value_enum)]
+    wire: Option<OutWire>,
     /// What replaces the values: zeros, constant=V, or random (with --seed).
     #[arg(long, default_value = "zeros", value_parser = crate::scrub::parse_fill)]
     fill: crate::scrub::Fill,
@@ -267,10 +267,19 @@ pub fn run_warmup(a: WarmupArgs) -> Outcome {
         return Err(Failure::msg("no PredictRequest in the input files"));
     }
     let n = a.top.unwrap_or(reps.len()).min(reps.len());
-    if n > 1 && a.wire != OutWire::Tfrecord {
+    let eas = reps.iter().all(|m| m.wire == tfreq::WireFormat::Eas);
+    let wire = a
+        .wire
+        .unwrap_or(if eas { OutWire::Eas } else { OutWire::Tfrecord });
+    if n > 1 && wire != OutWire::Tfrecord {
         return Err(Failure::msg(format!(
-            "production has {n} keys to cover and a bare {} file holds one request: write --wire tfrecord, or --top 1 for the most frequent",
-            tfreq::formats::Target::from(a.wire).as_str()
+            "production has {n} keys to cover and a bare {} file holds one request{}: write --wire tfrecord, or --top 1 for the most frequent",
+            tfreq::formats::Target::from(wire).as_str(),
+            if a.wire.is_none() {
+                " (the EAS processor's warm-up, the default for EAS requests)"
+            } else {
+                ""
+            }
         )));
     }
     let mode = a.fill.mode(a.seed);
@@ -282,7 +291,7 @@ pub fn run_warmup(a: WarmupArgs) -> Outcome {
         }
         msgs.push(s);
     }
-    let data = write(&msgs, a.wire.into())?;
+    let data = write(&msgs, wire.into())?;
     write_output(a.output.as_deref(), &data)?;
     if !crate::common::quiet() {
         let covered = match a.by {
