@@ -159,8 +159,12 @@ fn every_command_reads_them() {
             String::from_utf8_lossy(&out).contains("TFRecord of PredictionLog"),
             "{f}"
         );
-        let (code, _, err) = tfreq(&["diff", &p, &p], None);
-        assert_eq!(code, 0, "diff {f} against itself: {err}");
+        // Against itself: the same executors, but as a warm-up TF Serving cannot load it.
+        let (code, out, err) = tfreq(&["diff", &p, &p], None);
+        assert_eq!(code, 1, "diff {f} against itself: {err}");
+        let out = String::from_utf8_lossy(&out);
+        assert!(out.contains("WARMUP_COMPRESSED"), "{out}");
+        assert!(out.contains("same-executor"), "{out}");
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("plain.tfrecord");
         let o = out.display().to_string();
@@ -220,4 +224,99 @@ fn convert_writes_either_compression_and_reads_it_back() {
         assert!(bytes.starts_with(magic), "{c}");
         assert_eq!(keys_of(&summary(&[&o], None)), keys_of(&plain), "{c}");
     }
+}
+
+#[test]
+fn a_compressed_warmup_is_a_finding_a_compressed_log_is_not() {
+    let gz = path("warmup_gzip.tfrecord.gz");
+    let plain = "tests/data/tfrecord/warmup_predict.tfrecord";
+    let codes = |args: &[&str]| -> (i32, Vec<String>) {
+        let mut a = args.to_vec();
+        a.extend(["--format", "json"]);
+        let (code, out, err) = tfreq(&a, None);
+        let v: Value = serde_json::from_slice(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+        let problems = v["problems"].as_array().cloned().unwrap_or_default();
+        (
+            code,
+            problems
+                .iter()
+                .map(|p| p["code"].as_str().unwrap_or("").to_string())
+                .collect(),
+        )
+    };
+    // As the warm-up of diff, and as what check checks: TF Serving could not load it.
+    let (code, found) = codes(&["diff", &gz, plain]);
+    assert_eq!(code, 1);
+    assert!(
+        found.contains(&"WARMUP_COMPRESSED".to_string()),
+        "{found:?}"
+    );
+    let (code, found) = codes(&[
+        "check",
+        &gz,
+        "--model",
+        "tests/data/models/faq.metadata.json",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        found.contains(&"WARMUP_COMPRESSED".to_string()),
+        "{found:?}"
+    );
+    // As production traffic it is just a log.
+    let (code, found) = codes(&["diff", plain, &gz]);
+    assert_eq!(code, 0, "{found:?}");
+    assert!(
+        !found.contains(&"WARMUP_COMPRESSED".to_string()),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn warmup_takes_summaries_for_the_logs_they_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let shards = [
+        path("prediction_logs-00000-of-00002.gz"),
+        path("prediction_logs-00001-of-00002.gz"),
+    ];
+    let mut parts = Vec::new();
+    for (i, s) in shards.iter().enumerate() {
+        let (_, out, _) = tfreq(&["keys", "--format", "json", s], None);
+        let p = dir.path().join(format!("{i}.json"));
+        std::fs::write(&p, out).unwrap();
+        parts.push(p.display().to_string());
+    }
+    let merged = dir.path().join("all.json");
+    let (_, out, _) = tfreq(&["keys", "merge", &parts[0], &parts[1]], None);
+    std::fs::write(&merged, out).unwrap();
+    let from_summary = dir.path().join("a.tfrecord");
+    let from_logs = dir.path().join("b.tfrecord");
+    let (code, _, err) = tfreq(
+        &[
+            "warmup",
+            merged.to_str().unwrap(),
+            "--wire",
+            "tfrecord",
+            "-o",
+            from_summary.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = tfreq(
+        &[
+            "warmup",
+            &shards[0],
+            &shards[1],
+            "--wire",
+            "tfrecord",
+            "-o",
+            from_logs.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read(from_summary).unwrap(),
+        std::fs::read(from_logs).unwrap()
+    );
 }

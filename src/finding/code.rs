@@ -132,6 +132,8 @@ rules! {
         "a record with no log type: skipped (warms nothing)";
     EmptyInput = "EMPTY_INPUT", Error, ALL3,
         "a classify / regress / multi_inference record whose Input holds no examples: 'Input is empty.' fails the model load";
+    WarmupCompressed = "WARMUP_COMPRESSED", Error, DIFF_CHECK,
+        "a gzip or zlib warm-up file: TF Serving's warm-up loader reads uncompressed TFRecord only, so the model fails to load";
     // What detection finds about a file (formats).
     EmptyWarmup = "EMPTY_WARMUP", Warning, ALL3,
         "a 0-byte warm-up file: 0 records, TF Serving loads the model and warms nothing";

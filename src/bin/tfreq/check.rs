@@ -79,7 +79,7 @@ fn run_check(a: Args) -> Result<Outcome, ModelFailure> {
         input: a.input_args,
     };
     let progress = Progress::new(&a.requests, a.format != Format::Human);
-    let reqs = load_all(&a.requests, &how, &progress);
+    let reqs = load_all(&a.requests, &how, &progress, true);
     drop(progress);
     let model = match (file_model, url) {
         (Some(m), _) => m,

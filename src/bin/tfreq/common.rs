@@ -254,15 +254,29 @@ pub struct InputArgs {
 impl InputArgs {
     /// Reads a whole input under the cap; the error names the file.
     pub fn read(&self, path: &Path) -> Result<bytes::Bytes, Failure> {
+        Ok(self.read_detailed(path)?.0)
+    }
+
+    /// [`InputArgs::read`], and the compression the input was inflated from: a gzip or
+    /// zlib file (a compressed TFRecord log) is read inflated, under the same size
+    /// limit; offsets and record numbers are those of the inflated stream.
+    pub fn read_detailed(
+        &self,
+        path: &Path,
+    ) -> Result<
+        (
+            bytes::Bytes,
+            Option<tfreq::formats::compression::Compression>,
+        ),
+        Failure,
+    > {
         let opts = crate::sigbus::read_options(self.max_size, [path]);
         let bytes = tfreq::io::read(path, &opts)?;
-        // A gzip or zlib file (a compressed TFRecord log) is read inflated, under the
-        // same size limit; offsets and record numbers are those of the inflated stream.
         match tfreq::formats::compression::detect(&bytes, self.max_size)
             .map_err(|e| e.in_file(path.display().to_string()))?
         {
-            Some((_, inflated)) => Ok(bytes::Bytes::from(inflated)),
-            None => Ok(bytes),
+            Some((c, inflated)) => Ok((bytes::Bytes::from(inflated), Some(c))),
+            None => Ok((bytes, None)),
         }
     }
 }

@@ -207,7 +207,8 @@ pub enum By {
 
 #[derive(clap::Args)]
 pub struct WarmupArgs {
-    /// Production request files: bare .bin requests, TFRecord PredictionLog logs.
+    /// Production request files: bare .bin requests, TFRecord PredictionLog logs (plain
+    /// or gzip), or `keys --format json` summaries, which stand for the logs they name.
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Output file (`-` for standard output).
@@ -243,7 +244,37 @@ pub struct WarmupArgs {
     input_args: InputArgs,
 }
 
-pub fn run_warmup(a: WarmupArgs) -> Outcome {
+/// The files to count: each `keys --format json` summary among `files` stands for the
+/// logs it names (read again, for their requests; a summary holds none), the other
+/// files for themselves. Each log once, in the order met.
+fn expand_summaries(files: &[PathBuf], input: &InputArgs) -> Result<Vec<PathBuf>, Failure> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for f in files {
+        let is_summary = f.extension().is_some_and(|e| e == "json")
+            && std::fs::read(f)
+                .map(|b| b.trim_ascii_start().starts_with(b"{\"schema\""))
+                .unwrap_or(false);
+        if !is_summary {
+            out.push(f.clone());
+            continue;
+        }
+        let text = String::from_utf8(input.read(f)?.to_vec()).map_err(|e| {
+            crate::common::in_file(&f.display().to_string(), Failure::msg(e.to_string()))
+        })?;
+        let s = tfreq::analysis::summary::Summary::from_json(&text)
+            .map_err(|e| crate::common::in_file(&f.display().to_string(), e))?;
+        for r in s.files {
+            let p = PathBuf::from(&r.path);
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
+    a.files = expand_summaries(&a.files, &a.input_args)?;
     let inputs: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
     crate::common::stdin_at_most_once(inputs.iter().copied())?;
     refuse_same_file(a.output.as_deref(), &inputs, a.overwrite_input)?;
