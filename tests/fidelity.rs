@@ -1,20 +1,10 @@
 //! Fidelity to what TensorFlow, TF Serving and the EAS processor do (issue 21, section 5).
 
-use std::process::Command;
+mod common;
+
+use common::run3 as run;
 
 use serde_json::Value;
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_tfreq"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
 
 /// two_sigs' metadata without `serving_default` (a model like TF Serving's
 /// saved_model_half_plus_two_counter, whose signatures have other names).

@@ -2,21 +2,11 @@
 //! findings and the unreadable inputs, never contradicting the exit code; every format
 //! reports unreadable inputs; one fact, one severity, as TensorFlow answered.
 
-use std::process::Command;
+mod common;
+
+use common::run3 as run;
 
 use serde_json::Value;
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_tfreq"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
 
 /// The exit code a verdict stands for.
 fn exit_of(verdict: &str) -> i32 {
