@@ -9,6 +9,16 @@ mod common;
 use common::{json, run, s};
 use serde_json::Value;
 
+/// tests/data/models/<model>, or a model make_check_tf.py made under tests/data/check/models/.
+fn model_path(model: &str) -> String {
+    let own = common::data_dir().join("check/models").join(model);
+    if own.is_dir() {
+        own.display().to_string()
+    } else {
+        s(&format!("models/{model}"))
+    }
+}
+
 fn finding<'a>(v: &'a Value, code: &str) -> Option<&'a Value> {
     v["requests"]
         .as_array()
@@ -28,7 +38,7 @@ fn check_verdicts_follow_what_tensorflow_answered() {
         .into_iter()
         .filter(|e| e["file"].as_str().unwrap().ends_with(".bin"))
         .collect();
-    assert_eq!(cases.len(), 5);
+    assert_eq!(cases.len(), 7);
     for e in cases {
         let file = e["file"].as_str().unwrap();
         let model = e["model"].as_str().unwrap();
@@ -37,9 +47,23 @@ fn check_verdicts_follow_what_tensorflow_answered() {
             "check",
             &s(&format!("check/{file}")),
             "--model",
-            &s(&format!("models/{model}")),
+            &model_path(model),
         ]);
         match e["expect"].as_str().unwrap() {
+            // A request naming the one signature of a model without serving_default:
+            // the request's signature_name is looked up, as TF Serving does.
+            "OK" => {
+                assert!(tf.starts_with("ok"), "{file}: {tf}");
+                assert_eq!(code, 0, "{file}: TensorFlow ran it ({tf}): {v}");
+                assert!(!v.to_string().contains("serving_default"), "{file}: {v}");
+            }
+            // No signature_name: TF Serving looks up serving_default and refuses.
+            "UNKNOWN_SIGNATURE" => {
+                assert!(tf.contains("\"serving_default\" not found"), "{file}: {tf}");
+                let f = finding(&v, "UNKNOWN_SIGNATURE").unwrap_or_else(|| panic!("{file}: {v}"));
+                assert_eq!(f["severity"], "error");
+                assert_eq!(code, 1, "{file}");
+            }
             "SHAPE_INCOMPATIBLE" => {
                 let f = finding(&v, "SHAPE_INCOMPATIBLE").unwrap_or_else(|| panic!("{file}: {v}"));
                 assert_eq!(f["severity"], "warning", "{file}");

@@ -14,7 +14,9 @@ the placeholder's. "tf_result" is "ok" with the output shapes, or the error clas
 line of TensorFlow's message.
 
 Writes tests/data/check/*.bin (TF Serving PredictRequest, pure-Python protobuf so maps keep
-insertion order), warmup_classify_empty.tfrecord (a TF Serving warm-up whose classify_log
+insertion order), models/no_default/ (a TF1 SavedModel whose only signature is "times_two", with
+no serving_default, as TF Serving's saved_model_half_plus_two_counter has none; written with
+SavedModelBuilder, byte-identical on re-runs), warmup_classify_empty.tfrecord (a TF Serving warm-up whose classify_log
 request has an Input with no examples) and manifest.json. Deterministic.
 """
 
@@ -45,12 +47,34 @@ tf1 = tf.compat.v1
 manifest = []
 
 
+def model_dir(model):
+    """tests/data/models/<model>, or the models made here under tests/data/check/models/."""
+    own = OUT / "models" / model
+    return own if own.is_dir() else MODELS / model
+
+
+def make_no_default():
+    """A model without serving_default: y = 2 * x under the signature "times_two"."""
+    d = OUT / "models" / "no_default"
+    if d.exists():
+        import shutil
+        shutil.rmtree(d)
+    g = tf.Graph()
+    with g.as_default(), tf1.Session(graph=g) as sess:
+        x = tf1.placeholder(tf.float32, shape=[None, 1], name="x")
+        y = tf.multiply(x, 2.0, name="y")
+        sig = tf1.saved_model.signature_def_utils.predict_signature_def({"x": x}, {"y": y})
+        b = tf1.saved_model.builder.SavedModelBuilder(str(d))
+        b.add_meta_graph_and_variables(sess, ["serve"], signature_def_map={"times_two": sig})
+        b.save()
+
+
 def session_run(model, req):
     """TF Serving's Predict on a loaded SavedModel: "ok [shapes]" or the error."""
     sig_name = req.model_spec.signature_name or "serving_default"
     g = tf.Graph()
     with tf1.Session(graph=g) as sess:
-        mg = tf1.saved_model.loader.load(sess, ["serve"], str(MODELS / model))
+        mg = tf1.saved_model.loader.load(sess, ["serve"], str(model_dir(model)))
         if sig_name not in mg.signature_def:
             return 'FailedPrecondition: Serving signature key "%s" not found.' % sig_name
         sd = mg.signature_def[sig_name]
@@ -118,6 +142,15 @@ def main():
           request("faq", [], "__saved_model_init_op"),
           "a request to Keras' __saved_model_init_op signature (no inputs; its one output is the op NoOp)",
           "SIGNATURE_NOT_CALLABLE")
+    make_no_default()
+    write("no_default_named", "no_default",
+          request("no_default", [("x", np.array([[1], [2]], f32))], "times_two"),
+          "a request naming times_two, the only signature of a model without serving_default",
+          "OK")
+    write("no_default_unnamed", "no_default",
+          request("no_default", [("x", np.array([[1]], f32))], ""),
+          "a request naming no signature: TF Serving looks up serving_default, which this model lacks",
+          "UNKNOWN_SIGNATURE")
 
     # A TF Serving warm-up whose classify_log request holds no examples. TF Serving's
     # classifier reads Input through InputToSerializedExampleTensor, which refuses it with
