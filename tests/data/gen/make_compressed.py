@@ -71,7 +71,7 @@ def main():
         log = prediction_log_pb2.PredictionLog()
         log.predict_log.request.CopyFrom(reqs[j])
         log.predict_log.response.model_spec.name = reqs[j].model_spec.name or "m"
-        logs.append(log.SerializeToString())
+        logs.append(log.SerializeToString(deterministic=True))
     for shard in range(2):
         name = f"prediction_logs-{shard:05d}-of-00002.gz"
         write(OUT / name, logs[shard * 20:(shard + 1) * 20], "GZIP")
