@@ -51,14 +51,15 @@ impl std::fmt::Display for Compression {
     }
 }
 
-/// Whether the bytes start like gzip or zlib data. A zlib header is only a hint: see
-/// [`detect`] for the check that decides.
+/// Whether the bytes start like gzip or zlib data: the gzip magic `1f 8b 08`, or one of
+/// the four headers zlib writes without a preset dictionary (`78 01`, `78 5e`, `78 9c`,
+/// `78 da`, one per compression level). A zlib header is only a hint: [`detect`]
+/// inflates to decide, and `formats::detect::compression` asks that the bytes not be a
+/// clean protobuf message.
 pub fn sniff(b: &[u8]) -> Option<Compression> {
     match b {
         [0x1f, 0x8b, 0x08, ..] => Some(Compression::Gzip),
-        [cmf, flg, ..] if *cmf == 0x78 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0 => {
-            Some(Compression::Zlib)
-        }
+        [0x78, 0x01 | 0x5e | 0x9c | 0xda, ..] => Some(Compression::Zlib),
         _ => None,
     }
 }

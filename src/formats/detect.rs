@@ -653,13 +653,13 @@ pub use crate::formats::compression::Compression;
 /// (field 15, varint), so they count only when the header checksum holds and the
 /// bytes are not a clean protobuf message.
 pub fn compression(bytes: &Bytes) -> Option<Compression> {
-    match bytes.get(..3) {
-        Some([0x1f, 0x8b, 0x08]) => Some(Compression::Gzip),
-        Some([0x78, 0x01 | 0x5e | 0x9c | 0xda, _]) => {
+    // The magic bytes: one rule, crate::formats::compression's.
+    match crate::formats::compression::sniff(bytes.get(..3)?)? {
+        Compression::Gzip => Some(Compression::Gzip),
+        Compression::Zlib => {
             let clean = matches!(decode_with(bytes.clone(), DecodeOptions::default()), Ok((m, _)) if m.all_unknown().next().is_none());
             (!clean).then_some(Compression::Zlib)
         }
-        _ => None,
     }
 }
 

@@ -205,14 +205,11 @@ fn summarize_labels(v: &[String]) -> String {
 }
 
 /// Workflow-command data: every control, bidirectional control and line separator shown
-/// as an escape ([`sanitize`], so no CR or LF can end the command and start a forged one),
-/// then GitHub's own escapes (`%`, and CR and LF should any remain:
-/// <https://github.com/actions/toolkit/blob/main/packages/core/src/command.ts>).
+/// as an escape ([`sanitize`]: no CR or LF is left to end the command and start a forged
+/// one), then GitHub's escape of `%`
+/// (<https://github.com/actions/toolkit/blob/main/packages/core/src/command.ts>).
 fn gh_data(s: &str) -> String {
-    sanitize(s)
-        .replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    sanitize(s).replace('%', "%25")
 }
 
 /// Escapes a workflow-command property (data escapes plus `:` and `,`).
