@@ -284,7 +284,14 @@ fn render(c: &mut Criterion) {
         g.bench_function("human_summary", |b| {
             b.iter(|| {
                 let mut out = Vec::new();
-                tfreq::render::human::write_summary(&mut out, path, &msg, &problems).expect("w");
+                tfreq::render::human::write_summary(
+                    &mut out,
+                    path,
+                    &msg,
+                    &problems,
+                    Default::default(),
+                )
+                .expect("w");
                 out
             })
         });

@@ -16,7 +16,7 @@ use crate::analysis::key::{ExecutorKey, ShapeKey};
 use crate::analysis::lint::lint;
 use crate::decode::{decode_as, decode_tensor as decode_one_tensor, decode_with, DecodeOptions};
 use crate::encode::{encode, TfsEncoding};
-use crate::formats::{self, rest_json, savedmodel, text_format, tfrecord, Content, Hint};
+use crate::formats::{self, rest_json, savedmodel, text_format, tfrecord, Content, InputOptions};
 use crate::model::{Kind, Message, Tensor, WireFormat};
 use crate::render;
 use crate::signature::ModelSignatures;
@@ -197,7 +197,13 @@ pub fn text_render(data: &[u8]) {
         }
         if let Ok(msg) = strict {
             let problems = lint(&msg);
-            let _ = render::human::write_summary(&mut io::sink(), "fuzz", &msg, &problems);
+            let _ = render::human::write_summary(
+                &mut io::sink(),
+                "fuzz",
+                &msg,
+                &problems,
+                Default::default(),
+            );
             let _ = render::json::write_message(
                 &mut io::sink(),
                 "fuzz",
@@ -277,8 +283,8 @@ pub fn diff_pair(data: &[u8]) {
     let opts = DiffOptions::default();
     for (w, p) in [(&a, &b), (&b, &a)] {
         let r = diff(std::slice::from_ref(w), p, &opts);
-        let _ = r.to_json();
-        let _ = render::report::write_human(&mut io::sink(), &r);
+        let _ = crate::render::report::to_json(&r);
+        let _ = render::report::write_human(&mut io::sink(), &r, Default::default());
         let _ = render::report::write_github(&mut io::sink(), &r);
     }
     for m in [&a, &ra] {
@@ -291,7 +297,7 @@ pub fn diff_pair(data: &[u8]) {
         assert!(
             !diff_error,
             "a request differs from itself: {}",
-            r.to_json()
+            crate::render::report::to_json(&r)
         );
     }
     // Equal shape keys imply equal executor keys; equal executor keys, equal feed sets.
@@ -310,8 +316,9 @@ fn names(m: &Message) -> Vec<&str> {
 /// Every entry of a container, as the commands read files: detection (bare message,
 /// TFRecord, EAS text warm-up, text format), TFRecord framing, `PredictionLog`s.
 pub fn containers(data: &[u8]) {
-    let read = |bytes: Bytes, hint: Hint| {
-        if let Ok(c) = formats::load_detailed(bytes, DecodeOptions::default(), hint) {
+    let read = |bytes: Bytes, name: &str| {
+        let opts = InputOptions::new().for_path(name.as_ref());
+        if let Ok(c) = formats::read(bytes, &opts).and_then(|e| e.into_container()) {
             for e in &c.entries {
                 let _ = e.label(c.kind);
                 if let Content::Message(m) = &e.content {
@@ -320,11 +327,11 @@ pub fn containers(data: &[u8]) {
             }
         }
     };
-    read(Bytes::copy_from_slice(data), Hint::Auto);
-    read(Bytes::copy_from_slice(data), Hint::Text);
+    read(Bytes::copy_from_slice(data), "input");
+    read(Bytes::copy_from_slice(data), "input.txt");
     // The same bytes as one TFRecord record: past the CRCs a fuzzer cannot forge, into
     // the `PredictionLog` decoder.
-    read(Bytes::from(tfrecord::frame([data])), Hint::Auto);
+    read(Bytes::from(tfrecord::frame([data])), "input");
     for r in tfrecord::Records::new(Bytes::copy_from_slice(data)).take(1 << 16) {
         match r {
             Ok(r) => {
@@ -349,7 +356,7 @@ fn exercise_model(m: &ModelSignatures) {
         req.add_fetch("y");
         let opts = crate::analysis::check::CheckOptions::default();
         let r = crate::analysis::check::check(req.message(), m, &opts);
-        let _ = r.to_json();
+        let _ = crate::render::report::to_json(&r);
     }
 }
 
@@ -414,7 +421,8 @@ pub fn text_format_build(data: &[u8]) {
 /// Nesting is bounded before prost-reflect's recursive parser sees the text; the
 /// depth scan and the parser must agree that nothing deeper gets through.
 pub fn text_detect(data: &[u8]) {
-    use crate::formats::detect::{self, InputFormat, Source};
+    use crate::formats::text_format::text_depth;
+    use crate::formats::InputFormat;
     let bytes = Bytes::copy_from_slice(data);
     for format in [
         InputFormat::Auto,
@@ -424,10 +432,8 @@ pub fn text_detect(data: &[u8]) {
         InputFormat::TfServing,
     ] {
         for name in ["input", "input.txt", "input.json"] {
-            let src = Source::for_path(name.as_ref(), format);
-            if let Ok(c) =
-                formats::load_detailed_from(bytes.clone(), DecodeOptions::default(), &src)
-            {
+            let src = InputOptions::new().format(format).for_path(name.as_ref());
+            if let Ok(c) = formats::read(bytes.clone(), &src).and_then(|e| e.into_container()) {
                 for e in &c.entries {
                     if let Content::Message(m) = &e.content {
                         exercise(m);
@@ -437,7 +443,7 @@ pub fn text_detect(data: &[u8]) {
         }
     }
     if let Ok(text) = std::str::from_utf8(data) {
-        let deep = detect::text_depth(text) > crate::wire::reader::RECURSION_LIMIT;
+        let deep = text_depth(text) > crate::wire::reader::RECURSION_LIMIT;
         let parsed = text_format::from_text(text, None);
         assert!(
             !(deep && parsed.is_ok()),

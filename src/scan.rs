@@ -1,8 +1,9 @@
 //! Reading many request files and logs into [`crate::analysis::coverage`]'s tables: the
 //! file access and the worker threads the pure analysis layer leaves to its callers.
 //!
-//! [`count_files`] reads bare request files, TF Serving TFRecord `PredictionLog` logs,
-//! text-format requests and (with dtypes, [`count_files_with`]) REST JSON lines. One
+//! [`count`] reads bare request files, TF Serving TFRecord `PredictionLog` logs (plain
+//! or gzip/zlib), text-format requests and (with dtypes) REST JSON lines, each as the
+//! caller's [`InputOptions`] say; [`count_reader`] reads one stream. One
 //! worker per core (`workers`) shares out the files. A TFRecord log is streamed: the
 //! file is memory-mapped and cut into parts of 16 MiB, each starting at a record found
 //! by its framing; the workers walk the parts (framing, data CRC), read each record's
@@ -19,11 +20,12 @@
 //! let files = ["tests/data/eas/faq_prod.bin", "tests/data/eas/faq_prod_reordered.bin",
 //!              "tests/data/eas/faq_prod_batch4.bin"];
 //! let paths: Vec<&std::path::Path> = files.iter().map(|f| f.as_ref()).collect();
-//! let cov = tfreq::scan::count_files(&paths, Default::default())?;
+//! let counted = tfreq::scan::count(&paths, &Default::default(), false);
+//! assert!(counted.errors.is_empty());
+//! let cov = counted.counts;
 //! assert_eq!(cov.requests, 3);
 //! assert_eq!(cov.executor_keys().len(), 1); // same feed and fetch sets
 //! assert_eq!(cov.shape_keys().len(), 2);    // batch 1 and batch 4
-//! # Ok::<(), tfreq::Error>(())
 //! ```
 
 use std::collections::HashMap;
@@ -40,11 +42,9 @@ use crate::analysis::report::Unreadable;
 use crate::decode::DecodeOptions;
 use crate::error::{Error, ErrorDetail};
 use crate::formats::compression::{self, Compression};
-use crate::formats::detect::{self, InputFormat, Source};
-use crate::formats::rest_json::{self, Dtypes};
+use crate::formats::rest_json;
 use crate::formats::tfrecord::{self, Records};
-use crate::formats::{self, ContainerKind, Content, Hint};
-use crate::io::ReadOptions;
+use crate::formats::{self, ContainerKind, Content, InputOptions};
 use crate::model::{Kind, Message, WireFormat};
 
 mod fingerprint;
@@ -62,66 +62,40 @@ pub(crate) fn workers() -> usize {
     std::thread::available_parallelism().map_or(WORKERS, |n| n.get().min(MAX_WORKERS))
 }
 
-/// Counts every request in `paths` (see the module docs). With `keep`, the first
-/// request of each shape key is kept as its representative (for warm-ups).
-pub fn count_files(paths: &[&Path], keep: bool) -> Result<KeyCounts, Error> {
-    count_files_with(paths, keep, None)
+/// What [`count`] read: the counts over every file that could be read, and the error
+/// of each file that could not (in the order given, one for each entry of
+/// [`KeyCounts::unreadable`], whose messages are [`Error::message_without`] the file).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Counted {
+    /// The counts (and the files read, their sizes, the files set aside).
+    pub counts: KeyCounts,
+    /// Why each file in `counts.unreadable` could not be read, in the same order.
+    pub errors: Vec<Error>,
 }
 
-/// As [`count_files`], also reading TF Serving REST JSON (`.json`,
-/// `.jsonl`: one request or JSON lines) with the input dtypes `rest` gives
-/// (JSON carries none).
-pub fn count_files_with(
-    paths: &[&Path],
-    keep: bool,
-    rest: Option<&Dtypes>,
-) -> Result<KeyCounts, Error> {
-    count_files_from(paths, keep, rest, InputFormat::Auto)
-}
-
-/// As [`count_files_with`], reading every file as `format` (or
-/// detecting what each is, with [`InputFormat::Auto`]).
-pub fn count_files_from(
-    paths: &[&Path],
-    keep: bool,
-    rest: Option<&Dtypes>,
-    format: InputFormat,
-) -> Result<KeyCounts, Error> {
-    let (total, errors) =
-        count_files_inner(paths, keep, rest, format, &ReadOptions::default(), true);
-    // The first failing file in the order given, whichever worker met it.
-    match errors.into_iter().min_by_key(|(i, _)| *i) {
-        Some((_, e)) => Err(e),
-        None => Ok(total),
-    }
-}
-
-/// As [`count_files_from`], reading each file as `read` says (its size cap, and whether
-/// large files are mapped), going on past files that cannot be read: the counts cover the files that could be read, and
-/// [`KeyCounts::unreadable`] lists the others, in the order given, each with the error
-/// that set it aside in the words of `message` (given the error and the file;
-/// [`Error::message_without`] is the plain wording, a program may add its own hints).
-pub fn count_files_lenient(
-    paths: &[&Path],
-    keep: bool,
-    rest: Option<&Dtypes>,
-    format: InputFormat,
-    read: &ReadOptions,
-    message: &dyn Fn(&Error, &str) -> String,
-) -> KeyCounts {
-    let (mut total, mut errors) = count_files_inner(paths, keep, rest, format, read, false);
+/// Counts every request in `paths` (see the module docs), each read as `opts` says (its
+/// format, size cap, REST dtypes, whether large files are mapped; `-` is standard input,
+/// streamed), going on past files that cannot be read: the counts cover the files that
+/// could be read, and [`Counted::errors`] says why the others could not. With `keep`,
+/// the first request of each shape key is kept as its representative (for warm-ups).
+pub fn count(paths: &[&Path], opts: &InputOptions, keep: bool) -> Counted {
+    let (mut counts, mut errors) = count_files_inner(paths, keep, opts, false);
     errors.sort_by_key(|(i, _)| *i);
-    total.unreadable = errors
-        .into_iter()
+    counts.unreadable = errors
+        .iter()
         .map(|(i, e)| {
             let file = paths
-                .get(i)
+                .get(*i)
                 .map_or_else(|| "?".to_string(), |p| p.display().to_string());
-            let error = message(&e, &file);
+            let error = e.message_without(&file);
             Unreadable { file, error }
         })
         .collect();
-    total
+    Counted {
+        counts,
+        errors: errors.into_iter().map(|(_, e)| e).collect(),
+    }
 }
 
 /// Adds a worker's counts and errors to the totals; a worker that panicked is an
@@ -146,9 +120,7 @@ fn merge_worker<E: IntoIterator<Item = (usize, Error)>>(
 fn count_files_inner(
     paths: &[&Path],
     keep: bool,
-    rest: Option<&Dtypes>,
-    format: InputFormat,
-    read: &ReadOptions,
+    opts: &InputOptions,
     stop_at_error: bool,
 ) -> (KeyCounts, Vec<(usize, Error)>) {
     // Files are shared out to the workers one at a time; a TFRecord file is
@@ -162,7 +134,7 @@ fn count_files_inner(
         while !stop.load(Ordering::Relaxed) {
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(p) = paths.get(i) else { break };
-            match count_file(p, i, keep, rest, format, read) {
+            match count_file(p, i, keep, opts) {
                 Ok((f, size)) => {
                     c.merge(f);
                     sizes[i].store(size, Ordering::Relaxed);
@@ -192,18 +164,17 @@ fn count_files_inner(
     (total, errors)
 }
 
-/// Counts one file of [`count_files_with`]; errors name the file.
+/// Counts one file of [`count`]; errors name the file.
 fn count_file(
     p: &Path,
     i: usize,
     keep: bool,
-    rest: Option<&Dtypes>,
-    format: InputFormat,
-    read: &ReadOptions,
+    opts: &InputOptions,
 ) -> Result<(KeyCounts, u64), Error> {
+    let read = &opts.read;
     let in_file = |e: Error| e.in_file(p.display().to_string());
     if p == Path::new("-") {
-        return count_stdin(i, keep, rest, format, read).map_err(in_file);
+        return count_stdin(i, keep, opts).map_err(in_file);
     }
     // A gzip or zlib log is read as a stream, in constant memory (`stream`).
     if let Some(c) = peek_compression(p) {
@@ -216,7 +187,7 @@ fn count_file(
         }
     }
     let bytes = crate::io::read(p, read)?;
-    count_read(bytes, p, i, keep, rest, format, read.limit()).map_err(in_file)
+    count_read(bytes, p, i, keep, opts).map_err(in_file)
 }
 
 /// Counts the requests of one input read whole (`p` names it, for detection), inflated
@@ -226,24 +197,20 @@ fn count_read(
     p: &Path,
     i: usize,
     keep: bool,
-    rest: Option<&Dtypes>,
-    format: InputFormat,
-    limit: u64,
+    opts: &InputOptions,
 ) -> Result<(KeyCounts, u64), Error> {
+    let limit = opts.read.limit();
     let size = bytes.len() as u64;
     let bytes = match compression::detect(&bytes, limit)? {
         Some((_, inflated)) => Bytes::from(inflated),
         None => bytes,
     };
-    let src = Source {
-        rest: rest.cloned(),
-        ..Source::for_path(p, format)
-    };
-    let kind = detect::detect(&bytes, DecodeOptions::default(), &src)?.kind;
-    if kind != ContainerKind::RestJson {
-        return count_source(bytes, i, &src, keep).map(|c| (c, size));
+    let src = opts.for_path(p);
+    let entries = formats::read(bytes.clone(), &src)?;
+    if entries.kind() != ContainerKind::RestJson {
+        return count_entries(entries, bytes, i, keep).map(|c| (c, size));
     }
-    let d = detect::need_dtypes(&src)?;
+    let d = src.need_dtypes()?;
     let mut c = KeyCounts::default();
     rest_json::for_each_json_line(&bytes, d, &[], WireFormat::TfServing, |n, m| {
         c.add(
@@ -282,22 +249,8 @@ fn io_error(p: &Path, source: std::io::Error) -> Error {
 }
 
 /// Counts standard input: see [`count_reader`].
-fn count_stdin(
-    i: usize,
-    keep: bool,
-    rest: Option<&Dtypes>,
-    format: InputFormat,
-    read: &ReadOptions,
-) -> Result<(KeyCounts, u64), Error> {
-    count_reader_as(
-        std::io::stdin(),
-        Path::new("-"),
-        i,
-        keep,
-        rest,
-        format,
-        read,
-    )
+fn count_stdin(i: usize, keep: bool, opts: &InputOptions) -> Result<(KeyCounts, u64), Error> {
+    count_reader_as(std::io::stdin(), Path::new("-"), i, keep, opts)
 }
 
 /// Counts the requests of one input read from `r` (a pipe, a socket, a file in an
@@ -309,7 +262,7 @@ fn count_stdin(
 ///
 /// ```
 /// let f = std::fs::File::open("tests/data/tfrecord/warmup_predict.tfrecord")?;
-/// let opts = tfreq::io::ReadOptions::default();
+/// let opts = tfreq::formats::InputOptions::new();
 /// let c = tfreq::scan::count_reader(f, "warmup", &opts)?;
 /// assert_eq!((c.requests, c.files[0].as_str()), (3, "warmup"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -317,11 +270,10 @@ fn count_stdin(
 pub fn count_reader(
     r: impl Read + Send,
     name: &str,
-    read: &ReadOptions,
+    opts: &InputOptions,
 ) -> Result<KeyCounts, Error> {
     let path = Path::new(name);
-    let (mut c, size) = count_reader_as(r, path, 0, false, None, InputFormat::Auto, read)
-        .map_err(|e| e.in_file(name))?;
+    let (mut c, size) = count_reader_as(r, path, 0, false, opts).map_err(|e| e.in_file(name))?;
     c.files = vec![name.to_string()];
     c.file_sizes = vec![size];
     Ok(c)
@@ -332,12 +284,11 @@ fn count_reader_as(
     p: &Path,
     i: usize,
     keep: bool,
-    rest: Option<&Dtypes>,
-    format: InputFormat,
-    read: &ReadOptions,
+    opts: &InputOptions,
 ) -> Result<(KeyCounts, u64), Error> {
+    let read = &opts.read;
     let n = std::sync::Arc::new(AtomicU64::new(0));
-    let counted = Counted {
+    let counted = ByteCounter {
         inner: r,
         n: n.clone(),
     };
@@ -358,17 +309,17 @@ fn count_reader_as(
     }
     // Under the cap as every input is read (crate::io): the buffer grows as bytes come.
     let v = crate::io::read_capped(&mut r, p, read.limit(), None)?;
-    let (counts, _) = count_read(v, p, i, keep, rest, format, read.limit())?;
+    let (counts, _) = count_read(v, p, i, keep, opts)?;
     Ok((counts, n.load(Ordering::Relaxed)))
 }
 
 /// A reader that counts the bytes read through it.
-struct Counted<R> {
+struct ByteCounter<R> {
     inner: R,
     n: std::sync::Arc<AtomicU64>,
 }
 
-impl<R: Read> Read for Counted<R> {
+impl<R: Read> Read for ByteCounter<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let k = self.inner.read(buf)?;
         self.n.fetch_add(k as u64, Ordering::Relaxed);
@@ -376,15 +327,14 @@ impl<R: Read> Read for Counted<R> {
     }
 }
 
-/// Counts the requests of one file (`file` is its number in [`Origin`]).
-pub fn count_bytes(bytes: Bytes, file: usize, hint: Hint, keep: bool) -> Result<KeyCounts, Error> {
-    count_source(bytes, file, &hint.into(), keep)
-}
-
-/// [`count_bytes`] for a file read as `src` says.
-fn count_source(bytes: Bytes, file: usize, src: &Source, keep: bool) -> Result<KeyCounts, Error> {
-    let opts = DecodeOptions::default();
-    let it = formats::entries_from(bytes.clone(), opts, src)?;
+/// Counts the entries of one file read whole (`file` is its number in [`Origin`]);
+/// `bytes` are the file's, for the parallel TFRecord walk.
+fn count_entries(
+    it: formats::Entries,
+    bytes: Bytes,
+    file: usize,
+    keep: bool,
+) -> Result<KeyCounts, Error> {
     if it.kind() == ContainerKind::TfRecord {
         return count_tfrecord(bytes, file, keep);
     }

@@ -109,7 +109,8 @@ fn codes(msg: &Message) -> Vec<&'static str> {
 fn render_all(bytes: &[u8], msg: &Message) {
     let problems = lint(msg);
     let mut sink = std::io::sink();
-    tfreq::render::human::write_summary(&mut sink, "f", msg, &problems).unwrap();
+    tfreq::render::human::write_summary(&mut sink, "f", msg, &problems, Default::default())
+        .unwrap();
     tfreq::render::json::write_message(
         &mut sink,
         "f",

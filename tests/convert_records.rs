@@ -16,9 +16,8 @@ use bytes::Bytes;
 use common::{data_dir, read};
 use serde_json::Value;
 use tfreq::formats::convert::{convert_file, ConvertOptions};
-use tfreq::formats::{load_detailed, Hint, Target};
+use tfreq::formats::{InputOptions, Target};
 use tfreq::scrub::FillMode;
-use tfreq::DecodeOptions;
 
 fn run(args: &[&str]) -> (i32, String) {
     let r = common::run(args);
@@ -26,7 +25,8 @@ fn run(args: &[&str]) -> (i32, String) {
 }
 
 fn kinds(bytes: Vec<u8>) -> Vec<&'static str> {
-    load_detailed(Bytes::from(bytes), DecodeOptions::default(), Hint::Auto)
+    tfreq::formats::read(Bytes::from(bytes), &InputOptions::new())
+        .and_then(|e| e.into_container())
         .unwrap()
         .entries
         .iter()
@@ -88,14 +88,7 @@ fn every_kind_is_kept_by_convert_and_scrub() {
             scrub,
             ..Default::default()
         };
-        let out = convert_file(
-            Bytes::from(src.clone()),
-            DecodeOptions::default(),
-            &Default::default(),
-            None,
-            &opts,
-        )
-        .unwrap();
+        let out = convert_file(Bytes::from(src.clone()), &Default::default(), None, &opts).unwrap();
         assert_eq!(out.records, 7);
         assert_eq!(kinds(out.data.clone()), want, "{scrub:?}");
         if scrub.is_some() {
@@ -254,7 +247,6 @@ fn tensorflow_reads_scrubbed_files_with_every_value_replaced() {
         };
         let now = convert_file(
             Bytes::from(read("tfrecord", src)),
-            DecodeOptions::default(),
             &Default::default(),
             None,
             &opts,

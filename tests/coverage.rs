@@ -5,9 +5,34 @@ mod common;
 
 use bytes::Bytes;
 use common::data_dir;
-use tfreq::formats::{prediction_log::encode_predict_log, tfrecord, Hint};
-use tfreq::scan::{count_bytes, count_files, count_files_with};
-use tfreq::{DType, TFRequest, WireFormat};
+use tfreq::analysis::coverage::KeyCounts;
+use tfreq::formats::{prediction_log::encode_predict_log, tfrecord, InputOptions};
+use tfreq::{DType, Error, TFRequest, WireFormat};
+
+/// `scan::count` over `paths` read as `opts` says; the first unreadable file's error.
+fn count_with(
+    paths: &[&std::path::Path],
+    opts: &InputOptions,
+    keep: bool,
+) -> Result<KeyCounts, Error> {
+    let c = tfreq::scan::count(paths, opts, keep);
+    match c.errors.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(c.counts),
+    }
+}
+
+fn count_files(paths: &[&std::path::Path], keep: bool) -> Result<KeyCounts, Error> {
+    count_with(paths, &InputOptions::new(), keep)
+}
+
+/// Counts a log held in memory, written to a file first.
+fn count_bytes(log: Bytes, keep: bool) -> Result<KeyCounts, Error> {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("log.tfrecord");
+    std::fs::write(&p, &log).unwrap();
+    count_files(&[p.as_path()], keep)
+}
 
 fn request(kind: usize) -> Vec<u8> {
     let mut r = TFRequest::for_wire("serving_default", WireFormat::TfServing);
@@ -60,7 +85,7 @@ fn mixed_log(n: usize) -> (Vec<u8>, [u64; 4], u64) {
 #[test]
 fn counts_each_key_of_a_mixed_log() {
     let (log, counts, skipped) = mixed_log(5000);
-    let cov = count_bytes(Bytes::from(log), 0, Hint::Auto, true).unwrap();
+    let cov = count_bytes(Bytes::from(log), true).unwrap();
     assert_eq!(cov.requests, counts.iter().sum::<u64>());
     assert_eq!(cov.skipped, skipped);
     assert_eq!(cov.keys.len(), 4);
@@ -105,7 +130,7 @@ fn a_bad_record_in_a_big_log_is_reported_by_number() {
         .unwrap()
         .unwrap();
     log[rec.data_offset() + 3] ^= 0x10;
-    let err = count_bytes(Bytes::from(log), 0, Hint::Auto, false).unwrap_err();
+    let err = count_bytes(Bytes::from(log), false).unwrap_err();
     assert!(err.to_string().contains("record 2100"), "{err}");
 }
 
@@ -145,7 +170,7 @@ fn counts_rest_json_lines_with_model_dtypes() {
     let meta = std::fs::read(data_dir().join("models/faq.metadata.json")).unwrap();
     let d = tfreq::formats::rest_json::dtypes_from_metadata(&meta, "serving_default").unwrap();
     let p = data_dir().join("rest/faq_prod_log.jsonl");
-    let cov = count_files_with(&[p.as_path()], false, Some(&d)).unwrap();
+    let cov = count_with(&[p.as_path()], &InputOptions::new().dtypes(d), false).unwrap();
     assert_eq!(cov.requests, 4);
     let groups = cov.executor_keys();
     assert_eq!(groups.len(), 1);

@@ -8,8 +8,8 @@ use common::{run3 as run, s as path};
 
 use bytes::Bytes;
 use serde_json::Value;
-use tfreq::formats::detect::{detect, text_depth, InputFormat, Source};
-use tfreq::formats::{load_detailed_from, tfrecord, ContainerKind, Content};
+use tfreq::formats::text_format::text_depth;
+use tfreq::formats::{detect, read, tfrecord, ContainerKind, Content, InputFormat, InputOptions};
 
 fn tmp(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("tfreq-detect-{}", std::process::id()));
@@ -426,25 +426,19 @@ fn every_command_takes_from() {
 
 #[test]
 fn detection_in_the_library() {
-    let src = Source::default();
+    let src = InputOptions::new();
     let b = Bytes::from(common::read("detect", "unframed_logs.bin"));
-    assert!(detect(&b, Default::default(), &src).is_err());
-    let accept = Source {
-        accept_unframed: true,
-        ..Source::default()
-    };
-    let c = load_detailed_from(b.clone(), Default::default(), &accept).unwrap();
+    assert!(detect(&b, &src).is_err());
+    let accept = InputOptions::new().accept_unframed(true);
+    let c = read(b.clone(), &accept).unwrap().into_container().unwrap();
     assert_eq!(c.kind, ContainerKind::UnframedLogs);
     assert_eq!(c.entries.len(), 4);
     // log_metadata belongs to the record it precedes.
     assert_eq!(c.entries[0].log_model_spec.as_ref().unwrap().name, "m");
     assert!(c.entries[1].log_model_spec.is_none());
     assert!(matches!(c.entries[2].content, Content::Log(_)));
-    let forced = Source::for_path("x".as_ref(), InputFormat::UnframedLogs);
-    assert_eq!(
-        detect(&b, Default::default(), &forced).unwrap().kind,
-        ContainerKind::UnframedLogs
-    );
+    let forced = InputOptions::new().format(InputFormat::UnframedLogs);
+    assert_eq!(detect(&b, &forced).unwrap(), ContainerKind::UnframedLogs);
     // Read as one bare message, no reading of concatenated logs is clean: a singular
     // field repeated (client_id, the number of predict_log) and a client_id that holds
     // a PredictLog around a request are anomalies.
@@ -488,7 +482,7 @@ fn detection_in_the_library() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "bin") {
                 let b = Bytes::from(std::fs::read(&p).unwrap());
-                let d = detect(&b, Default::default(), &src);
+                let d = detect(&b, &src);
                 assert!(
                     !matches!(&d, Err(e) if e.to_string().contains("PredictionLog")),
                     "{}: {d:?}",
@@ -501,7 +495,8 @@ fn detection_in_the_library() {
 
 mod text_depth_props {
     use proptest::prelude::*;
-    use tfreq::formats::detect::{detect, text_depth, InputFormat, Source};
+    use tfreq::formats::text_format::text_depth;
+    use tfreq::formats::{read, InputFormat, InputOptions};
 
     /// Openers protobuf text format nests with, around a field that may hold strings
     /// and comments with brackets in them (which do not nest).
@@ -542,9 +537,8 @@ mod text_depth_props {
             prop_assert_eq!(text_depth(&text), depth);
             let bytes = bytes::Bytes::from(text.clone());
             for format in [InputFormat::Auto, InputFormat::Text] {
-                let src = Source::for_path("x.pbtxt".as_ref(), format);
-                let r = detect(&bytes, Default::default(), &src)
-                    .and_then(|_| tfreq::formats::load_detailed_from(bytes.clone(), Default::default(), &src));
+                let src = InputOptions::new().format(format).for_path("x.pbtxt".as_ref());
+                let r = read(bytes.clone(), &src).and_then(|e| e.into_container());
                 if depth > 100 {
                     let err = r.unwrap_err().to_string();
                     prop_assert!(err.contains("nests deeper"), "{}", err);

@@ -230,3 +230,126 @@ fn the_check_sees_imports() {
     let code = code_of("use crate::{model::Message, wire::reader::Reader};\nlet x = crate::render::x(); // crate::io\n");
     assert_eq!(used_modules(&code), ["model", "wire", "render"]);
 }
+
+/// The files of one folder that a file names: `super::x`, `crate::folder::x` or
+/// `crate::folder::{x, …}` (for `src/bin/tfreq/`, whose root is the binary's
+/// `main.rs`, `crate::x`). A folder's `mod.rs` (its root) is left out: it declares its
+/// files and re-exports them, so every file "uses" it.
+fn sibling_uses(code: &str, folder: &str, siblings: &[String], own: &str) -> Vec<String> {
+    let mut prefixes = vec!["super::".to_string()];
+    if folder.is_empty() {
+        prefixes.push("crate::".to_string());
+    } else {
+        prefixes.push(format!("crate::{}::", folder.replace('/', "::")));
+    }
+    let mut out = Vec::new();
+    for prefix in &prefixes {
+        let mut rest = code;
+        while let Some(i) = rest.find(prefix.as_str()) {
+            // Not a longer path that merely ends with the prefix (`a::super::`).
+            let ok = i == 0
+                || !rest.as_bytes()[i - 1].is_ascii_alphanumeric()
+                    && rest.as_bytes()[i - 1] != b':';
+            rest = &rest[i + prefix.len()..];
+            if !ok {
+                continue;
+            }
+            let names: Vec<String> = match rest.strip_prefix('{') {
+                Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                    .split(',')
+                    .map(|s| {
+                        s.trim()
+                            .chars()
+                            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                            .collect()
+                    })
+                    .collect(),
+                None => vec![rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect()],
+            };
+            for n in names {
+                if n != own && siblings.contains(&n) && !out.contains(&n) {
+                    out.push(n);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Within each folder of `src/` (a module's files, and the command line's), no two
+/// files use each other, directly or round a longer circle: each folder's files are
+/// layered too.
+#[test]
+fn no_cycles_between_the_files_of_a_folder() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut folders = vec![src.join("bin/tfreq")];
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() && p.file_name().is_some_and(|n| n != "bin") {
+            folders.push(p);
+        }
+    }
+    // Files that are modules in their own right next to a folder of their parts
+    // (`src/scan.rs` and `src/scan/`) have those parts as siblings too.
+    let mut problems = Vec::new();
+    for dir in folders {
+        let rel = dir
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let crate_rel = if rel == "bin/tfreq" {
+            String::new()
+        } else {
+            rel.clone()
+        };
+        let mut files: Vec<(String, String)> = Vec::new();
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+            let text = if p.is_dir() {
+                std::fs::read_to_string(p.join("mod.rs")).unwrap_or_default()
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                std::fs::read_to_string(&p).unwrap()
+            } else {
+                continue;
+            };
+            if name != "mod" && name != "main" {
+                files.push((name, code_of(&text)));
+            }
+        }
+        let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
+        let edges: BTreeMap<String, Vec<String>> = files
+            .iter()
+            .map(|(n, code)| (n.clone(), sibling_uses(code, &crate_rel, &names, n)))
+            .collect();
+        // A circle: a file reached again from itself.
+        for start in &names {
+            let mut stack = vec![(start.clone(), vec![start.clone()])];
+            let mut seen = std::collections::BTreeSet::new();
+            while let Some((at, path)) = stack.pop() {
+                for next in edges.get(&at).into_iter().flatten() {
+                    if next == start {
+                        let mut circle = path.clone();
+                        circle.push(next.clone());
+                        problems.push(format!("src/{rel}: {}", circle.join(" -> ")));
+                    } else if seen.insert(next.clone()) {
+                        let mut p = path.clone();
+                        p.push(next.clone());
+                        stack.push((next.clone(), p));
+                    }
+                }
+            }
+        }
+    }
+    problems.sort();
+    problems.dedup();
+    assert!(
+        problems.is_empty(),
+        "files of one folder that use each other:\n{}",
+        problems.join("\n")
+    );
+}

@@ -52,14 +52,12 @@ fn reading_100_mb_installs_no_handler_and_copies() {
 
     // A log counted by `scan` the same way (the file is no request: it is set aside,
     // and still no handler is installed).
-    let cov = tfreq::scan::count_files_lenient(
+    let cov = tfreq::scan::count(
         &[p.as_path()],
+        &tfreq::formats::InputOptions::new().read_options(opts),
         false,
-        None,
-        tfreq::formats::detect::InputFormat::Auto,
-        &opts,
-        &|e, _| e.to_string(),
-    );
+    )
+    .counts;
     assert_eq!(cov.unreadable.len(), 1);
     #[cfg(unix)]
     assert_eq!(sigbus_handler(), before);

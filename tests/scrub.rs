@@ -82,7 +82,11 @@ fn scrubbed_requests_keep_keys_and_drop_strings() {
             let diff_errors = report
                 .findings()
                 .any(|f| f.severity == tfreq::analysis::Severity::Error && f.code.is_diff_only());
-            assert!(!diff_errors, "{file} {mode:?}: {}", report.to_json());
+            assert!(
+                !diff_errors,
+                "{file} {mode:?}: {}",
+                tfreq::render::report::to_json(&report)
+            );
             let own = tfreq::analysis::lint::lint(&prod)
                 .iter()
                 .any(|f| f.severity == tfreq::analysis::Severity::Error);

@@ -55,14 +55,7 @@ fn write(dir: &Path, i: usize, f: &File) -> PathBuf {
 fn summary(paths: &[PathBuf]) -> Summary {
     let mut paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
     paths.sort();
-    let cov = tfreq::scan::count_files_lenient(
-        &paths,
-        false,
-        None,
-        tfreq::formats::detect::InputFormat::Auto,
-        &tfreq::io::ReadOptions::default(),
-        &|e, _| e.to_string(),
-    );
+    let cov = tfreq::scan::count(&paths, &Default::default(), false).counts;
     Summary::of(&cov)
 }
 

@@ -271,7 +271,8 @@ fn text_of_a_mixed_warmup_does_not_build_with_records_silently_dropped() {
         assert!(err.contains(k), "{k}: {err}");
     }
     let bytes = bytes::Bytes::from(std::fs::read(&out_file).unwrap());
-    let c = tfreq::formats::load_detailed(bytes, Default::default(), tfreq::formats::Hint::Auto)
+    let c = tfreq::formats::read(bytes, &Default::default())
+        .and_then(|e| e.into_container())
         .unwrap();
     assert_eq!(c.kind, tfreq::formats::ContainerKind::TfRecord);
     assert_eq!(c.entries.len(), 1);

@@ -4,19 +4,24 @@ mod common;
 
 use bytes::Bytes;
 use common::{data_dir, read};
-use tfreq::formats::detect::{InputFormat, Source};
 use tfreq::formats::{
-    load_detailed, load_detailed_from, load_from, text, ContainerKind, Content, Hint,
+    read as read_input, text, Container, ContainerKind, Content, InputFormat, InputOptions,
 };
+
+fn load_detailed(b: Bytes, src: &InputOptions) -> Result<Container, tfreq::Error> {
+    read_input(b, src).and_then(|e| e.into_container())
+}
 
 #[test]
 fn text_warmup_lines_and_lengths() {
     let bytes = Bytes::from(read("text", "warm_up.txt"));
     for src in [
-        Source::for_path(&data_dir().join("text/warm_up.txt"), InputFormat::Auto),
-        Source::for_path("warm_up".as_ref(), InputFormat::EasText),
+        InputOptions::new().for_path(&data_dir().join("text/warm_up.txt")),
+        InputOptions::new()
+            .format(InputFormat::EasText)
+            .for_path("warm_up".as_ref()),
     ] {
-        let c = load_detailed_from(bytes.clone(), Default::default(), &src).unwrap();
+        let c = load_detailed(bytes.clone(), &src).unwrap();
         assert_eq!(c.kind, ContainerKind::Text);
         let lines: Vec<&[u8]> = c
             .entries
@@ -32,12 +37,13 @@ fn text_warmup_lines_and_lengths() {
         assert_eq!(c.entries[2].label(c.kind), "line 4");
     }
     // Not requests: load() returns no messages.
-    let src = Source::for_path("warm_up.txt".as_ref(), InputFormat::Auto);
-    assert!(load_from(bytes.clone(), Default::default(), &src)
+    let src = InputOptions::new().for_path("warm_up.txt".as_ref());
+    assert!(read_input(bytes.clone(), &src)
+        .and_then(|e| e.into_records())
         .unwrap()
         .is_empty());
     // Not named *.txt and not said to be one: text lines are no request file.
-    let err = load_detailed(bytes, Default::default(), Hint::Auto).unwrap_err();
+    let err = load_detailed(bytes, &InputOptions::new()).unwrap_err();
     assert!(
         matches!(err.detail(), tfreq::ErrorDetail::NotRequestText(_)),
         "{err}"
@@ -57,7 +63,7 @@ fn binary_requests_are_not_text() {
         "unicode_names.bin",
         "seed_warm_up.bin",
     ] {
-        let c = load_detailed(Bytes::from(read("eas", f)), Default::default(), Hint::Auto).unwrap();
+        let c = load_detailed(Bytes::from(read("eas", f)), &InputOptions::new()).unwrap();
         assert_eq!(c.kind, ContainerKind::Bare, "{f}");
     }
 }
@@ -92,12 +98,10 @@ fn python_text_format_files_load_as_their_requests() {
             if orig.kind != tfreq::Kind::Request {
                 continue; // responses: text format of a response is not a request file
             }
-            let c = load_detailed(
-                Bytes::from(std::fs::read(p).unwrap()),
-                opts,
-                Hint::for_path(p),
-            )
-            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let mut src = InputOptions::new().for_path(p);
+            src.decode = opts;
+            let c = load_detailed(Bytes::from(std::fs::read(p).unwrap()), &src)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
             assert_eq!(c.kind, ContainerKind::TextFormat, "{}", p.display());
             let Content::Message(m) = &c.entries[0].content else {
                 panic!()

@@ -8,11 +8,21 @@ use bytes::Bytes;
 use common::{data_dir, manifest, read};
 use serde_json::Value;
 use tfreq::analysis::warmup;
-use tfreq::formats::{load, load_detailed, tfrecord, write, ContainerKind, Content, Hint, Target};
+use tfreq::formats::{
+    tfrecord, write, Container, ContainerKind, Content, InputOptions, Record, Target,
+};
+
+fn load_detailed(b: Bytes) -> Result<Container, Error> {
+    tfreq::formats::read(b, &InputOptions::new()).and_then(|e| e.into_container())
+}
+
+fn load(b: Bytes) -> Result<Vec<Record>, Error> {
+    tfreq::formats::read(b, &InputOptions::new()).and_then(|e| e.into_records())
+}
 use tfreq::{DecodeOptions, Error, ErrorDetail};
 
 fn detailed(bytes: Vec<u8>) -> tfreq::formats::Container {
-    load_detailed(Bytes::from(bytes), DecodeOptions::default(), Hint::Auto).expect("loads")
+    load_detailed(Bytes::from(bytes)).expect("loads")
 }
 
 #[test]
@@ -170,11 +180,7 @@ fn tf_serving_half_plus_two_warmup() {
         };
         assert_eq!(sigs, want);
     }
-    let recs = load(
-        Bytes::from(std::fs::read(&p).unwrap()),
-        DecodeOptions::default(),
-    )
-    .unwrap();
+    let recs = load(Bytes::from(std::fs::read(&p).unwrap())).unwrap();
     assert_eq!(recs.len(), 1);
     assert_eq!(recs[0].label, "record 0");
     let x = recs[0].message.tensor("x").unwrap();
@@ -188,7 +194,7 @@ fn flipped_byte_and_truncation_name_the_record() {
     // Record 1 starts at 78 (12 + 62 + 4); flip a byte of its data.
     let mut bad = file.clone();
     bad[78 + 20] ^= 0x01;
-    let err = load(Bytes::from(bad), DecodeOptions::default()).unwrap_err();
+    let err = load(Bytes::from(bad)).unwrap_err();
     match err.detail() {
         ErrorDetail::TfRecord(e) => {
             assert!(matches!(e, tfrecord::TfRecordError::DataCrc { .. }), "{e}");
@@ -199,7 +205,7 @@ fn flipped_byte_and_truncation_name_the_record() {
     assert!(err.to_string().contains("record 1"), "{err}");
     // Truncated inside record 2.
     let cut = &file[..file.len() - 10];
-    let err = load(Bytes::copy_from_slice(cut), DecodeOptions::default()).unwrap_err();
+    let err = load(Bytes::copy_from_slice(cut)).unwrap_err();
     match err.detail() {
         ErrorDetail::TfRecord(e) => {
             assert!(
@@ -213,7 +219,7 @@ fn flipped_byte_and_truncation_name_the_record() {
     // A flipped length byte.
     let mut bad = file.clone();
     bad[78 + 1] ^= 0x80;
-    let err = load(Bytes::from(bad), DecodeOptions::default()).unwrap_err();
+    let err = load(Bytes::from(bad)).unwrap_err();
     assert!(
         err.to_string().contains("record 1") && err.to_string().contains("length checksum"),
         "{err}"
@@ -224,7 +230,7 @@ fn flipped_byte_and_truncation_name_the_record() {
 fn written_file_matches_tensorflow_writer_bytes() {
     // Re-encoding the three predict requests tf.io.TFRecordWriter wrote gives its bytes.
     let file = read("tfrecord", "warmup_predict.tfrecord");
-    let msgs: Vec<_> = load(Bytes::from(file.clone()), DecodeOptions::default())
+    let msgs: Vec<_> = load(Bytes::from(file.clone()))
         .unwrap()
         .into_iter()
         .map(|r| r.message)
@@ -306,7 +312,7 @@ mod never_panics {
         /// Any bytes: the TFRecord reader and PredictionLog decoder return errors, never panic.
         #[test]
         fn arbitrary_bytes(data in proptest::collection::vec(any::<u8>(), 0..300)) {
-            let _ = load_detailed(Bytes::from(data.clone()), DecodeOptions::default(), Hint::Auto);
+            let _ = load_detailed(Bytes::from(data.clone()));
             for rec in tfrecord::Records::new(Bytes::from(data.clone())).flatten() {
                 let _ = tfreq::formats::record_entry(rec, DecodeOptions::default());
             }
@@ -322,7 +328,7 @@ mod never_panics {
             let p = pos % b.len();
             b[p] ^= 1 << bit;
             b.truncate(cut.max(1));
-            if let Err(ErrorDetail::TfRecord(e)) = load_detailed(Bytes::from(b), DecodeOptions::default(), Hint::Auto).map_err(Error::into_detail) {
+            if let Err(ErrorDetail::TfRecord(e)) = load_detailed(Bytes::from(b)).map_err(Error::into_detail) {
                 prop_assert!(e.record() < 6);
             }
         }

@@ -25,7 +25,7 @@ mod cli;
 #[allow(unused_imports)]
 use cli::live;
 #[allow(unused_imports)]
-use cli::{common, diff, inspect, output, scrub, sigbus};
+use cli::{args, common, input, output, report, sigbus};
 
 create_exception!(
     tfreq,
@@ -606,7 +606,7 @@ fn read<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Bound<'py,
                 Some((_, v)) => Bytes::from(v),
                 None => b,
             };
-            tfreq::formats::load(b, Default::default())
+            tfreq::formats::read(b, &Default::default()).and_then(|e| e.into_records())
         })
         .map_err(|e| to_py(py, e))?;
     let out = PyList::empty(py);
@@ -620,8 +620,9 @@ fn messages(py: Python<'_>, list: &Bound<'_, PyList>) -> PyResult<Vec<tfreq::Mes
     let mut out = Vec::new();
     for item in list.iter() {
         let b = item.cast::<PyBytes>()?;
-        let records =
-            tfreq::formats::load(bytes_of(b), Default::default()).map_err(|e| to_py(py, e))?;
+        let records = tfreq::formats::read(bytes_of(b), &Default::default())
+            .and_then(|e| e.into_records())
+            .map_err(|e| to_py(py, e))?;
         out.extend(records.into_iter().map(|r| r.message));
     }
     Ok(out)
@@ -658,7 +659,7 @@ fn diff_json(
             first.requests.extend(r.requests);
         }
         first.summarise();
-        Ok(first.to_json())
+        Ok(tfreq::render::report::to_json(&first))
     })
 }
 
@@ -686,7 +687,7 @@ fn check_json(
         .map(|(m, l)| tfreq::analysis::report::Labeled::new(l, l, m))
         .collect();
     let report = tfreq::analysis::check::check_labeled(&labeled, &sigs, &opts);
-    Ok(report.to_json())
+    Ok(tfreq::render::report::to_json(&report))
 }
 
 /// The executor key of one request: `(signature, feeds, fetches, fetch_all)` with the
@@ -744,15 +745,7 @@ fn summarize_paths(py: Python<'_>, paths: Vec<String>) -> PyResult<String> {
     paths.sort();
     let cov = py.detach(|| {
         let p: Vec<&std::path::Path> = paths.iter().map(std::path::Path::new).collect();
-        let opts = tfreq::io::ReadOptions::default();
-        tfreq::scan::count_files_lenient(
-            &p,
-            false,
-            None,
-            tfreq::formats::detect::InputFormat::Auto,
-            &opts,
-            &|e, f| e.message_without(f),
-        )
+        tfreq::scan::count(&p, &Default::default(), false).counts
     });
     Ok(tfreq::analysis::summary::Summary::of(&cov).to_json())
 }
@@ -785,7 +778,7 @@ impl std::io::Read for PyReader {
 #[pyfunction]
 fn summarize_reader(py: Python<'_>, name: String, reader: Py<PyAny>) -> PyResult<String> {
     let r = PyReader(reader);
-    let opts = tfreq::io::ReadOptions::default();
+    let opts = tfreq::formats::InputOptions::new();
     let cov = py.detach(|| tfreq::scan::count_reader(r, &name, &opts));
     let cov = match cov {
         Ok(c) => c,

@@ -61,7 +61,7 @@ pub struct KeyCounts {
     /// `files[].bytes`).
     pub file_sizes: Vec<u64>,
     /// Files that could not be read, in the order given
-    /// ([`crate::scan::count_files_lenient`]).
+    /// ([`crate::scan::count`]).
     pub unreadable: Vec<crate::analysis::report::Unreadable>,
 }
 

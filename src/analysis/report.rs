@@ -310,20 +310,4 @@ impl Report {
             }));
         self.summarise();
     }
-
-    /// The process exit code: 2 when an input could not be read, else 1 when a finding
-    /// fails the run, else 0.
-    pub fn exit_code(&self) -> u8 {
-        if !self.unreadable.is_empty() {
-            2
-        } else {
-            u8::from(self.failed)
-        }
-    }
-
-    /// The report as one JSON document (pretty-printed, keys in a fixed order).
-    pub fn to_json(&self) -> String {
-        // A Report holds only strings, numbers, booleans and lists: it always serializes.
-        crate::escape::json_string(self, true)
-    }
 }

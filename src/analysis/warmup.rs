@@ -12,9 +12,9 @@ use crate::formats::{Container, ContainerKind};
 /// and a warm-up error fails the model load.
 ///
 /// ```
-/// use tfreq::formats::{load_detailed, Hint};
+/// use tfreq::formats::{read, InputOptions};
 /// let bytes = tfreq::io::read_input("tests/data/check/warmup_classify_empty.tfrecord".as_ref())?;
-/// let c = load_detailed(bytes, Default::default(), Hint::Auto)?;
+/// let c = read(bytes, &InputOptions::new())?.into_container()?;
 /// let codes: Vec<_> = tfreq::analysis::warmup::empty_inputs(&c.entries).iter().map(|f| f.code.as_str()).collect();
 /// assert_eq!(codes, ["EMPTY_INPUT", "EMPTY_INPUT"]);
 /// # Ok::<(), tfreq::Error>(())
@@ -60,9 +60,9 @@ pub fn empty_inputs(entries: &[crate::formats::Entry]) -> Vec<Finding> {
 /// silently.
 ///
 /// ```
-/// use tfreq::formats::{load_detailed, Hint};
+/// use tfreq::formats::{read, InputOptions};
 /// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
-/// let c = load_detailed(bytes, Default::default(), Hint::Auto)?;
+/// let c = read(bytes, &InputOptions::new())?.into_container()?;
 /// let names: Vec<_> = tfreq::analysis::warmup::not_compared(&c.entries).into_iter().filter_map(|f| f.name).collect();
 /// assert_eq!(names, ["record 1", "record 2", "record 3"]);
 /// # Ok::<(), tfreq::Error>(())
@@ -125,13 +125,13 @@ fn fields(b: &bytes::Bytes, want: u32) -> Option<Vec<bytes::Bytes>> {
 pub const MAX_RECORDS: usize = 1000;
 
 /// The findings of TF Serving's warm-up loader about a file read by
-/// [`crate::formats::load_detailed`]: for a TFRecord file (or unframed logs), the
+/// [`crate::formats::read`]: for a TFRecord file (or unframed logs), the
 /// [`limits`] of its record kinds, then its [`empty_inputs`]; none for other containers.
 ///
 /// ```
-/// use tfreq::formats::{load_detailed, Hint};
+/// use tfreq::formats::{read, InputOptions};
 /// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_unsupported.tfrecord".as_ref())?;
-/// let c = load_detailed(bytes, Default::default(), Hint::Auto)?;
+/// let c = read(bytes, &InputOptions::new())?.into_container()?;
 /// let codes: Vec<_> = tfreq::analysis::warmup::file_findings(&c).iter().map(|f| f.code.as_str()).collect();
 /// assert_eq!(codes, ["UNSUPPORTED_LOG_TYPE", "UNSUPPORTED_LOG_TYPE"]);
 /// # Ok::<(), tfreq::Error>(())

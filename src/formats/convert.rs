@@ -18,13 +18,13 @@
 //! use tfreq::formats::convert::{convert_file, ConvertOptions};
 //! use tfreq::formats::Target;
 //! let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
-//! let out = convert_file(bytes.clone(), Default::default(), &Default::default(), Some(Target::TfRecord),
+//! let out = convert_file(bytes.clone(), &Default::default(), Some(Target::TfRecord),
 //!     &ConvertOptions::default())?;
 //! assert_eq!(out.records, 6); // every record, whatever its kind
 //! assert_eq!(out.data, bytes); // a TFRecord copied to a TFRecord is unchanged
 //!
 //! // A bare request has room for one PredictRequest only.
-//! let err = convert_file(bytes, Default::default(), &Default::default(), Some(Target::TfServing),
+//! let err = convert_file(bytes, &Default::default(), Some(Target::TfServing),
 //!     &ConvertOptions::default()).unwrap_err();
 //! assert!(err.to_string().contains("record 1: classify_log"), "{err}");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -34,18 +34,17 @@ use std::borrow::Cow;
 
 use bytes::Bytes;
 
-use crate::decode::DecodeOptions;
 use crate::dtype::{DType, ValueField};
 use crate::encode::encode;
 use crate::error::{Error, ErrorDetail};
-use crate::formats::detect::{detect, unframed_records, Source};
+use crate::formats::detect::unframed_records;
 use crate::formats::prediction_log::{
     beside_request, encode_predict_log, replace_predict_request, LogKind,
 };
 use crate::formats::scrub_log::scrub_log_record;
 use crate::formats::tfrecord::{write_record, Records};
 use crate::formats::{
-    entries_from, log_entry, set_model_name, style_for, ContainerKind, Content, Target,
+    log_entry, read, set_model_name, style_for, ContainerKind, Content, InputOptions, Target,
 };
 use crate::model::{Ints, Kind, Message, Tensor, Values, WireFormat};
 use crate::scrub::{scrub, FillMode};
@@ -104,15 +103,16 @@ fn at(label: &str, what: impl std::fmt::Display) -> String {
 }
 
 /// Converts (or scrubs) every entry of `bytes` (read as `src` says, see
-/// [`detect`]) for `target` (`None`: the input's own layout). See the module docs.
+/// [`read`]) for `target` (`None`: the input's own layout). See the module docs.
 pub fn convert_file(
     bytes: Bytes,
-    decode: DecodeOptions,
-    src: &Source,
+    src: &InputOptions,
     target: Option<Target>,
     opts: &ConvertOptions,
 ) -> Result<Converted, Error> {
-    let kind = detect(&bytes, decode, src)?.kind;
+    let decode = src.decode;
+    let entries = read(bytes.clone(), src)?;
+    let kind = entries.kind();
     let mut items = Vec::new();
     match kind {
         ContainerKind::Text => {
@@ -152,7 +152,7 @@ pub fn convert_file(
             }
         }
         ContainerKind::Bare | ContainerKind::TextFormat | ContainerKind::RestJson => {
-            for e in entries_from(bytes, decode, src)? {
+            for e in entries {
                 let e = e?;
                 let label = e.label(kind);
                 if let Content::Message(msg) = e.content {

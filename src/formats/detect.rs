@@ -1,166 +1,37 @@
-//! What a file is: the one place that decides, for every command.
-//!
-//! [`detect`] looks at the bytes (and at the file's name and place, see [`Source`]) and
-//! says which container it is — TFRecord of `PredictionLog`, one bare message, protobuf
-//! text format, TF Serving REST JSON, an EAS text warm-up, or `PredictionLog` messages
-//! concatenated without framing — or why it is none of them. It is honest about what
-//! the server would do:
-//!
-//! - **Unframed `PredictionLog`s** (what TF Serving's test helper
-//!   `WriteWarmupDataAsSerializedProtos` writes: each `SerializeAsString()` appended,
-//!   [saved_model_warmup_test_util.cc]) read as one TF Serving request whose `client_id`
-//!   occurs several times. TF Serving refuses the file (`corrupted record at 0 (Is this
-//!   even a TFRecord file?)`), so detection refuses it too, naming the fix
-//!   (`tfreq convert FILE --wire tfrecord`), unless the caller accepts it
-//!   ([`Source::accept_unframed`], or `--from unframed-logs`).
-//! - A file at `assets.extra/tf_serving_warmup_requests` must be a TFRecord: anything
-//!   else fails the model load. A 0-byte file there is 0 records (TF Serving loads the
-//!   model and warms nothing): a warning.
-//! - gzip and zlib data is named from its magic bytes (TF Serving's warm-up reader
-//!   opens the file uncompressed).
-//! - Text is a request file only in a known form: protobuf text format, REST JSON (an
-//!   object with `inputs` or `instances`), or an EAS text warm-up — the last only when
-//!   the file is named `*.txt` or the user says so. Anything else is refused, saying
-//!   what it looks like.
-//! - The empty file is the empty request every SDK writes for `TFRequest()` with
-//!   nothing added: one bare request, with a warning.
-//! - Protobuf text is checked for nesting depth before it reaches prost-reflect's
-//!   recursive parser (deep nesting overflowed the stack).
-//!
-//! [saved_model_warmup_test_util.cc]: https://github.com/tensorflow/serving/blob/master/tensorflow_serving/servables/tensorflow/saved_model_warmup_test_util.cc
-//!
-//! ```
-//! use tfreq::formats::detect::{detect, Source};
-//! use tfreq::formats::ContainerKind;
-//! let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
-//! let d = detect(&bytes, Default::default(), &Source::default())?;
-//! assert_eq!(d.kind, ContainerKind::TfRecord);
-//! // Concatenated PredictionLogs are refused, saying how many of which log type.
-//! let bytes = tfreq::io::read_input("tests/data/detect/unframed_logs.bin".as_ref())?;
-//! let err = detect(&bytes, Default::default(), &Source::default()).unwrap_err();
-//! assert!(matches!(err.detail(), tfreq::ErrorDetail::Unframed(_)));
-//! assert!(err.to_string().contains("without TFRecord framing"), "{err}");
-//! # Ok::<(), tfreq::Error>(())
-//! ```
-
-use std::path::Path;
+//! What a file is: the one place that decides, for every command (the rules are in
+//! [`crate::formats`]' module docs, "Detection").
 
 use bytes::Bytes;
 
-use crate::decode::{decode_with, DecodeOptions};
+use crate::decode::{decode_with, DecodeOptions, Detection};
 use crate::error::{Error, ErrorDetail};
 use crate::finding::{Code, Finding, Severity};
+use crate::formats::options::InputOptions;
 use crate::formats::prediction_log::LogKind;
-use crate::formats::{rest_json, text, text_format, tfrecord, ContainerKind};
-use crate::model::{Kind, WireFormat};
+use crate::formats::text_format::{check_text_depth, text_depth, too_deep_text};
+use crate::formats::{rest_json, text, text_format, tfrecord, ContainerKind, InputFormat};
+use crate::model::{Kind, Message, WireFormat};
 use crate::wire::reader::{Reader, WireValue, RECURSION_LIMIT};
-
-/// What the user says a file is (`--from`), or [`InputFormat::Auto`] to detect it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum InputFormat {
-    /// Detect from the bytes, the name and the place.
-    #[default]
-    Auto,
-    /// One bare EAS message.
-    Eas,
-    /// One bare TF Serving message.
-    TfServing,
-    /// TFRecord of `PredictionLog`.
-    TfRecord,
-    /// `PredictionLog` messages concatenated without TFRecord framing.
-    UnframedLogs,
-    /// Protobuf text format of requests.
-    Text,
-    /// EAS text warm-up: one string request per line.
-    EasText,
-    /// TF Serving REST predict JSON (one body, or JSON lines).
-    Json,
-}
-
-impl InputFormat {
-    /// The name `--from` takes.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            InputFormat::Auto => "auto",
-            InputFormat::Eas => "eas",
-            InputFormat::TfServing => "tf-serving",
-            InputFormat::TfRecord => "tfrecord",
-            InputFormat::UnframedLogs => "unframed-logs",
-            InputFormat::Text => "text",
-            InputFormat::EasText => "eas-text",
-            InputFormat::Json => "json",
-        }
-    }
-
-    /// The wire format a bare-message choice forces.
-    pub fn wire(self) -> Option<WireFormat> {
-        match self {
-            InputFormat::Eas => Some(WireFormat::Eas),
-            InputFormat::TfServing => Some(WireFormat::TfServing),
-            _ => None,
-        }
-    }
-}
-
-/// Where the bytes come from, as far as detection cares.
-#[derive(Debug, Clone, Default)]
-pub struct Source {
-    /// What the user says it is.
-    pub format: InputFormat,
-    /// The name ends in `.txt` (an EAS text warm-up may be meant).
-    pub txt_name: bool,
-    /// The name ends in `.json` or `.jsonl`.
-    pub json_name: bool,
-    /// The file is `assets.extra/tf_serving_warmup_requests`, which TF Serving reads
-    /// as its warm-up file.
-    pub warmup_file: bool,
-    /// Concatenated `PredictionLog`s are read (split into their records) instead of
-    /// refused, and a warm-up file that is no TFRecord is read as what it is: for
-    /// `convert`, which writes them framed (the fix).
-    pub accept_unframed: bool,
-    /// Input dtypes for REST JSON (JSON carries none).
-    pub rest: Option<rest_json::Dtypes>,
-}
-
-impl Source {
-    /// The source of a file path, read as `format`.
-    ///
-    /// ```
-    /// use tfreq::formats::detect::{InputFormat, Source};
-    /// let s = Source::for_path("m/1/assets.extra/tf_serving_warmup_requests".as_ref(), InputFormat::Auto);
-    /// assert!(s.warmup_file && !s.txt_name);
-    /// ```
-    pub fn for_path(path: &Path, format: InputFormat) -> Source {
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        let warmup_file = path.file_name().and_then(|n| n.to_str())
-            == Some("tf_serving_warmup_requests")
-            && path
-                .parent()
-                .and_then(|p| p.file_name())
-                .and_then(|n| n.to_str())
-                == Some("assets.extra");
-        Source {
-            format,
-            txt_name: ext.as_deref() == Some("txt"),
-            json_name: matches!(ext.as_deref(), Some("json" | "jsonl")),
-            warmup_file,
-            ..Source::default()
-        }
-    }
-}
 
 /// What [`detect`] found.
 #[derive(Debug, Clone)]
-pub struct Detected {
+pub(crate) struct Detected {
     /// The container.
     pub kind: ContainerKind,
     /// Findings about the file as a whole that detection itself makes (the empty
     /// request, an empty warm-up file).
     pub findings: Vec<Finding>,
+    /// The parse detection made to decide, handed over so the bytes are not parsed twice.
+    pub kept: Option<Kept>,
+}
+
+/// A parse detection made and the reader uses.
+#[derive(Debug, Clone)]
+pub(crate) enum Kept {
+    /// A bare message, decoded clean.
+    Bare(Box<(Message, Detection)>),
+    /// The requests of protobuf text format.
+    Text(Vec<Message>),
 }
 
 impl Detected {
@@ -168,13 +39,22 @@ impl Detected {
         Detected {
             kind,
             findings: Vec::new(),
+            kept: None,
+        }
+    }
+
+    fn keeping(kind: ContainerKind, kept: Option<Kept>) -> Detected {
+        Detected {
+            kept,
+            ..Detected::of(kind)
         }
     }
 }
 
 /// Decides what `bytes` is (see the module docs). Errors say what the bytes look like
 /// and what to do.
-pub fn detect(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detected, Error> {
+pub(crate) fn detect(bytes: &Bytes, src: &InputOptions) -> Result<Detected, Error> {
+    let opts = src.decode;
     if let Some(limit) = opts.max_size {
         if bytes.len() as u64 > limit {
             return Err(Error::from(ErrorDetail::TooLarge {
@@ -193,7 +73,7 @@ pub fn detect(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detect
     }
     // Converting is the fix, so convert (which accepts unframed logs) reads the file
     // wherever it is.
-    if src.warmup_file && !src.accept_unframed && !tfrecord::is_tfrecord(bytes) {
+    if src.name.warmup_file && !src.accept_unframed && !tfrecord::is_tfrecord(bytes) {
         return Err(Error::from(ErrorDetail::Format(format!(
             "this is TF Serving's warm-up file (assets.extra/tf_serving_warmup_requests) and it is not a TFRecord: TF Serving fails to load the model ('corrupted record at 0 ... Please verify your warmup data is in TFRecord format'); the file is {}",
             looks_like(bytes)
@@ -210,10 +90,11 @@ pub fn detect(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detect
                 return Err(Error::from(ErrorDetail::Unframed(unframed_message(&logs))));
             }
             // That wire format: one bare message, or its protobuf text.
-            if text::looks_like_text(bytes) && !clean_message(bytes, opts) {
+            let clean = clean_message(bytes, opts);
+            if text::looks_like_text(bytes) && clean.is_none() {
                 return text_kind(bytes, opts, src);
             }
-            return Ok(Detected::of(ContainerKind::Bare));
+            return Ok(Detected::keeping(ContainerKind::Bare, clean));
         }
         InputFormat::TfRecord => {
             if let Some(c) = compression(bytes) {
@@ -249,12 +130,14 @@ pub fn detect(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detect
         return Err(Error::from(ErrorDetail::Unframed(unframed_message(&logs))));
     }
     let texty = text::looks_like_text(bytes);
-    if src.txt_name && texty {
+    if src.name.txt && texty {
         // Named *.txt: protobuf text format when it parses as such (Python's
         // `print(request)` output), else an EAS text warm-up.
         let s = std::str::from_utf8(bytes).unwrap_or("");
-        if text_depth(s) <= RECURSION_LIMIT && is_text_format(s, opts.wire) {
-            return Ok(Detected::of(ContainerKind::TextFormat));
+        if text_depth(s) <= RECURSION_LIMIT {
+            if let Some(kept) = text_format_parse(s, opts.wire) {
+                return Ok(Detected::keeping(ContainerKind::TextFormat, kept));
+            }
         }
         // Protobuf text with a mistake in it (a misspelt field) is that mistake, not a
         // string warm-up of its lines.
@@ -263,14 +146,15 @@ pub fn detect(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detect
         }
         return Ok(Detected::of(ContainerKind::Text));
     }
-    if texty && !clean_message(bytes, opts) {
+    let clean = clean_message(bytes, opts);
+    if texty && clean.is_none() {
         return text_kind(bytes, opts, src);
     }
-    Ok(Detected::of(ContainerKind::Bare))
+    Ok(Detected::keeping(ContainerKind::Bare, clean))
 }
 
 /// The empty file: 0 records of a warm-up file, 0 lines, or the empty request.
-fn empty(fmt: InputFormat, src: &Source) -> Detected {
+fn empty(fmt: InputFormat, src: &InputOptions) -> Detected {
     let zero_records = || {
         Finding::new(
             Code::EmptyWarmup,
@@ -282,10 +166,12 @@ fn empty(fmt: InputFormat, src: &Source) -> Detected {
         InputFormat::TfRecord | InputFormat::UnframedLogs => Detected {
             kind: ContainerKind::TfRecord,
             findings: vec![zero_records()],
+            kept: None,
         },
-        _ if src.warmup_file => Detected {
+        _ if src.name.warmup_file => Detected {
             kind: ContainerKind::TfRecord,
             findings: vec![zero_records()],
+            kept: None,
         },
         InputFormat::EasText => Detected::of(ContainerKind::Text),
         InputFormat::Text | InputFormat::Json => Detected::of(ContainerKind::TextFormat),
@@ -296,25 +182,29 @@ fn empty(fmt: InputFormat, src: &Source) -> Detected {
                 Severity::Warning,
                 "the file is empty: the valid empty request (what every SDK writes for TFRequest() with nothing added), with no feeds and no fetches; a server runs nothing for it",
             )],
+            kept: None,
         },
     }
 }
 
 /// A bare decode with no anomalies: a real message, not text that happens to parse.
-fn clean_message(bytes: &Bytes, opts: DecodeOptions) -> bool {
-    matches!(decode_with(bytes.clone(), opts), Ok((m, _)) if m.all_unknown().next().is_none())
+fn clean_message(bytes: &Bytes, opts: DecodeOptions) -> Option<Kept> {
+    match decode_with(bytes.clone(), opts) {
+        Ok((m, det)) if m.all_unknown().next().is_none() => Some(Kept::Bare(Box::new((m, det)))),
+        _ => None,
+    }
 }
 
 /// Text: protobuf text format, REST JSON, or (by name or choice only) an EAS text
 /// warm-up; anything else is refused.
-fn text_kind(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detected, Error> {
+fn text_kind(bytes: &Bytes, opts: DecodeOptions, src: &InputOptions) -> Result<Detected, Error> {
     let s = std::str::from_utf8(bytes).unwrap_or("");
     let first = s.trim_start().chars().next();
-    if src.json_name || matches!(first, Some('{' | '[')) {
+    if src.name.json || matches!(first, Some('{' | '[')) {
         if rest_json_like(bytes) {
             return Ok(Detected::of(ContainerKind::RestJson));
         }
-        if src.json_name || first == Some('{') {
+        if src.name.json || first == Some('{') {
             return Err(Error::from(ErrorDetail::Format(format!(
                 "not a request file (looks like {}); a TF Serving REST predict body is a JSON object with \"inputs\" or \"instances\"",
                 looks_like(bytes)
@@ -324,8 +214,8 @@ fn text_kind(bytes: &Bytes, opts: DecodeOptions, src: &Source) -> Result<Detecte
     if text_depth(s) > RECURSION_LIMIT {
         return Err(too_deep_text(s));
     }
-    if is_text_format(s, opts.wire) {
-        return Ok(Detected::of(ContainerKind::TextFormat));
+    if let Some(kept) = text_format_parse(s, opts.wire) {
+        return Ok(Detected::keeping(ContainerKind::TextFormat, kept));
     }
     if looks_like_text_format(s) {
         return Err(text_format_error(s, opts.wire));
@@ -554,12 +444,14 @@ impl<'a> TextShape<'a> {
     }
 }
 
-/// Protobuf text format of requests (in one wire format, or in both: that ambiguity
-/// is reported when the file is read, with the option that settles it).
-fn is_text_format(s: &str, wire: Option<WireFormat>) -> bool {
+/// Protobuf text format of requests: `Some(Some(parse))`, or `Some(None)` for text in
+/// both wire formats (that ambiguity is reported when the file is read, with the option
+/// that settles it); `None` when it is not protobuf text of requests.
+fn text_format_parse(s: &str, wire: Option<WireFormat>) -> Option<Option<Kept>> {
     match text_format::from_text(s, wire) {
-        Ok(_) => true,
-        Err(e) => matches!(e.detail(), ErrorDetail::Ambiguous(_)),
+        Ok(msgs) => Some(Some(Kept::Text(msgs))),
+        Err(e) if matches!(e.detail(), ErrorDetail::Ambiguous(_)) => Some(None),
+        Err(_) => None,
     }
 }
 
@@ -572,79 +464,6 @@ fn rest_json_like(bytes: &[u8]) -> bool {
         .into_iter::<serde_json::Value>()
         .next();
     matches!(first, Some(Ok(serde_json::Value::Object(o))) if o.contains_key("inputs") || o.contains_key("instances"))
-}
-
-/// Checks protobuf text for nesting deeper than [`RECURSION_LIMIT`] before a parser
-/// that recurses per level sees it.
-pub fn check_text_depth(bytes: &[u8]) -> Result<(), Error> {
-    let s = std::str::from_utf8(bytes).map_err(|e| {
-        Error::from(ErrorDetail::Format(format!(
-            "text format must be UTF-8: {e}"
-        )))
-    })?;
-    if text_depth(s) > RECURSION_LIMIT {
-        return Err(too_deep_text(s));
-    }
-    Ok(())
-}
-
-fn too_deep_text(s: &str) -> Error {
-    let (line, _) = deepest(s);
-    Error::from(ErrorDetail::Format(format!(
-        "protobuf text nests deeper than {RECURSION_LIMIT} levels (line {line}); refused before parsing, as protobuf's own parsers refuse it"
-    )))
-}
-
-/// The deepest nesting of `{`/`<`/`[` in protobuf text, outside strings and comments.
-pub fn text_depth(s: &str) -> usize {
-    deepest(s).1
-}
-
-/// (line of the first point that exceeds the limit, or of the deepest point; depth).
-fn deepest(s: &str) -> (usize, usize) {
-    let (mut depth, mut max, mut line, mut at) = (0usize, 0usize, 1usize, 1usize);
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\n' => line += 1,
-            '#' => {
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        line += 1;
-                        break;
-                    }
-                }
-            }
-            '"' | '\'' => {
-                let q = c;
-                while let Some(c) = chars.next() {
-                    match c {
-                        '\\' => {
-                            chars.next();
-                        }
-                        '\n' => {
-                            line += 1;
-                            break;
-                        }
-                        c if c == q => break,
-                        _ => {}
-                    }
-                }
-            }
-            '{' | '<' | '[' => {
-                depth += 1;
-                if depth > max {
-                    max = depth;
-                    if max <= RECURSION_LIMIT + 1 {
-                        at = line;
-                    }
-                }
-            }
-            '}' | '>' | ']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    (at, max)
 }
 
 pub use crate::formats::compression::Compression;
@@ -745,7 +564,7 @@ fn unframed_logs(bytes: &Bytes) -> Option<Vec<LogSpan>> {
     let bodies_parse = spans
         .iter()
         .all(|s| log_bodies_parse(&bytes.slice(s.offset..s.offset + s.len)));
-    if bodies_parse && (valid_predict || !clean_message(bytes, DecodeOptions::default())) {
+    if bodies_parse && (valid_predict || clean_message(bytes, DecodeOptions::default()).is_none()) {
         return Some(spans);
     }
     None
@@ -903,12 +722,4 @@ pub fn unframed_records(bytes: &Bytes) -> Result<Vec<(LogSpan, Bytes)>, Error> {
         .into_iter()
         .map(|s| (s, bytes.slice(s.offset..s.offset + s.len)))
         .collect())
-}
-
-/// The dtypes REST JSON is read with (JSON carries none), or
-/// [`ErrorDetail::NoDtypes`].
-pub fn need_dtypes(src: &Source) -> Result<&rest_json::Dtypes, Error> {
-    src.rest
-        .as_ref()
-        .ok_or_else(|| Error::from(ErrorDetail::NoDtypes))
 }

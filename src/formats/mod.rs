@@ -1,25 +1,56 @@
 //! File formats that hold requests: a bare protobuf message (EAS `warm_up.bin`, a
 //! captured TF Serving request), TFRecord files of `PredictionLog` (TF Serving warm-up
-//! files and request logs) and EAS text warm-ups (one string request per line).
+//! files and request logs), protobuf text format, TF Serving REST JSON and EAS text
+//! warm-ups (one string request per line).
 //!
-//! [`load`] is the one entry point commands use to read requests: it detects the
-//! container and returns every request in it, each with a label saying where it came
-//! from. [`load_detailed`] also lists what is not a request (other log kinds, text
-//! lines) and the warm-up loader's findings; [`entries`] walks a file lazily, record by
-//! record, for logs too big to collect. [`write()`] writes messages as a bare message or
-//! a TFRecord warm-up.
+//! [`read`] is the one way in: given the bytes and [`InputOptions`] (what the caller
+//! says the input is, its size limit, the dtypes for JSON, and what the file's name and
+//! place say), it detects the container and walks its [`Entries`] lazily, record by
+//! record, so a log of any size is read in bounded memory; [`Entries::into_container`]
+//! collects them and [`Entries::into_records`] keeps the messages. [`write()`] writes
+//! messages as a bare message or a TFRecord warm-up.
+//!
+//! # Detection
+//!
+//! One place decides what a file is, for every command, from the bytes (and the file's
+//! name and place): TFRecord of `PredictionLog`, one bare message, protobuf text
+//! format, TF Serving REST JSON, an EAS text warm-up, or `PredictionLog` messages
+//! concatenated without framing — or why it is none of them. The parse that decided
+//! is the one the entries come from. It is honest about what the server would do:
+//!
+//! - **Unframed `PredictionLog`s** (what TF Serving's test helper
+//!   `WriteWarmupDataAsSerializedProtos` writes: each `SerializeAsString()` appended,
+//!   [saved_model_warmup_test_util.cc]) read as one TF Serving request whose `client_id`
+//!   occurs several times. TF Serving refuses the file (`corrupted record at 0 (Is this
+//!   even a TFRecord file?)`), so detection refuses it too, naming the fix
+//!   (`tfreq convert FILE --wire tfrecord`), unless the caller accepts it
+//!   ([`InputOptions::accept_unframed`], or `--from unframed-logs`).
+//! - A file at `assets.extra/tf_serving_warmup_requests` must be a TFRecord: anything
+//!   else fails the model load. A 0-byte file there is 0 records (TF Serving loads the
+//!   model and warms nothing): a warning.
+//! - gzip and zlib data is named from its magic bytes (TF Serving's warm-up reader
+//!   opens the file uncompressed).
+//! - Text is a request file only in a known form: protobuf text format, REST JSON (an
+//!   object with `inputs` or `instances`), or an EAS text warm-up — the last only when
+//!   the file is named `*.txt` or the user says so. Anything else is refused, saying
+//!   what it looks like.
+//! - The empty file is the empty request every SDK writes for `TFRequest()` with
+//!   nothing added: one bare request, with a warning.
+//! - Protobuf text is checked for nesting depth before it reaches prost-reflect's
+//!   recursive parser (deep nesting overflowed the stack).
+//!
+//! [saved_model_warmup_test_util.cc]: https://github.com/tensorflow/serving/blob/master/tensorflow_serving/servables/tensorflow/saved_model_warmup_test_util.cc
 
 pub mod compression;
 pub mod convert;
-pub mod detect;
+mod detect;
+mod options;
 pub mod prediction_log;
 pub mod rest_json;
 pub mod scrub_log;
 pub mod text;
 pub mod text_format;
 pub mod tfrecord;
-
-use std::path::Path;
 
 pub mod savedmodel;
 
@@ -32,6 +63,9 @@ use crate::finding::{Code, Finding};
 use crate::model::{Kind, Message, WireFormat};
 use prediction_log::{LogKind, PredictionLog};
 use tfrecord::Records;
+
+use detect::Kept;
+pub use options::{InputFormat, InputOptions};
 
 /// One message found in a file.
 #[derive(Debug, Clone)]
@@ -136,42 +170,6 @@ pub struct Container {
     pub findings: Vec<Finding>,
 }
 
-/// How to read a file whose kind the bytes alone may not settle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Hint {
-    /// Detect from the bytes.
-    #[default]
-    Auto,
-    /// A text warm-up (the file name ends in `.txt`).
-    Text,
-}
-
-impl Hint {
-    /// The hint a file name gives: `.txt` means a text warm-up.
-    pub fn for_path(path: &Path) -> Hint {
-        match path.extension().and_then(|e| e.to_str()) {
-            Some(e) if e.eq_ignore_ascii_case("txt") => Hint::Text,
-            _ => Hint::Auto,
-        }
-    }
-}
-
-impl From<Hint> for detect::Source {
-    fn from(h: Hint) -> Self {
-        detect::Source {
-            txt_name: h == Hint::Text,
-            ..Default::default()
-        }
-    }
-}
-
-/// What kind of file `bytes` is ([`detect::detect`] with a [`Hint`]); a file that is
-/// no request file at all (see [`detect::detect`]'s errors) is reported as
-/// [`ContainerKind::Bare`], whose decoding then fails.
-pub fn detect(bytes: &Bytes, opts: DecodeOptions, hint: Hint) -> ContainerKind {
-    detect::detect(bytes, opts, &hint.into()).map_or(ContainerKind::Bare, |d| d.kind)
-}
-
 /// Walks a file's entries lazily: a TFRecord file record by record (each decoded when
 /// reached, its bytes viewed in place), so memory stays bounded whatever the size.
 pub struct Entries {
@@ -189,13 +187,16 @@ impl std::fmt::Debug for Entries {
     }
 }
 
+/// A bare message detection decoded, with how.
+type KeptBare = Box<(Message, crate::decode::Detection)>;
+
 enum EntriesInner {
-    Bare(Option<Bytes>),
+    /// The message's bytes, and the decode detection already made of them.
+    Bare(Option<(Bytes, Option<KeptBare>)>),
     TfRecord(Records),
     Text(text::Lines),
     Unframed(std::vec::IntoIter<(detect::LogSpan, Bytes)>, usize),
     List(std::vec::IntoIter<Result<Entry, Error>>),
-    Failed(Option<Error>),
 }
 
 impl Entries {
@@ -217,7 +218,7 @@ impl Iterator for Entries {
     fn next(&mut self) -> Option<Self::Item> {
         match &mut self.inner {
             EntriesInner::Bare(b) => {
-                let b = b.take()?;
+                let (b, kept) = b.take()?;
                 let size = b.len();
                 let m = if b.is_empty() {
                     // The empty request: every field absent, in either wire format.
@@ -226,7 +227,11 @@ impl Iterator for Entries {
                     m.kind = self.opts.kind.unwrap_or(Kind::Request);
                     Ok(m)
                 } else {
-                    decode_with(b.clone(), self.opts).map(|(m, det)| {
+                    let decoded = match kept {
+                        Some(k) => Ok(*k),
+                        None => decode_with(b.clone(), self.opts),
+                    };
+                    decoded.map(|(m, det)| {
                         if det.agree {
                             self.findings.push(Finding::new(
                                 Code::ReadingsAgree,
@@ -261,7 +266,6 @@ impl Iterator for Entries {
                 Some(log_entry(i, span.offset, span.offset, data, self.opts))
             }
             EntriesInner::List(it) => it.next(),
-            EntriesInner::Failed(e) => e.take().map(Err),
             EntriesInner::Text(l) => {
                 let (index, offset, line) = l.next()?;
                 Some(Ok(Entry {
@@ -353,6 +357,13 @@ fn text_format_entries(
             )))
         })
         .and_then(|s| text_format::from_text(s, opts.wire));
+    rebuilt_entries(parsed)
+}
+
+/// The entries of parsed text format (or JSON), each re-encoded.
+fn rebuilt_entries(
+    parsed: Result<Vec<Message>, Error>,
+) -> std::vec::IntoIter<Result<Entry, Error>> {
     let out: Vec<Result<Entry, Error>> = match parsed {
         Err(e) => vec![Err(e)],
         Ok(msgs) => msgs
@@ -364,40 +375,56 @@ fn text_format_entries(
     out.into_iter()
 }
 
-/// Starts walking the entries of `bytes` (see [`Entries`]). A file detection refuses
-/// yields that error as its one entry; [`entries_from`] returns it instead.
-pub fn entries(bytes: Bytes, opts: DecodeOptions, hint: Hint) -> Entries {
-    entries_from(bytes, opts, &hint.into()).unwrap_or_else(|e| Entries {
-        kind: ContainerKind::Bare,
-        inner: EntriesInner::Failed(Some(e)),
-        opts,
-        findings: Vec::new(),
-    })
-}
-
-/// Starts walking the entries of `bytes` from `src` (its name, place and the format
-/// the user gave), after [`detect::detect`] has said what it is.
-pub fn entries_from(
-    bytes: Bytes,
-    opts: DecodeOptions,
-    src: &detect::Source,
-) -> Result<Entries, Error> {
-    let d = detect::detect(&bytes, opts, src)?;
-    let opts = DecodeOptions {
-        wire: opts.wire.or(src.format.wire()),
-        ..opts
+/// Reads an input: detects what `bytes` is (from the bytes, and the name and place
+/// [`InputOptions::for_path`] gave) and walks its entries (see [`Entries`]). The one way
+/// into a file for every command; [`crate::scan::count`] is its counterpart for logs.
+/// Errors say what the bytes look like and what to do (see [`detect`](self#detection)).
+///
+/// ```
+/// use tfreq::formats::{read, ContainerKind, InputOptions};
+/// let path = std::path::Path::new("tests/data/tfrecord/warmup_mixed.tfrecord");
+/// let bytes = tfreq::io::read_input(path)?;
+/// let c = read(bytes, &InputOptions::new().for_path(path))?.into_container()?;
+/// assert_eq!(c.kind, ContainerKind::TfRecord);
+/// assert_eq!(c.entries.len(), 6);
+/// let limits = tfreq::analysis::warmup::file_findings(&c);
+/// assert!(limits.iter().any(|f| f.code.as_str() == "NO_LOG_TYPE"));
+///
+/// // Only the requests and responses, labelled by where they are:
+/// let bytes = tfreq::io::read_input("tests/data/eas/seed_warm_up.bin".as_ref())?;
+/// let records = read(bytes, &InputOptions::new())?.into_records()?;
+/// assert_eq!((records.len(), records[0].message.tensors.len()), (1, 5));
+///
+/// // Concatenated PredictionLogs are refused, saying how many of which log type.
+/// let bytes = tfreq::io::read_input("tests/data/detect/unframed_logs.bin".as_ref())?;
+/// let err = read(bytes, &InputOptions::new()).unwrap_err();
+/// assert!(matches!(err.detail(), tfreq::ErrorDetail::Unframed(_)));
+/// assert!(err.to_string().contains("without TFRecord framing"), "{err}");
+/// # Ok::<(), tfreq::Error>(())
+/// ```
+pub fn read(bytes: Bytes, opts: &InputOptions) -> Result<Entries, Error> {
+    let d = detect::detect(&bytes, opts)?;
+    let dopts = DecodeOptions {
+        wire: opts.decode.wire.or(opts.format.wire()),
+        ..opts.decode
     };
-    let inner = match d.kind {
-        ContainerKind::Bare => EntriesInner::Bare(Some(bytes)),
-        ContainerKind::TfRecord => EntriesInner::TfRecord(Records::new(bytes)),
-        ContainerKind::Text => EntriesInner::Text(text::Lines::new(bytes)),
-        ContainerKind::TextFormat => EntriesInner::List(text_format_entries(&bytes, opts)),
-        ContainerKind::UnframedLogs => {
+    let inner = match (d.kind, d.kept) {
+        (ContainerKind::Bare, Some(Kept::Bare(kept))) => {
+            EntriesInner::Bare(Some((bytes, Some(kept))))
+        }
+        (ContainerKind::Bare, _) => EntriesInner::Bare(Some((bytes, None))),
+        (ContainerKind::TfRecord, _) => EntriesInner::TfRecord(Records::new(bytes)),
+        (ContainerKind::Text, _) => EntriesInner::Text(text::Lines::new(bytes)),
+        (ContainerKind::TextFormat, Some(Kept::Text(msgs))) => {
+            EntriesInner::List(rebuilt_entries(Ok(msgs)))
+        }
+        (ContainerKind::TextFormat, _) => EntriesInner::List(text_format_entries(&bytes, dopts)),
+        (ContainerKind::UnframedLogs, _) => {
             EntriesInner::Unframed(detect::unframed_records(&bytes)?.into_iter(), 0)
         }
-        ContainerKind::RestJson => {
-            let d = detect::need_dtypes(src)?;
-            let wire = opts.wire.unwrap_or(WireFormat::TfServing);
+        (ContainerKind::RestJson, _) => {
+            let d = opts.need_dtypes()?;
+            let wire = dopts.wire.unwrap_or(WireFormat::TfServing);
             let mut out = Vec::new();
             rest_json::for_each_json_line(&bytes, d, &[], wire, |index, m| {
                 // JSON keeps no byte layout: the bytes are the request's encoding.
@@ -409,78 +436,54 @@ pub fn entries_from(
     Ok(Entries {
         kind: d.kind,
         inner,
-        opts,
+        opts: dopts,
         findings: d.findings,
     })
 }
 
-/// Reads a whole file: every entry, and what detection found about the file (TF
-/// Serving's warm-up limits are verdicts: [`crate::analysis::warmup::file_findings`]).
+/// What kind of input `bytes` is, as [`read`] decides it, without reading its entries
+/// (for a command that takes only some kinds). Errors as [`read`]'s.
 ///
 /// ```
-/// use tfreq::formats::{load_detailed, ContainerKind, Hint};
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
-/// let c = load_detailed(bytes, Default::default(), Hint::Auto)?;
-/// assert_eq!(c.kind, ContainerKind::TfRecord);
-/// assert_eq!(c.entries.len(), 6);
-/// let limits = tfreq::analysis::warmup::file_findings(&c);
-/// assert!(limits.iter().any(|f| f.code.as_str() == "NO_LOG_TYPE"));
+/// use tfreq::formats::{detect, ContainerKind, InputOptions};
+/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
+/// assert_eq!(detect(&bytes, &InputOptions::new())?, ContainerKind::TfRecord);
 /// # Ok::<(), tfreq::Error>(())
 /// ```
-pub fn load_detailed(bytes: Bytes, opts: DecodeOptions, hint: Hint) -> Result<Container, Error> {
-    load_detailed_from(bytes, opts, &hint.into())
+pub fn detect(bytes: &Bytes, opts: &InputOptions) -> Result<ContainerKind, Error> {
+    detect::detect(bytes, opts).map(|d| d.kind)
 }
 
-/// [`load_detailed`] from a [`detect::Source`].
-pub fn load_detailed_from(
-    bytes: Bytes,
-    opts: DecodeOptions,
-    src: &detect::Source,
-) -> Result<Container, Error> {
-    let mut it = entries_from(bytes, opts, src)?;
-    let kind = it.kind();
-    let entries: Vec<Entry> = it.by_ref().collect::<Result<_, _>>()?;
-    let findings = it.findings().to_vec();
-    Ok(Container {
-        kind,
-        entries,
-        findings,
-    })
-}
-
-/// Reads every request or response in `bytes`: a bare message, each `predict_log`
-/// request of a TFRecord file (labelled `record N`), or the requests of a text-format
-/// file. Other log kinds and text-warm-up lines are not messages and are left out;
-/// [`load_detailed`] lists them.
-///
-/// ```
-/// let bytes = tfreq::io::read_input("tests/data/eas/seed_warm_up.bin".as_ref())?;
-/// let records = tfreq::formats::load(bytes, Default::default())?;
-/// assert_eq!(records.len(), 1);
-/// assert_eq!(records[0].message.tensors.len(), 5);
-/// # Ok::<(), tfreq::Error>(())
-/// ```
-pub fn load(bytes: Bytes, opts: DecodeOptions) -> Result<Vec<Record>, Error> {
-    load_from(bytes, opts, &detect::Source::default())
-}
-
-/// [`load`] from a [`detect::Source`].
-pub fn load_from(
-    bytes: Bytes,
-    opts: DecodeOptions,
-    src: &detect::Source,
-) -> Result<Vec<Record>, Error> {
-    let it = entries_from(bytes, opts, src)?;
-    let kind = it.kind();
-    let mut out = Vec::new();
-    for e in it {
-        let e = e?;
-        let label = e.label(kind);
-        if let Content::Message(message) = e.content {
-            out.push(Record { label, message });
-        }
+impl Entries {
+    /// Reads every entry: the whole file, with what detection found about it (TF
+    /// Serving's warm-up limits are verdicts: [`crate::analysis::warmup::file_findings`]).
+    /// The first entry that fails to decode is the error.
+    pub fn into_container(mut self) -> Result<Container, Error> {
+        let kind = self.kind;
+        let entries: Vec<Entry> = self.by_ref().collect::<Result<_, _>>()?;
+        Ok(Container {
+            kind,
+            entries,
+            findings: self.findings,
+        })
     }
-    Ok(out)
+
+    /// Every request or response: a bare message, each `predict_log` request of a
+    /// TFRecord file (labelled `record N`), or the requests of a text-format or JSON
+    /// file. Other log kinds and text-warm-up lines are not messages and are left out;
+    /// [`Entries::into_container`] lists them.
+    pub fn into_records(self) -> Result<Vec<Record>, Error> {
+        let kind = self.kind;
+        let mut out = Vec::new();
+        for e in self {
+            let e = e?;
+            let label = e.label(kind);
+            if let Content::Message(message) = e.content {
+                out.push(Record { label, message });
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Output layout for [`write()`].
@@ -513,11 +516,12 @@ impl Target {
 /// records of every kind included.
 ///
 /// ```
-/// use tfreq::formats::{load, write, Target};
+/// use tfreq::formats::{read, write, InputOptions, Target};
 /// let bytes = tfreq::io::read_input("tests/data/eas/faq_prod.bin".as_ref())?;
-/// let msgs: Vec<_> = load(bytes, Default::default())?.into_iter().map(|r| r.message).collect();
+/// let records = read(bytes, &InputOptions::new())?.into_records()?;
+/// let msgs: Vec<_> = records.into_iter().map(|r| r.message).collect();
 /// let file = write(&msgs, Target::TfRecord)?;
-/// let back = load(file.into(), Default::default())?;
+/// let back = read(file.into(), &InputOptions::new())?.into_records()?;
 /// assert_eq!(back[0].label, "record 0");
 /// assert_eq!(back[0].message.tensors.len(), msgs[0].tensors.len());
 /// # Ok::<(), tfreq::Error>(())

@@ -28,6 +28,7 @@ use prost_reflect::DynamicMessage;
 use crate::decode::decode_as;
 use crate::error::{Error, ErrorDetail};
 use crate::model::{Kind, Message, WireFormat};
+use crate::wire::reader::RECURSION_LIMIT;
 
 fn parse_one(text: &str, wire: WireFormat, first_line: usize) -> Result<Message, String> {
     let name = crate::wire::message_name(wire, Kind::Request);
@@ -114,7 +115,7 @@ pub struct TextRequests {
 /// ```
 pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRequests, Error> {
     // prost-reflect's parser recurses once per level: bound the depth before it runs.
-    crate::formats::detect::check_text_depth(text.as_bytes())?;
+    check_text_depth(text.as_bytes())?;
     // (heading, body, line number of the body's first line)
     let mut sections: Vec<(String, String, usize)> = Vec::new();
     let mut cur = (String::new(), String::new(), 1);
@@ -185,4 +186,77 @@ pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRe
         requests: out,
         skipped,
     })
+}
+
+/// Checks protobuf text for nesting deeper than [`RECURSION_LIMIT`] before a parser
+/// that recurses per level sees it.
+pub(crate) fn check_text_depth(bytes: &[u8]) -> Result<(), Error> {
+    let s = std::str::from_utf8(bytes).map_err(|e| {
+        Error::from(ErrorDetail::Format(format!(
+            "text format must be UTF-8: {e}"
+        )))
+    })?;
+    if text_depth(s) > RECURSION_LIMIT {
+        return Err(too_deep_text(s));
+    }
+    Ok(())
+}
+
+pub(crate) fn too_deep_text(s: &str) -> Error {
+    let (line, _) = deepest(s);
+    Error::from(ErrorDetail::Format(format!(
+        "protobuf text nests deeper than {RECURSION_LIMIT} levels (line {line}); refused before parsing, as protobuf's own parsers refuse it"
+    )))
+}
+
+/// The deepest nesting of `{`/`<`/`[` in protobuf text, outside strings and comments.
+pub fn text_depth(s: &str) -> usize {
+    deepest(s).1
+}
+
+/// (line of the first point that exceeds the limit, or of the deepest point; depth).
+fn deepest(s: &str) -> (usize, usize) {
+    let (mut depth, mut max, mut line, mut at) = (0usize, 0usize, 1usize, 1usize);
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => line += 1,
+            '#' => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        line += 1;
+                        break;
+                    }
+                }
+            }
+            '"' | '\'' => {
+                let q = c;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '\n' => {
+                            line += 1;
+                            break;
+                        }
+                        c if c == q => break,
+                        _ => {}
+                    }
+                }
+            }
+            '{' | '<' | '[' => {
+                depth += 1;
+                if depth > max {
+                    max = depth;
+                    if max <= RECURSION_LIMIT + 1 {
+                        at = line;
+                    }
+                }
+            }
+            '}' | '>' | ']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    (at, max)
 }

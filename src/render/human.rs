@@ -47,7 +47,7 @@ pub const PREVIEW: usize = 6;
 /// req.add_fetch("y");
 /// let msg = tfreq::decode(&req.to_bytes()?)?;
 /// let mut out = Vec::new();
-/// tfreq::render::human::write_summary(&mut out, "req.bin", &msg, &[])?;
+/// tfreq::render::human::write_summary(&mut out, "req.bin", &msg, &[], Default::default())?;
 /// let s = String::from_utf8(out).unwrap();
 /// assert!(s.contains("EAS PredictRequest"));
 /// assert!(s.contains("DT_FLOAT"));
@@ -58,7 +58,9 @@ pub fn write_summary(
     label: &str,
     msg: &Message,
     problems: &[Finding],
+    color: crate::render::Color,
 ) -> io::Result<()> {
+    let out: &mut dyn Write = &mut crate::render::Paint::new(out, color);
     use style::*;
     let label = sanitize(label);
     writeln!(
@@ -167,13 +169,18 @@ pub fn write_summary(
         writeln!(out, "problems: {GREEN}none{RESET}")?;
     } else {
         writeln!(out, "problems ({}):", problems.len())?;
-        write_findings(out, problems)?;
+        write_findings(out, problems, crate::render::Color::Always)?;
     }
     Ok(())
 }
 
 /// One indented, coloured line per finding: `  error CODE: message`.
-pub fn write_findings(out: &mut dyn Write, findings: &[Finding]) -> io::Result<()> {
+pub fn write_findings(
+    out: &mut dyn Write,
+    findings: &[Finding],
+    color: crate::render::Color,
+) -> io::Result<()> {
+    let out: &mut dyn Write = &mut crate::render::Paint::new(out, color);
     use style::RESET;
     for p in findings {
         writeln!(
@@ -229,7 +236,9 @@ pub fn write_container_head(
     out: &mut dyn Write,
     label: &str,
     c: &crate::formats::Container,
+    color: crate::render::Color,
 ) -> io::Result<()> {
+    let out: &mut dyn Write = &mut crate::render::Paint::new(out, color);
     let label = &*sanitize(label);
     use crate::formats::ContainerKind;
     use style::*;
@@ -296,7 +305,7 @@ pub fn write_container_head(
     }
     if !c.findings.is_empty() {
         writeln!(out, "file problems ({}):", c.findings.len())?;
-        write_findings(out, &c.findings)?;
+        write_findings(out, &c.findings, crate::render::Color::Always)?;
     }
     Ok(())
 }
@@ -306,7 +315,9 @@ pub fn write_entry_line(
     out: &mut dyn Write,
     label: &str,
     e: &crate::formats::Entry,
+    color: crate::render::Color,
 ) -> io::Result<()> {
+    let out: &mut dyn Write = &mut crate::render::Paint::new(out, color);
     use crate::formats::Content;
     use style::*;
     let label = &*sanitize(label);
@@ -362,7 +373,9 @@ pub fn write_entry_line(
 pub fn write_coverage(
     out: &mut dyn Write,
     cov: &crate::analysis::coverage::KeyCounts,
+    color: crate::render::Color,
 ) -> io::Result<()> {
+    let out: &mut dyn Write = &mut crate::render::Paint::new(out, color);
     use style::*;
     let groups = cov.executor_keys();
     use crate::render::plural;

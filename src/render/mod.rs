@@ -8,6 +8,75 @@ pub mod report;
 pub mod signature;
 pub mod text;
 
+/// Whether a human-readable writer colours its text with ANSI escapes: only when the
+/// caller asks ([`Color::Always`]); a program writing to a file or a `Vec` gets plain
+/// text by default.
+///
+/// ```
+/// use tfreq::render::{human, Color};
+/// let msg = tfreq::decode(&tfreq::TFRequest::new("s").to_bytes()?)?;
+/// let (mut plain, mut coloured) = (Vec::new(), Vec::new());
+/// human::write_summary(&mut plain, "req", &msg, &[], Color::Never)?;
+/// human::write_summary(&mut coloured, "req", &msg, &[], Color::Always)?;
+/// assert!(!plain.contains(&0x1b) && coloured.contains(&0x1b));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Color {
+    /// Plain text.
+    #[default]
+    Never,
+    /// ANSI colour and bold.
+    Always,
+}
+
+/// A writer that drops the ANSI SGR sequences (`ESC [ … m`) the human writers emit,
+/// for [`Color::Never`]. Untrusted text never carries an ESC here: it is escaped first
+/// ([`crate::escape`]), so only our own sequences are removed.
+pub(crate) struct Paint<'a> {
+    out: &'a mut dyn std::io::Write,
+    strip: bool,
+    in_seq: bool,
+}
+
+impl<'a> Paint<'a> {
+    pub(crate) fn new(out: &'a mut dyn std::io::Write, color: Color) -> Self {
+        Paint {
+            out,
+            strip: color == Color::Never,
+            in_seq: false,
+        }
+    }
+}
+
+impl std::io::Write for Paint<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !self.strip {
+            return self.out.write(buf);
+        }
+        let mut start = 0;
+        for (i, &b) in buf.iter().enumerate() {
+            if self.in_seq {
+                if b == b'm' {
+                    self.in_seq = false;
+                    start = i + 1;
+                }
+            } else if b == 0x1b {
+                self.out.write_all(&buf[start..i])?;
+                self.in_seq = true;
+            }
+        }
+        if !self.in_seq {
+            self.out.write_all(&buf[start..])?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
 /// Python's float text, which the model's `Display` uses too (it lives below the model).
 pub(crate) use crate::pyfloat;
 

@@ -1,6 +1,6 @@
 //! Printing a `diff` / `check` [`Report`]: for people (one screen per request, colour
 //! when the stream keeps it), for GitHub Actions (workflow annotations), and as JSON
-//! ([`Report::to_json`]).
+//! ([`to_json`]).
 
 use std::io::{self, Write};
 
@@ -44,6 +44,18 @@ fn marked_name(f: &Finding) -> Option<String> {
     Some(format!("{mark} {name}"))
 }
 
+/// The report as one JSON document (pretty-printed, keys in a fixed order; untrusted
+/// text escaped as [`crate::escape::json_string`] does).
+pub fn to_json(r: &Report) -> String {
+    // A Report holds only strings, numbers, booleans and lists: it always serializes.
+    crate::escape::json_string(r, true)
+}
+
+/// Writes [`to_json`] and a newline.
+pub fn write_json(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    writeln!(out, "{}", to_json(r))
+}
+
 /// Writes the report for people.
 ///
 /// ```
@@ -55,12 +67,13 @@ fn marked_name(f: &Finding) -> Option<String> {
 /// p.add_feed("x", &[1], DType::Float, vec![1.0f32])?.add_fetch("a").add_fetch("b");
 /// let report = diff(&[w.message().clone()], p.message(), &DiffOptions::default());
 /// let mut out = Vec::new();
-/// tfreq::render::report::write_human(&mut out, &report)?;
+/// tfreq::render::report::write_human(&mut out, &report, Default::default())?;
 /// let text = String::from_utf8(out).unwrap();
 /// assert!(text.contains("+ b"), "{text}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn write_human(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+pub fn write_human(out: &mut dyn Write, r: &Report, color: crate::render::Color) -> io::Result<()> {
+    let out: &mut dyn Write = &mut crate::render::Paint::new(out, color);
     use style::*;
     if let Some(w) = &r.warmup {
         let n = w.len();

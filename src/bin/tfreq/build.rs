@@ -1,18 +1,17 @@
 //! `tfreq build INPUT -o OUT`: a request file from TF Serving REST JSON or text format.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use tfreq::formats::rest_json::{dtypes_for_model, from_json_lines, Dtypes};
+use bytes::Bytes;
+use tfreq::formats::rest_json::from_json_lines;
 use tfreq::formats::text_format::{self, requests_from_text};
-use tfreq::formats::{set_model_name, write_with, Target};
+use tfreq::formats::{
+    set_model_name, write_with, ContainerKind, InputFormat, InputOptions, Target,
+};
 use tfreq::WireFormat;
 
-use crate::common::{
-    in_file, lossy_hint, report_left_out, write_output, Failure, InputFrom, OutWire, Outcome,
-};
-use tfreq::formats::detect::{detect, InputFormat, Source};
-use tfreq::formats::ContainerKind;
-use tfreq::DecodeOptions;
+use crate::args::{InputFrom, OutWire, Wire};
+use crate::common::{in_file, lossy_hint, report_left_out, write_output, Failure, Outcome};
 
 #[derive(clap::Args)]
 #[command(mut_arg("lossy", |a| a.help("Write even when the output cannot carry everything the input says (e.g. a TF Serving model_spec going to eas), listing what was left out on stderr")))]
@@ -26,13 +25,6 @@ pub struct Args {
     /// text of several records); for REST JSON, eas.
     #[arg(long, value_enum)]
     wire: Option<OutWire>,
-    /// What the input is, instead of detecting it: json or text (build reads those;
-    /// eas or tf-serving reads text format as that wire format).
-    #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
-    from: InputFrom,
-    /// An input's dtype (JSON carries none): NAME=DT_FLOAT. Repeatable.
-    #[arg(long = "dtype", value_name = "NAME=DTYPE")]
-    dtypes: Vec<String>,
     /// The model giving the signature's input dtypes: a SavedModel directory,
     /// saved_model.pb, GetModelMetadata JSON or `saved_model_cli show --all` output.
     #[arg(long, value_name = "PATH")]
@@ -45,58 +37,23 @@ pub struct Args {
     model_name: Option<String>,
     /// Wire format of text input, when both parse (also `--from eas|tf-serving`).
     #[arg(long = "in-wire", value_enum, hide = true)]
-    in_wire: Option<crate::inspect::Wire>,
+    in_wire: Option<Wire>,
     #[command(flatten)]
-    rewrite: crate::common::RewriteArgs,
+    rewrite: crate::input::RewriteArgs,
 }
 
 pub fn run(a: Args) -> Outcome {
     let label = a.input.display().to_string();
-    let bytes = a.rewrite.read(&a.input, a.output.as_deref())?;
-    let in_wire: Option<WireFormat> = a.in_wire.map(Into::into).or(match a.from {
+    let (bytes, _) = a
+        .rewrite
+        .read(&a.input, a.output.as_deref(), a.model.as_deref())?;
+    let from = a.rewrite.input.from;
+    let in_wire: Option<WireFormat> = a.in_wire.map(Into::into).or(match from {
         InputFrom::Eas => Some(WireFormat::Eas),
         InputFrom::TfServing => Some(WireFormat::TfServing),
         _ => None,
     });
-    let from = match a.from {
-        InputFrom::Json => Kind::Json,
-        InputFrom::Text => Kind::Text,
-        InputFrom::Auto | InputFrom::Eas | InputFrom::TfServing => {
-            let src = Source::for_path(&a.input, InputFormat::Auto);
-            let opts = DecodeOptions {
-                wire: in_wire,
-                ..DecodeOptions::default()
-            };
-            // Text that detection refuses is read as the one build would take, so its
-            // parse error says line and column, if it looks like that at all (TOML or
-            // prose gets detection's "not a request file (looks like ...)").
-            let texty = tfreq::formats::text::looks_like_text(&bytes);
-            let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-            let pbtext = texty
-                && std::str::from_utf8(&bytes).is_ok_and(text_format::looks_like_text_format);
-            match detect(&bytes, opts, &src).map(|d| d.kind) {
-                Ok(ContainerKind::RestJson) => Kind::Json,
-                Ok(ContainerKind::TextFormat) => Kind::Text,
-                Ok(ContainerKind::Text) | Err(_) if texty && first == Some(&b'{') => Kind::Json,
-                Ok(ContainerKind::Text) if texty => Kind::Text,
-                Err(_) if pbtext => Kind::Text,
-                Err(e) => return Err(in_file(&label, e)),
-                Ok(k) => return Err(in_file(&label, Failure::msg(format!(
-                    "is a {} file, not REST JSON or protobuf text: build reads those (tfreq convert reads request files)",
-                    k.as_str()
-                )))),
-            }
-        }
-        other => {
-            return Err(in_file(
-                &label,
-                Failure::msg(format!(
-                    "build reads REST JSON (--from json) or protobuf text (--from text), not --from {}: tfreq convert reads that",
-                    other.format().as_str()
-                )),
-            ))
-        }
-    };
+    let from = input_kind(&a.input, &bytes, from, in_wire)?;
     // Records of a TFRecord's text that hold only their heading (not PredictRequests).
     let mut skipped = Vec::new();
     let (mut msgs, target) = match from {
@@ -107,16 +64,8 @@ pub fn run(a: Args) -> Outcome {
                 _ => WireFormat::TfServing,
             };
             // Each body is read against the signature it names (dtypes_for_model).
-            let mut d = match &a.model {
-                Some(p) => {
-                    let (model, _) = tfreq::formats::savedmodel::read_model(p)?;
-                    dtypes_for_model(&model).map_err(|e| in_file(&p.display().to_string(), e))?
-                }
-                None => Dtypes::default(),
-            };
-            for s in &a.dtypes {
-                d.annotate(s)?;
-            }
+            let d = crate::common::rest_dtypes(a.model.as_deref(), &a.rewrite.input.dtypes)?
+                .unwrap_or_default();
             let msgs =
                 from_json_lines(&bytes, &d, &a.fetches, wire).map_err(|e| in_file(&label, e))?;
             (msgs, target)
@@ -174,4 +123,48 @@ pub fn run(a: Args) -> Outcome {
 enum Kind {
     Json,
     Text,
+}
+
+/// What `build` reads `bytes` as: what `--from` says, or what detection finds. Text
+/// that detection refuses is read as the one build would take, so its parse error says
+/// line and column, if it looks like that at all (TOML or prose gets detection's "not a
+/// request file (looks like ...)").
+fn input_kind(
+    path: &Path,
+    bytes: &Bytes,
+    from: InputFrom,
+    in_wire: Option<WireFormat>,
+) -> Result<Kind, Failure> {
+    let label = path.display().to_string();
+    match from {
+        InputFrom::Json => return Ok(Kind::Json),
+        InputFrom::Text => return Ok(Kind::Text),
+        InputFrom::Auto | InputFrom::Eas | InputFrom::TfServing => {}
+        other => {
+            return Err(in_file(
+                &label,
+                Failure::msg(format!(
+                    "build reads REST JSON (--from json) or protobuf text (--from text), not --from {}: tfreq convert reads that",
+                    other.format().as_str()
+                )),
+            ))
+        }
+    }
+    let mut opts = InputOptions::new().format(InputFormat::Auto).for_path(path);
+    opts.decode.wire = in_wire;
+    let texty = tfreq::formats::text::looks_like_text(bytes);
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    let pbtext = texty && std::str::from_utf8(bytes).is_ok_and(text_format::looks_like_text_format);
+    Ok(match tfreq::formats::detect(bytes, &opts) {
+        Ok(ContainerKind::RestJson) => Kind::Json,
+        Ok(ContainerKind::TextFormat) => Kind::Text,
+        Ok(ContainerKind::Text) | Err(_) if texty && first == Some(&b'{') => Kind::Json,
+        Ok(ContainerKind::Text) if texty => Kind::Text,
+        Err(_) if pbtext => Kind::Text,
+        Err(e) => return Err(in_file(&label, e)),
+        Ok(k) => return Err(in_file(&label, Failure::msg(format!(
+            "is a {} file, not REST JSON or protobuf text: build reads those (tfreq convert reads request files)",
+            k.as_str()
+        )))),
+    })
 }

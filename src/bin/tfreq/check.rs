@@ -5,10 +5,12 @@ use std::path::PathBuf;
 use tfreq::analysis::check::{check_labeled, CheckOptions};
 use tfreq::signature::SERVE_TAG;
 
-use crate::common::{Failure, InputArgs, InputFrom, Outcome, Progress};
 use tfreq::analysis::report::Command;
 
-use crate::diff::{labeled, load_all, load_model, render, Format, Reading};
+use crate::args::ReportFormat as Format;
+use crate::common::{Failure, Outcome, Progress};
+use crate::input::{InputArgs, Inputs, Loaded};
+use crate::report::{labeled, load_model, render};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -40,20 +42,14 @@ pub struct Args {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
     format: Format,
-    /// What the request files are, instead of detecting it.
-    #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
-    from: InputFrom,
-    /// A REST JSON input's dtype (JSON carries none; --model gives the rest): NAME=DT_FLOAT. Repeatable.
-    #[arg(long = "dtype", value_name = "NAME=DTYPE")]
-    dtypes: Vec<String>,
     #[command(flatten)]
-    input_args: InputArgs,
+    input: InputArgs,
 }
 
 pub fn run(a: Args) -> Outcome {
     let (format, model) = (a.format, a.model.clone());
     match run_check(a) {
-        Err(ModelFailure(e)) => crate::diff::fatal(Command::Check, format, &model, e),
+        Err(ModelFailure(e)) => crate::report::fatal(Command::Check, format, &model, e),
         Ok(r) => r,
     }
 }
@@ -71,15 +67,14 @@ fn run_check(a: Args) -> Result<Outcome, ModelFailure> {
         None => Some(load_model(&a.model).map_err(ModelFailure)?),
         Some(_) => None,
     };
-    let how = Reading {
-        from: a.from,
-        // A live model's dtypes are not read from a file (give --dtype for REST JSON).
-        model: url.is_none().then_some(a.model.as_path()),
-        dtypes: &a.dtypes,
-        input: a.input_args,
+    // A live model's dtypes are not read from a file (give --dtype for REST JSON).
+    let inputs = Inputs::new(&a.input, url.is_none().then_some(a.model.as_path()));
+    let files = match inputs.expand(&a.requests) {
+        Ok(f) => f,
+        Err(e) => return Ok(Err(e)),
     };
-    let progress = Progress::new(&a.requests, a.format != Format::Human);
-    let reqs = load_all(&a.requests, &how, &progress, true);
+    let progress = Progress::new(&files, a.format != Format::Human);
+    let reqs = inputs.requests(&files, &progress, true);
     drop(progress);
     let model = match (file_model, url) {
         (Some(m), _) => m,
@@ -122,7 +117,7 @@ fn live_model(
     url: &str,
     name: Option<String>,
     cacert: Option<&std::path::Path>,
-    reqs: &[crate::diff::Loaded],
+    reqs: &[Loaded],
 ) -> Result<tfreq::signature::ModelSignatures, Failure> {
     use tfreq::net::{Client, Options, Target};
     let target = Target::parse(url, None).map_err(|e| Failure::msg(format!("--model {e}")))?;
@@ -147,7 +142,7 @@ fn live_model(
     url: &str,
     _: Option<String>,
     _: Option<&std::path::Path>,
-    _: &[crate::diff::Loaded],
+    _: &[Loaded],
 ) -> Result<tfreq::signature::ModelSignatures, Failure> {
     Err(Failure::msg(format!(
         "--model {url}: this tfreq was built without the network feature \"net\""

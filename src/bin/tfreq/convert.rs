@@ -3,13 +3,12 @@
 use std::path::PathBuf;
 
 use tfreq::formats::convert::{convert_file, ConvertOptions};
-use tfreq::formats::detect::{detect, Source};
 use tfreq::formats::ContainerKind;
-use tfreq::DecodeOptions;
 
+use crate::args::OutWire;
 use crate::common::{
     human_size, in_file, lossy_hint, refuse_same_file, report_left_out, write_output, Failure,
-    InputFrom, OutWire, Outcome, Progress,
+    Outcome, Progress,
 };
 
 #[derive(clap::Args)]
@@ -24,11 +23,11 @@ pub struct Args {
     /// Output layout.
     #[arg(long, value_enum)]
     wire: OutWire,
-    /// What the input is, instead of detecting it (`--in-wire` is an old name for it).
-    /// PredictionLog messages concatenated without framing are read either way, and
-    /// written as a TFRecord with every record kept.
-    #[arg(long = "from", alias = "in-wire", value_enum, default_value_t = InputFrom::Auto)]
-    from: InputFrom,
+    /// `--in-wire`, an old name for `--from`. (PredictionLog messages concatenated
+    /// without framing are read either way, and written as a TFRecord with every record
+    /// kept.)
+    #[arg(long = "in-wire", value_enum, hide = true)]
+    in_wire: Option<crate::args::InputFrom>,
     /// TF Serving model_spec.name for requests that have none (EAS requests carry no model name).
     #[arg(long)]
     model_name: Option<String>,
@@ -38,7 +37,7 @@ pub struct Args {
     #[arg(long, value_enum)]
     compress: Option<Compress>,
     #[command(flatten)]
-    rewrite: crate::common::RewriteArgs,
+    rewrite: crate::input::RewriteArgs,
 }
 
 /// `--compress`.
@@ -59,16 +58,18 @@ pub fn run(a: Args) -> Outcome {
     )?;
     let progress = Progress::new(std::slice::from_ref(&a.input), false);
     progress.step(format!("reading {label}"));
-    let bytes = a.rewrite.input_args.read(&a.input)?;
+    let mut rewrite = a.rewrite.clone();
+    if let Some(w) = a.in_wire {
+        rewrite.input.from = w;
+    }
+    let inputs = crate::input::Inputs::new(&rewrite.input, None);
+    let (bytes, _) = inputs.bytes(&a.input)?;
     progress.step(format!(
         "converting {label} ({})",
         human_size(bytes.len() as u64)
     ));
-    let mut src = Source::for_path(&a.input, a.from.format());
-    src.accept_unframed = true;
-    let unframed = detect(&bytes, DecodeOptions::default(), &src)
-        .map_err(|e| in_file(&label, e))?
-        .kind
+    let src = inputs.options_for(&a.input, &bytes)?.accept_unframed(true);
+    let unframed = tfreq::formats::detect(&bytes, &src).map_err(|e| in_file(&label, e))?
         == ContainerKind::UnframedLogs;
     if unframed && a.model_name.is_some() {
         return Err(in_file(
@@ -81,14 +82,8 @@ pub fn run(a: Args) -> Outcome {
         scrub: None,
         lossy: a.rewrite.lossy,
     };
-    let out = convert_file(
-        bytes,
-        DecodeOptions::default(),
-        &src,
-        Some(a.wire.into()),
-        &opts,
-    )
-    .map_err(|e| in_file(&label, lossy_hint(e)))?;
+    let out = convert_file(bytes, &src, Some(a.wire.into()), &opts)
+        .map_err(|e| in_file(&label, lossy_hint(e)))?;
     let data = match a.compress {
         None => out.data,
         Some(c) => tfreq::formats::compression::compress(

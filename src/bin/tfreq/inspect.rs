@@ -4,57 +4,15 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use tfreq::analysis::lint::lint;
-use tfreq::analysis::Severity;
-use tfreq::formats::detect::Source;
-use tfreq::formats::{load_detailed_from, ContainerKind, Content};
-use tfreq::render::human;
+use tfreq::analysis::{Finding, Severity};
+use tfreq::formats::{Container, ContainerKind, Content};
 use tfreq::render::json::ValuesMode;
-use tfreq::{DecodeOptions, Kind, WireFormat};
+use tfreq::render::{human, Color};
+use tfreq::Kind;
 
-use crate::common::{
-    human_size, in_file, report_error, rest_dtypes, stdout, stdout_plain, Failure, InputFrom,
-    Outcome, Progress,
-};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// A summary for people.
-    Human,
-    /// Protobuf text format, as Python's text_format.MessageToString.
-    Text,
-    /// One JSON document per file (schema in the README).
-    Json,
-    /// GitHub Actions workflow annotations, one per problem and unreadable file.
-    Github,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Wire {
-    Eas,
-    TfServing,
-}
-
-impl From<Wire> for WireFormat {
-    fn from(w: Wire) -> Self {
-        match w {
-            Wire::Eas => WireFormat::Eas,
-            Wire::TfServing => WireFormat::TfServing,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum KindArg {
-    Request,
-    Response,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Values {
-    None,
-    Preview,
-    All,
-}
+use crate::args::{InputFrom, KindArg, MessageFormat as Format, Values};
+use crate::common::{in_file, report_error, stdout, stdout_plain, Failure, Outcome, Progress};
+use crate::input::{InputArgs, Inputs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -67,9 +25,6 @@ pub struct Args {
     /// Values in JSON output.
     #[arg(long, value_enum, default_value_t = Values::Preview)]
     values: Values,
-    /// What the input is, instead of detecting it (`--wire` is an old name for it).
-    #[arg(long = "from", alias = "wire", value_enum, default_value_t = InputFrom::Auto)]
-    from: InputFrom,
     /// Message kind, instead of detecting it.
     #[arg(long, value_enum)]
     kind: Option<KindArg>,
@@ -77,114 +32,56 @@ pub struct Args {
     /// saved_model.pb, GetModelMetadata JSON or `saved_model_cli show --all` output.
     #[arg(long, value_name = "PATH")]
     model: Option<PathBuf>,
-    /// A REST JSON input's dtype: NAME=DT_FLOAT. Repeatable.
-    #[arg(long = "dtype", value_name = "NAME=DTYPE")]
-    dtypes: Vec<String>,
+    /// `--wire`, an old name for `--from`.
+    #[arg(long = "wire", value_enum, hide = true)]
+    wire: Option<InputFrom>,
     #[command(flatten)]
-    input_args: crate::common::InputArgs,
+    input: InputArgs,
 }
 
-pub fn run(a: Args) -> Outcome {
-    crate::common::stdin_at_most_once(a.files.iter().map(PathBuf::as_path))?;
+pub fn run(mut a: Args) -> Outcome {
+    if let Some(w) = a.wire {
+        a.input.from = w;
+    }
+    let inputs = Inputs::new(&a.input, a.model.as_deref()).kind(a.kind.map(|k| match k {
+        KindArg::Request => Kind::Request,
+        KindArg::Response => Kind::Response,
+    }));
+    let files = inputs.expand(&a.files)?;
     let mut out = match a.format {
         Format::Human => stdout(),
         Format::Text | Format::Json | Format::Github => stdout_plain(),
     };
-    let opts = DecodeOptions {
-        wire: None,
-        kind: a.kind.map(|k| match k {
-            KindArg::Request => Kind::Request,
-            KindArg::Response => Kind::Response,
-        }),
-        max_size: Some(a.input_args.max_size),
-    };
-    let json_many = a.format == Format::Json && a.files.len() > 1;
+    let json_many = a.format == Format::Json && files.len() > 1;
     if json_many {
         out.write_all(b"[")?;
     }
-    let mode = match a.values {
-        Values::None => ValuesMode::None,
-        Values::Preview => ValuesMode::Preview,
-        Values::All => ValuesMode::All,
-    };
-    let progress = Progress::new(&a.files, matches!(a.format, Format::Json | Format::Github));
-    let mut unreadable = 0u64;
-    let mut counts = [0u64; 3];
-    let mut shown = 0usize;
-    let mut failed = false;
-    for (i, path) in a.files.iter().enumerate() {
+    let progress = Progress::new(&files, matches!(a.format, Format::Json | Format::Github));
+    let mut tally = Tally::default();
+    for (i, path) in files.iter().enumerate() {
         let label = path.display().to_string();
         if a.format == Format::Json && i > 0 {
             out.write_all(b",")?;
         }
-        let loaded = load_one(path, &label, &a, opts, &progress);
-        let (c, problems) = match loaded {
-            Ok(v) => v,
-            Err(e) => {
-                unreadable += 1;
-                write_unreadable(&mut out, &a, &label, &e, &progress)?;
-                if a.format == Format::Json && !json_many {
+        match load_one(&inputs, path, &progress) {
+            Ok((c, problems)) => {
+                tally.add(&c, &problems);
+                if a.format == Format::Human && tally.shown > 1 {
                     writeln!(out)?;
                 }
-                continue;
-            }
-        };
-        for f in problems.iter().flatten().chain(&c.findings) {
-            counts[f.severity as usize] += 1;
-        }
-        failed |= problems
-            .iter()
-            .flatten()
-            .chain(&c.findings)
-            .any(|f| f.severity == Severity::Error);
-        let bare = c.kind == ContainerKind::Bare
-            || (c.kind == ContainerKind::TextFormat && c.entries.len() == 1);
-        if a.format == Format::Human && shown > 0 {
-            writeln!(out)?;
-        }
-        shown += 1;
-        match a.format {
-            Format::Human => write_human(&mut out, &label, &c, &problems, bare)?,
-            Format::Text => {
-                if let Err(e) = write_text(&mut out, &label, &c, bare) {
+                if let Err(e) = show(&mut out, &a, &label, &c, &problems, json_many) {
                     if e.is_broken_pipe() {
                         return Err(e);
                     }
-                    unreadable += 1;
+                    tally.unreadable += 1;
                     write_unreadable(&mut out, &a, &label, &e, &progress)?;
                 }
             }
-            Format::Json => {
-                match (&c.entries[..], bare) {
-                    ([e], true) => {
-                        if let Content::Message(msg) = &e.content {
-                            let p = problems.first().map(Vec::as_slice).unwrap_or(&[]);
-                            tfreq::render::json::write_message(&mut out, &label, msg, p, mode)?;
-                        }
-                    }
-                    _ => {
-                        tfreq::render::json::write_container(&mut out, &label, &c, &problems, mode)?
-                    }
-                }
-                if !json_many {
+            Err(e) => {
+                tally.unreadable += 1;
+                write_unreadable(&mut out, &a, &label, &e, &progress)?;
+                if a.format == Format::Json && !json_many {
                     writeln!(out)?;
-                }
-            }
-            Format::Github => {
-                // Findings about the file as a whole (TF Serving's warm-up loader limits,
-                // what detection found), then each entry's.
-                for f in &c.findings {
-                    tfreq::render::report::write_github_finding(&mut out, &label, &label, f)?;
-                }
-                for (e, p) in c.entries.iter().zip(&problems) {
-                    let elabel = if bare {
-                        label.clone()
-                    } else {
-                        format!("{label} {}", e.label(c.kind))
-                    };
-                    for f in p {
-                        tfreq::render::report::write_github_finding(&mut out, &label, &elabel, f)?;
-                    }
                 }
             }
         }
@@ -194,8 +91,40 @@ pub fn run(a: Args) -> Outcome {
         out.write_all(b"]\n")?;
     }
     if a.format == Format::Github {
-        let files = a.files.len() as u64;
-        let bad = match unreadable {
+        tally.write_github(&mut out, files.len() as u64)?;
+    }
+    drop(progress);
+    out.flush()?;
+    // Exit 2 when an input could not be read, else 1 when an error finding is listed,
+    // so a CI step can fail on it.
+    Ok(if tally.unreadable > 0 {
+        2
+    } else {
+        u8::from(tally.failed)
+    })
+}
+
+/// What the files shown so far hold: findings by severity, files unreadable.
+#[derive(Default)]
+struct Tally {
+    unreadable: u64,
+    counts: [u64; 3],
+    shown: usize,
+    failed: bool,
+}
+
+impl Tally {
+    fn add(&mut self, c: &Container, problems: &[Vec<Finding>]) {
+        for f in problems.iter().flatten().chain(&c.findings) {
+            self.counts[f.severity as usize] += 1;
+            self.failed |= f.severity == Severity::Error;
+        }
+        self.shown += 1;
+    }
+
+    /// The closing line of `--format github`.
+    fn write_github(&self, out: &mut impl Write, files: u64) -> std::io::Result<()> {
+        let bad = match self.unreadable {
             0 => String::new(),
             n => format!(" ({n} unreadable)"),
         };
@@ -203,42 +132,76 @@ pub fn run(a: Args) -> Outcome {
             out,
             "tfreq inspect: {}{bad}; {}, {}, {}",
             crate::common::count(files, "file"),
-            crate::common::count(counts[Severity::Error as usize], "error"),
-            crate::common::count(counts[Severity::Warning as usize], "warning"),
-            crate::common::count(counts[Severity::Note as usize], "note"),
-        )?;
+            crate::common::count(self.counts[Severity::Error as usize], "error"),
+            crate::common::count(self.counts[Severity::Warning as usize], "warning"),
+            crate::common::count(self.counts[Severity::Note as usize], "note"),
+        )
     }
-    drop(progress);
-    out.flush()?;
-    // Exit 2 when an input could not be read, else 1 when an error finding is listed,
-    // so a CI step can fail on it.
-    Ok(if unreadable > 0 { 2 } else { u8::from(failed) })
 }
 
-type Loaded = (
-    tfreq::formats::Container,
-    Vec<Vec<tfreq::analysis::Finding>>,
-);
+/// Shows one file read in the format asked for.
+fn show(
+    out: &mut impl Write,
+    a: &Args,
+    label: &str,
+    c: &Container,
+    problems: &[Vec<Finding>],
+    json_many: bool,
+) -> Result<(), Failure> {
+    let bare = c.kind == ContainerKind::Bare
+        || (c.kind == ContainerKind::TextFormat && c.entries.len() == 1);
+    let mode = match a.values {
+        Values::None => ValuesMode::None,
+        Values::Preview => ValuesMode::Preview,
+        Values::All => ValuesMode::All,
+    };
+    match a.format {
+        Format::Human => write_human(out, label, c, problems, bare)?,
+        Format::Text => write_text(out, label, c, bare)?,
+        Format::Json => {
+            match (&c.entries[..], bare) {
+                ([e], true) => {
+                    if let Content::Message(msg) = &e.content {
+                        let p = problems.first().map(Vec::as_slice).unwrap_or(&[]);
+                        tfreq::render::json::write_message(out, label, msg, p, mode)?;
+                    }
+                }
+                _ => tfreq::render::json::write_container(out, label, c, problems, mode)?,
+            }
+            if !json_many {
+                writeln!(out)?;
+            }
+        }
+        Format::Github => {
+            // Findings about the file as a whole (TF Serving's warm-up loader limits,
+            // what detection found), then each entry's.
+            for f in &c.findings {
+                tfreq::render::report::write_github_finding(out, label, label, f)?;
+            }
+            for (e, p) in c.entries.iter().zip(problems) {
+                let elabel = if bare {
+                    label.to_string()
+                } else {
+                    format!("{label} {}", e.label(c.kind))
+                };
+                for f in p {
+                    tfreq::render::report::write_github_finding(out, label, &elabel, f)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+type Loaded = (Container, Vec<Vec<Finding>>);
 
 /// Reads, detects and lints one file; the error names it.
 fn load_one(
+    inputs: &Inputs,
     path: &std::path::Path,
-    label: &str,
-    a: &Args,
-    opts: DecodeOptions,
     progress: &Progress,
 ) -> Result<Loaded, Failure> {
-    progress.step(format!("reading {label}"));
-    let bytes = a.input_args.read(path)?;
-    progress.step(format!(
-        "decoding {label} ({})",
-        human_size(bytes.len() as u64)
-    ));
-    let mut src = Source::for_path(path, a.from.format());
-    src.rest = rest_dtypes(a.model.as_deref(), &a.dtypes)?;
-    let mut c = load_detailed_from(bytes, opts, &src).map_err(|e| in_file(label, e))?;
-    let limits = tfreq::analysis::warmup::file_findings(&c);
-    c.findings.extend(limits);
+    let (mut c, _) = inputs.container(path, progress)?;
     let mut problems: Vec<Vec<_>> = c
         .entries
         .iter()
@@ -292,7 +255,7 @@ fn write_human(
     bare: bool,
 ) -> Result<(), Failure> {
     if !bare {
-        human::write_container_head(out, label, c)?;
+        human::write_container_head(out, label, c, Color::Always)?;
     }
     let mut after_message = false;
     for (e, p) in c.entries.iter().zip(problems) {
@@ -306,14 +269,14 @@ fn write_human(
                 if !bare {
                     writeln!(out)?;
                 }
-                human::write_summary(out, &elabel, msg, p)?;
+                human::write_summary(out, &elabel, msg, p, Color::Always)?;
                 after_message = true;
             }
             _ => {
                 if after_message {
                     writeln!(out)?;
                 }
-                human::write_entry_line(out, &elabel, e)?;
+                human::write_entry_line(out, &elabel, e, Color::Always)?;
                 after_message = false;
             }
         }

@@ -4,22 +4,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use tfreq::analysis::coverage::KeyCounts;
-use tfreq::formats::rest_json::Dtypes;
 use tfreq::formats::write;
 use tfreq::scrub::scrub;
 
+use crate::args::{Fill, OutWire, PlainFormat as Format};
 use crate::common::{
-    human_size, refuse_same_file, report_error, rest_dtypes, stdout, write_output, Failure,
-    InputArgs, InputFrom, OutWire, Outcome, Progress,
+    human_size, refuse_same_file, report_error, stdout, write_output, Failure, Outcome, Progress,
 };
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// A table for people.
-    Human,
-    /// One JSON document.
-    Json,
-}
+use crate::input::{InputArgs, Inputs};
 
 #[derive(clap::Args)]
 #[command(
@@ -41,28 +33,16 @@ pub struct KeysArgs {
     #[command(flatten)]
     rest: RestArgs,
     #[command(flatten)]
-    input_args: InputArgs,
+    input: InputArgs,
 }
 
-/// Dtypes for TF Serving REST JSON inputs (`.json` / `.jsonl` files).
+/// The model giving REST JSON inputs their dtypes.
 #[derive(clap::Args)]
 pub struct RestArgs {
-    /// An input's dtype for REST JSON files: NAME=DT_FLOAT. Repeatable.
-    #[arg(long = "dtype", value_name = "NAME=DTYPE")]
-    dtypes: Vec<String>,
     /// The model giving the input dtypes for REST JSON files: a SavedModel directory,
     /// saved_model.pb, GetModelMetadata JSON or `saved_model_cli show --all` output.
     #[arg(long, value_name = "PATH")]
     model: Option<PathBuf>,
-    /// What the input files are, instead of detecting it.
-    #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
-    from: InputFrom,
-}
-
-impl RestArgs {
-    fn dtypes(&self) -> Result<Option<Dtypes>, Failure> {
-        rest_dtypes(self.model.as_deref(), &self.dtypes)
-    }
 }
 
 /// Counts the keys of every file that can be read; the others are reported on stderr
@@ -70,12 +50,11 @@ impl RestArgs {
 fn count(
     files: &[PathBuf],
     keep: bool,
-    rest: Option<&Dtypes>,
-    how: &RestArgs,
-    input: &InputArgs,
+    inputs: &Inputs,
     machine_output: bool,
-) -> KeyCounts {
+) -> Result<KeyCounts, Failure> {
     let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let opts = inputs.options(paths.iter().copied())?;
     let progress = Progress::new(files, machine_output);
     let total: u64 = files
         .iter()
@@ -87,25 +66,18 @@ fn count(
         crate::common::count(files.len() as u64, "file"),
         human_size(total)
     ));
-    let message = |e: &tfreq::Error, file: &str| {
-        format!("{}{}", e.message_without(file), crate::common::hint(e))
-    };
-    let cov = tfreq::scan::count_files_lenient(
-        &paths,
-        keep,
-        rest,
-        how.from.format(),
-        &crate::sigbus::read_options(input.max_size, paths.iter().copied()),
-        &message,
-    );
+    let counted = tfreq::scan::count(&paths, &opts, keep);
     drop(progress);
-    for u in &cov.unreadable {
+    let mut cov = counted.counts;
+    // The command line's messages add the option that settles an error.
+    for (u, e) in cov.unreadable.iter_mut().zip(&counted.errors) {
+        u.error = format!("{}{}", e.message_without(&u.file), crate::common::hint(e));
         report_error(&crate::common::in_file(
             &u.file,
             Failure::msg(u.error.clone()),
         ));
     }
-    cov
+    Ok(cov)
 }
 
 #[derive(clap::Subcommand)]
@@ -123,8 +95,9 @@ struct MergeArgs {
     /// Output format (JSON: the merged summary).
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Json)]
     format: Format,
-    #[command(flatten)]
-    input_args: InputArgs,
+    /// Refuse a summary larger than this: bytes, or a number with K, M or G.
+    #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = crate::input::parse_size)]
+    max_size: u64,
 }
 
 fn run_merge(a: MergeArgs) -> Outcome {
@@ -133,9 +106,9 @@ fn run_merge(a: MergeArgs) -> Outcome {
     let mut merged = Summary::empty();
     let mut bad = false;
     for p in &a.summaries {
-        let read = a
-            .input_args
-            .read(p)
+        let opts = tfreq::io::ReadOptions::default().max_size(a.max_size);
+        let read = tfreq::io::read(p, &opts)
+            .map_err(Failure::from)
             .and_then(|b| {
                 std::str::from_utf8(&b)
                     .map(str::to_owned)
@@ -156,7 +129,11 @@ fn run_merge(a: MergeArgs) -> Outcome {
             tfreq::render::json::write_summary(&mut out, &merged)?;
             writeln!(out)?;
         }
-        Format::Human => tfreq::render::human::write_coverage(&mut out, &merged.counts())?,
+        Format::Human => tfreq::render::human::write_coverage(
+            &mut out,
+            &merged.counts(),
+            tfreq::render::Color::Always,
+        )?,
     }
     out.flush()?;
     Ok(if bad || !merged.unreadable.is_empty() {
@@ -170,24 +147,19 @@ pub fn run_keys(mut a: KeysArgs) -> Outcome {
     if let Some(KeysCommand::Merge(m)) = a.merge.take() {
         return run_merge(m);
     }
-    crate::common::stdin_at_most_once(a.files.iter().map(PathBuf::as_path))?;
-    let rest = a.rest.dtypes()?;
+    let inputs = Inputs::new(&a.input, a.rest.model.as_deref());
+    a.files = inputs.expand(&a.files)?;
     if a.format == Format::Json {
         // A summary's first requests are the earliest in path order (so that summaries
         // merge exactly): count the files in that order.
         a.files.sort();
     }
-    let cov = count(
-        &a.files,
-        false,
-        rest.as_ref(),
-        &a.rest,
-        &a.input_args,
-        a.format == Format::Json,
-    );
+    let cov = count(&a.files, false, &inputs, a.format == Format::Json)?;
     let mut out = stdout();
     match a.format {
-        Format::Human => tfreq::render::human::write_coverage(&mut out, &cov)?,
+        Format::Human => {
+            tfreq::render::human::write_coverage(&mut out, &cov, tfreq::render::Color::Always)?
+        }
         Format::Json => {
             tfreq::render::json::write_coverage(&mut out, &cov)?;
             writeln!(out)?;
@@ -227,8 +199,8 @@ pub struct WarmupArgs {
     #[arg(long, value_enum)]
     wire: Option<OutWire>,
     /// What replaces the values: zeros, constant=V, or random (with --seed).
-    #[arg(long, default_value = "zeros", value_parser = crate::scrub::parse_fill)]
-    fill: crate::scrub::Fill,
+    #[arg(long, default_value = "zeros", value_parser = crate::args::parse_fill)]
+    fill: Fill,
     /// Seed for --fill random.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -241,13 +213,13 @@ pub struct WarmupArgs {
     #[arg(long)]
     overwrite_input: bool,
     #[command(flatten)]
-    input_args: InputArgs,
+    input: InputArgs,
 }
 
 /// The files to count: each `keys --format json` summary among `files` stands for the
 /// logs it names (read again, for their requests; a summary holds none), the other
 /// files for themselves. Each log once, in the order met.
-fn expand_summaries(files: &[PathBuf], input: &InputArgs) -> Result<Vec<PathBuf>, Failure> {
+fn expand_summaries(files: &[PathBuf], inputs: &Inputs) -> Result<Vec<PathBuf>, Failure> {
     let mut out: Vec<PathBuf> = Vec::new();
     for f in files {
         let is_summary = f.extension().is_some_and(|e| e == "json")
@@ -258,7 +230,7 @@ fn expand_summaries(files: &[PathBuf], input: &InputArgs) -> Result<Vec<PathBuf>
             out.push(f.clone());
             continue;
         }
-        let text = String::from_utf8(input.read(f)?.to_vec()).map_err(|e| {
+        let text = String::from_utf8(inputs.bytes(f)?.0.to_vec()).map_err(|e| {
             crate::common::in_file(&f.display().to_string(), Failure::msg(e.to_string()))
         })?;
         let s = tfreq::analysis::summary::Summary::from_json(&text)
@@ -274,12 +246,12 @@ fn expand_summaries(files: &[PathBuf], input: &InputArgs) -> Result<Vec<PathBuf>
 }
 
 pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
-    a.files = expand_summaries(&a.files, &a.input_args)?;
-    let inputs: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
-    crate::common::stdin_at_most_once(inputs.iter().copied())?;
-    refuse_same_file(a.output.as_deref(), &inputs, a.overwrite_input)?;
-    let rest = a.rest.dtypes()?;
-    let cov = count(&a.files, true, rest.as_ref(), &a.rest, &a.input_args, false);
+    let inputs = Inputs::new(&a.input, a.rest.model.as_deref());
+    a.files = expand_summaries(&inputs.expand(&a.files)?, &inputs)?;
+    let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
+    crate::common::stdin_at_most_once(paths.iter().copied())?;
+    refuse_same_file(a.output.as_deref(), &paths, a.overwrite_input)?;
+    let cov = count(&a.files, true, &inputs, false)?;
     let reps: Vec<&tfreq::Message> = match a.by {
         By::Shape => cov
             .shape_keys()

@@ -5,9 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bytes::Bytes;
-use tfreq::formats::{entries, ContainerKind, Content, Hint};
 use tfreq::net::{Client, EasAuth, NetError, Options, Protocol, Target};
-use tfreq::{DecodeOptions, Kind, Message};
 
 use crate::common::{in_file, Failure};
 
@@ -63,7 +61,7 @@ pub struct Conn {
     /// Refuse an answer larger than this (exit 2), reading no further: bytes, or a
     /// number with K, M or G (powers of 1024). Default: 256M over HTTP (EAS, REST,
     /// --async), and TF Serving's own gRPC limit (2G minus 1 byte) over gRPC.
-    #[arg(long, value_name = "SIZE", value_parser = crate::common::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::input::parse_size)]
     pub max_response_size: Option<u64>,
 }
 
@@ -157,71 +155,6 @@ pub fn read_cacert(path: Option<&Path>) -> Result<Option<Bytes>, Failure> {
         other => in_file(&label, other),
     })?;
     Ok(Some(pem))
-}
-
-/// One request of a file, with its own bytes.
-pub struct Req {
-    /// The file.
-    pub file: String,
-    /// The file, or the file and record.
-    pub label: String,
-    /// A short name for saved files (`faq_prod`, `warmup.3`).
-    pub stem: String,
-    /// The request.
-    pub message: Message,
-    /// Its bytes in the file.
-    pub bytes: Bytes,
-}
-
-/// Reads every request of each file (bare, TFRecord warm-up or text format).
-pub fn load_requests(paths: &[PathBuf]) -> Result<Vec<Req>, Failure> {
-    let mut out = Vec::new();
-    for p in paths {
-        let file = p.display().to_string();
-        let data = tfreq::io::read_input(p).map_err(|e| in_file(&file, e))?;
-        let it = entries(data, DecodeOptions::default(), Hint::for_path(p));
-        let kind = it.kind();
-        let stem = file_stem(p);
-        let mut found = Vec::new();
-        for e in it {
-            let e = e.map_err(|e| in_file(&file, e))?;
-            let label = e.label(kind);
-            if let Content::Message(m) = e.content {
-                found.push((e.index, label, m, e.bytes));
-            }
-        }
-        if found.is_empty() {
-            return Err(in_file(&file, Failure::msg("holds no request")));
-        }
-        let many = found.len() > 1 || kind == ContainerKind::TfRecord;
-        for (index, label, message, bytes) in found {
-            if message.kind != Kind::Request {
-                return Err(in_file(
-                    &file,
-                    Failure::msg(format!("holds a {}, not a request", message.kind)),
-                ));
-            }
-            let (label, stem) = if many {
-                (format!("{file} ({label})"), format!("{stem}.{index}"))
-            } else {
-                (file.clone(), stem.clone())
-            };
-            out.push(Req {
-                file: file.clone(),
-                label,
-                stem,
-                message,
-                bytes,
-            });
-        }
-    }
-    Ok(out)
-}
-
-fn file_stem(p: &Path) -> String {
-    p.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "stdin".into())
 }
 
 /// A network error as the command's failure: a refusal is returned for the caller to

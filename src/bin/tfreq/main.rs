@@ -2,11 +2,13 @@
 //! library, renders, and maps errors to exit codes: 0 clean, 1 findings that fail,
 //! 2 unreadable input or usage error. A closed pipe ends the program quietly.
 
+pub(crate) mod args;
 pub(crate) mod build;
 pub(crate) mod check;
 pub(crate) mod common;
 pub(crate) mod convert;
 pub(crate) mod diff;
+pub(crate) mod input;
 pub(crate) mod inspect;
 pub(crate) mod keys;
 #[cfg(feature = "net")]
@@ -14,6 +16,7 @@ pub(crate) mod live;
 pub(crate) mod output;
 #[cfg(feature = "net")]
 pub(crate) mod replay;
+pub(crate) mod report;
 pub(crate) mod scrub;
 #[cfg(feature = "net")]
 pub(crate) mod send;

@@ -14,17 +14,10 @@ use tfreq::analysis::{Code, Finding, Severity};
 use tfreq::net::{prepare, NetError};
 use tfreq::render::human;
 
-use crate::common::{in_file, stdout, Failure, Outcome};
-use crate::live::{fatal, load_requests, Conn, Req};
-
-/// Output format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// One screen for people.
-    Human,
-    /// One JSON document.
-    Json,
-}
+use crate::args::PlainFormat as Format;
+use crate::common::{in_file, stdout, Failure, Outcome, Progress};
+use crate::input::{InputArgs, Inputs, Loaded as Req};
+use crate::live::{fatal, Conn};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -53,6 +46,8 @@ pub struct Args {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
     format: Format,
+    #[command(flatten)]
+    input: InputArgs,
 }
 
 /// `--cold-factor`: a finite number, at least 1 (a first call faster than the later ones
@@ -114,9 +109,17 @@ pub fn run(a: Args) -> Outcome {
         factor: a.cold_factor,
         min_gap_ms: a.cold_ms,
     };
-    let warm = load_requests(std::slice::from_ref(&a.warmup))?;
+    let inputs = Inputs::new(&a.input, None);
+    let prod_files = inputs.expand(&a.prod)?;
+    let progress = Progress::new(&prod_files, true);
+    // Without the warm-up there is nothing to replay: that one is fatal.
+    let warm = inputs.warmup(&a.warmup, &progress)?.requests;
     refuse_too_many_records(&a.warmup, warm.len())?;
-    let prod = load_requests(&a.prod)?;
+    // A production file that cannot be read is reported in its place; the others run.
+    let read = inputs.requests(&prod_files, &progress, false);
+    drop(progress);
+    let unreadable = !read.unreadable.is_empty();
+    let prod = read.requests;
     let mut client = a.conn.connect()?;
     let target = client.target().clone();
     let opts = client.options().clone();
@@ -190,7 +193,11 @@ pub fn run(a: Args) -> Outcome {
         Format::Human => write_human(&mut out, &rep)?,
     }
     out.flush()?;
-    Ok(u8::from(cold > 0 || refused))
+    Ok(if unreadable {
+        2
+    } else {
+        u8::from(cold > 0 || refused)
+    })
 }
 
 /// Refuses a warm-up file of more records than TF Serving's loader reads, before
@@ -298,7 +305,7 @@ fn write_human(out: &mut dyn Write, rep: &ReplayReport) -> std::io::Result<()> {
         .flat_map(|r| r.findings.iter().cloned())
         .collect();
     if !findings.is_empty() {
-        human::write_findings(out, &findings)?;
+        human::write_findings(out, &findings, tfreq::render::Color::Always)?;
     }
     writeln!(
         out,

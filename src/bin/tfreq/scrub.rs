@@ -3,13 +3,9 @@
 use std::path::PathBuf;
 
 use tfreq::formats::convert::{convert_file, ConvertOptions};
-use tfreq::formats::detect::Source;
-use tfreq::scrub::FillMode;
-use tfreq::DecodeOptions;
 
-use crate::common::{
-    in_file, lossy_hint, report_left_out, write_output, InputFrom, OutWire, Outcome,
-};
+use crate::args::{parse_fill, Fill, OutWire};
+use crate::common::{in_file, lossy_hint, report_left_out, write_output, Outcome};
 
 #[derive(clap::Args)]
 #[command(mut_arg("lossy", |a| a.help("With --wire: write even when the output cannot carry everything (see `convert --lossy`), listing what was left out on stderr")))]
@@ -30,61 +26,20 @@ pub struct Args {
     /// Output layout (default: the input's).
     #[arg(long, value_enum)]
     wire: Option<OutWire>,
-    /// What the input is, instead of detecting it.
-    #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
-    from: InputFrom,
     #[command(flatten)]
-    rewrite: crate::common::RewriteArgs,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub enum Fill {
-    Zeros,
-    Constant(f64),
-    Random,
-}
-
-pub fn parse_fill(s: &str) -> Result<Fill, String> {
-    match s {
-        "zeros" => Ok(Fill::Zeros),
-        "random" => Ok(Fill::Random),
-        _ => match s.strip_prefix("constant=") {
-            Some(v) => v
-                .parse()
-                .map(Fill::Constant)
-                .map_err(|_| format!("constant={v}: not a number")),
-            None => Err(format!("{s:?}: expected zeros, constant=V or random")),
-        },
-    }
-}
-
-impl Fill {
-    pub fn mode(self, seed: u64) -> FillMode {
-        match self {
-            Fill::Zeros => FillMode::Zeros,
-            Fill::Constant(v) => FillMode::Constant(v),
-            Fill::Random => FillMode::Random { seed },
-        }
-    }
+    rewrite: crate::input::RewriteArgs,
 }
 
 pub fn run(a: Args) -> Outcome {
     let label = a.input.display().to_string();
-    let bytes = a.rewrite.read(&a.input, a.output.as_deref())?;
-    let src = Source::for_path(&a.input, a.from.format());
+    let (bytes, src) = a.rewrite.read(&a.input, a.output.as_deref(), None)?;
     let opts = ConvertOptions {
         model_name: None,
         scrub: Some(a.fill.mode(a.seed)),
         lossy: a.rewrite.lossy,
     };
-    let out = convert_file(
-        bytes,
-        DecodeOptions::default(),
-        &src,
-        a.wire.map(Into::into),
-        &opts,
-    )
-    .map_err(|e| in_file(&label, lossy_hint(e)))?;
+    let out = convert_file(bytes, &src, a.wire.map(Into::into), &opts)
+        .map_err(|e| in_file(&label, lossy_hint(e)))?;
     write_output(a.output.as_deref(), &out.data)?;
     report_left_out(
         &label,

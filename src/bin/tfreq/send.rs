@@ -7,13 +7,14 @@ use tfreq::analysis::expect::{compare, Tolerance};
 use tfreq::analysis::timing::ms;
 use tfreq::analysis::Finding;
 use tfreq::net::{prepare, Exchange, NetError, Protocol};
-use tfreq::render::human;
 use tfreq::render::json::{FindingsJson, MessageJson, ValuesMode};
+use tfreq::render::{human, Color};
 use tfreq::{DecodeOptions, Kind, Message, WireFormat};
 
-use crate::common::{in_file, stdout, Failure, Outcome};
-use crate::inspect::{Format, Values};
-use crate::live::{fatal, load_requests, Conn, Req};
+use crate::args::{MessageFormat as Format, Values};
+use crate::common::{in_file, report_error, stdout, Failure, Outcome, Progress};
+use crate::input::{InputArgs, Inputs, Loaded as Req};
+use crate::live::{fatal, Conn};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -52,6 +53,8 @@ pub struct Args {
     /// Tags of the queued request (--async), NAME=VALUE, as query parameters.
     #[arg(long = "tag", value_name = "NAME=VALUE")]
     tags: Vec<String>,
+    #[command(flatten)]
+    input: InputArgs,
 }
 
 /// How one call went.
@@ -62,42 +65,44 @@ struct Outcome1 {
 }
 
 pub fn run(a: Args) -> Outcome {
-    crate::common::stdin_at_most_once(a.files.iter().chain(&a.expect).map(PathBuf::as_path))?;
     if a.format == Format::Github {
         return Err(Failure::msg(
             "send writes --format human, text or json (github annotations are for diff and check)",
         ));
     }
-    let reqs = load_requests(&a.files)?;
+    let inputs = Inputs::new(&a.input, None);
+    let files = inputs.expand(&a.files)?;
+    crate::common::stdin_at_most_once(files.iter().chain(&a.expect).map(PathBuf::as_path))?;
     let (target, opts) = a.conn.resolve()?;
-    if a.is_async && target.protocol() != Protocol::Eas {
-        return Err(Failure::msg(
-            "--async is for EAS queue services (http(s)://HOST/api/predict/SERVICE)",
-        ));
-    }
-    if !a.is_async && !a.tags.is_empty() {
-        return Err(Failure::msg("--tag is for --async"));
-    }
-    let tol = Tolerance {
-        rtol: a.rtol,
-        atol: a.atol,
-    };
-    if !(tol.rtol >= 0.0 && tol.atol >= 0.0) {
-        return Err(Failure::msg("--rtol and --atol must be >= 0"));
-    }
+    check_options(&a, target.protocol())?;
+    let progress = Progress::new(&files, true);
+    let read = inputs.requests(&files, &progress, false);
+    drop(progress);
+    // A file that cannot be read was reported in its place; the others are sent.
+    let mut code = if read.unreadable.is_empty() { 0u8 } else { 2 };
+    let mut reqs = read.requests;
     if let Some(dir) = &a.save {
         refuse_colliding_saves(dir, &reqs, target.protocol())?;
         std::fs::create_dir_all(dir).map_err(|e| in_file(&dir.display().to_string(), e))?;
     }
-    // Every expected response is read before anything is sent.
-    let expected: Vec<Option<(String, Message)>> = reqs
-        .iter()
-        .map(|r| expected_for(a.expect.as_deref(), r, target.protocol(), reqs.len()))
-        .collect::<Result<_, _>>()?;
-    let prepared: Vec<_> = reqs
-        .iter()
-        .map(|r| prepare(&r.message, &r.bytes, &target, &opts).map_err(|e| in_file(&r.label, e)))
-        .collect::<Result<_, _>>()?;
+    // Every expected response is read, and every request prepared, before anything is
+    // sent; a request that cannot be is reported and left out.
+    let mut planned = Vec::with_capacity(reqs.len());
+    let n = reqs.len();
+    for r in reqs.drain(..) {
+        let plan = expected_for(a.expect.as_deref(), &r, target.protocol(), n).and_then(|want| {
+            let p =
+                prepare(&r.message, &r.bytes, &target, &opts).map_err(|e| in_file(&r.label, e))?;
+            Ok((p, want))
+        });
+        match plan {
+            Ok((p, want)) => planned.push((r, p, want)),
+            Err(e) => {
+                report_error(&e);
+                code = 2;
+            }
+        }
+    }
     let mut client = if a.is_async {
         None
     } else {
@@ -112,17 +117,11 @@ pub fn run(a: Args) -> Outcome {
         None
     };
     let mut out = stdout();
-    let mode = match a.values {
-        Values::None => ValuesMode::None,
-        Values::Preview => ValuesMode::Preview,
-        Values::All => ValuesMode::All,
-    };
-    let json_many = a.format == Format::Json && reqs.len() > 1;
+    let json_many = a.format == Format::Json && planned.len() > 1;
     if json_many {
         out.write_all(b"[")?;
     }
-    let mut code = 0u8;
-    for (i, ((r, p), want)) in reqs.iter().zip(&prepared).zip(&expected).enumerate() {
+    for (i, (r, p, want)) in planned.iter().enumerate() {
         let got = match (&mut client, &mut queue) {
             (Some(c), _) => c.send(p),
             (None, Some(q)) => q.send(p),
@@ -133,8 +132,8 @@ pub fn run(a: Args) -> Outcome {
             Err(e @ NetError::Refused { .. }) => {
                 out.flush()?;
                 let mut err = anstream::stderr();
-                writeln!(err, "tfreq: {}: {e}", r.label)?;
-                code = 1;
+                writeln!(err, "tfreq: {}: {e}", tfreq::escape::sanitize(&r.label))?;
+                code = code.max(1);
                 continue;
             }
             Err(e) => {
@@ -147,6 +146,10 @@ pub fn run(a: Args) -> Outcome {
             crate::output::write_atomic(&path, &ex.raw)
                 .map_err(|e| in_file(&path.display().to_string(), e))?;
         }
+        let tol = Tolerance {
+            rtol: a.rtol,
+            atol: a.atol,
+        };
         let (findings, expected_from) = match want {
             Some((from, m)) => (compare(m, &ex.response, tol), Some(from.clone())),
             None => (Vec::new(), None),
@@ -162,31 +165,66 @@ pub fn run(a: Args) -> Outcome {
             findings,
             expected_from,
         };
-        match a.format {
-            Format::Human => {
-                if i > 0 {
-                    writeln!(out)?;
-                }
-                write_human(&mut out, r, &a.conn.to, target.protocol(), &o)?
-            }
-            Format::Text => write_text(&mut out, r, &o)?,
-            Format::Github => unreachable!("refused at the start of run"),
-            Format::Json => {
-                if i > 0 {
-                    out.write_all(b",")?;
-                }
-                write_json(&mut out, r, &a.conn.to, target.protocol(), &o, mode)?;
-                if !json_many {
-                    writeln!(out)?;
-                }
-            }
-        }
+        show(&mut out, &a, i, r, target.protocol(), &o, json_many)?;
     }
     if json_many {
         out.write_all(b"]\n")?;
     }
     out.flush()?;
     Ok(code)
+}
+
+/// Usage errors among the options, given the protocol `--to` speaks.
+fn check_options(a: &Args, protocol: Protocol) -> Result<(), Failure> {
+    if a.is_async && protocol != Protocol::Eas {
+        return Err(Failure::msg(
+            "--async is for EAS queue services (http(s)://HOST/api/predict/SERVICE)",
+        ));
+    }
+    if !a.is_async && !a.tags.is_empty() {
+        return Err(Failure::msg("--tag is for --async"));
+    }
+    if !(a.rtol >= 0.0 && a.atol >= 0.0) {
+        return Err(Failure::msg("--rtol and --atol must be >= 0"));
+    }
+    Ok(())
+}
+
+/// Shows the answer to request number `i` in the format asked for.
+fn show(
+    out: &mut impl Write,
+    a: &Args,
+    i: usize,
+    r: &Req,
+    protocol: Protocol,
+    o: &Outcome1,
+    json_many: bool,
+) -> Result<(), Failure> {
+    let mode = match a.values {
+        Values::None => ValuesMode::None,
+        Values::Preview => ValuesMode::Preview,
+        Values::All => ValuesMode::All,
+    };
+    match a.format {
+        Format::Human => {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            write_human(out, r, &a.conn.to, protocol, o)?
+        }
+        Format::Text => write_text(out, r, o)?,
+        Format::Github => unreachable!("refused at the start of run"),
+        Format::Json => {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            write_json(out, r, &a.conn.to, protocol, o, mode)?;
+            if !json_many {
+                writeln!(out)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Where `--save DIR` keeps the response of `r`.
@@ -281,13 +319,13 @@ fn write_human(
     for n in &o.exchange.notes {
         writeln!(out, "note: {n}")?;
     }
-    human::write_summary(out, "response", &o.exchange.response, &[])?;
+    human::write_summary(out, "response", &o.exchange.response, &[], Color::Always)?;
     if let Some(from) = &o.expected_from {
         if o.findings.is_empty() {
             writeln!(out, "expect {from}: the answer matches")?;
         } else {
             writeln!(out, "expect {from}:")?;
-            human::write_findings(out, &o.findings)?;
+            human::write_findings(out, &o.findings, Color::Always)?;
         }
     }
     Ok(())

@@ -1,18 +1,11 @@
 //! `tfreq signature PATH [--format human|json]`
 
+use crate::args::PlainFormat as Format;
 use std::io::Write;
 use std::path::PathBuf;
 
 use crate::common::{stdout, Outcome};
-use crate::diff::load_model;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// As `saved_model_cli show --all` prints it.
-    Human,
-    /// The signature model as JSON.
-    Json,
-}
+use crate::report::load_model;
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -1,0 +1,403 @@
+//! The command line's one input layer. Every command that reads requests names its
+//! inputs as files, `-` (standard input) or directories (every file under them, in
+//! name order) and reads them through [`Inputs`], with the same flags ([`InputArgs`]:
+//! `--from`, `--max-size`, `--dtype`) and the same rule: a file that cannot be read is
+//! reported in its place (`tfreq: error: FILE: …`), the run goes on with the others,
+//! and the command exits 2 at the end (README, "Conventions of every command").
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+use tfreq::analysis::report::Unreadable;
+use tfreq::analysis::Finding;
+use tfreq::formats::compression::Compression;
+use tfreq::formats::rest_json::Dtypes;
+use tfreq::formats::{Container, ContainerKind, Content, InputOptions};
+use tfreq::{Kind, Message};
+
+use crate::args::InputFrom;
+use crate::common::{human_size, in_file, report_error, Failure, Progress};
+
+/// The flags of every command that reads requests.
+#[derive(clap::Args, Clone, Debug)]
+pub struct InputArgs {
+    /// What the inputs are, instead of detecting it.
+    #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
+    pub from: InputFrom,
+    /// Refuse an input larger than this, whether a file, a pipe, a device or standard
+    /// input: bytes, or a number with K, M or G (powers of 1024).
+    #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = parse_size)]
+    pub max_size: u64,
+    /// A REST JSON input's dtype (JSON carries none; a --model gives the rest):
+    /// NAME=DT_FLOAT. Repeatable.
+    #[arg(long = "dtype", value_name = "NAME=DTYPE")]
+    pub dtypes: Vec<String>,
+}
+
+/// What the commands that write a converted input share (build, convert, scrub):
+/// `--lossy`, `--overwrite-input` and the input's size cap. Each command words
+/// `--lossy`'s help for what it can leave out (`mut_arg` on its `Args`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct RewriteArgs {
+    /// Write even when the output cannot carry everything the input says, listing what
+    /// was left out on stderr.
+    #[arg(long)]
+    pub lossy: bool,
+    /// Allow -o to name an input file and replace it (refused otherwise).
+    #[arg(long)]
+    pub overwrite_input: bool,
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+impl RewriteArgs {
+    /// Reads `input` whole (see [`Inputs::bytes`]), after refusing an
+    /// `output` that would replace it without `--overwrite-input`; `model` gives REST
+    /// JSON its dtypes. The bytes and the options to read them with.
+    pub fn read(
+        &self,
+        input: &Path,
+        output: Option<&Path>,
+        model: Option<&Path>,
+    ) -> Result<(bytes::Bytes, tfreq::formats::InputOptions), Failure> {
+        crate::common::refuse_same_file(output, &[input], self.overwrite_input)?;
+        let inputs = Inputs::new(&self.input, model);
+        let (bytes, _) = inputs.bytes(input)?;
+        let opts = inputs.options_for(input, &bytes)?;
+        Ok((bytes, opts))
+    }
+}
+
+/// `4096`, `64K`, `100M`, `2G` (also `KiB`, `MiB`, `GiB`) as bytes.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?}: expected a number of bytes, e.g. 4096, 64K, 100M, 2G"))?;
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(format!("{s:?}: unknown unit (use K, M, G or T)")),
+    };
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("{s:?}: too large"))
+}
+
+/// A request read from a file, with where it came from.
+pub struct Loaded {
+    /// The file, as given.
+    pub file: String,
+    /// The file, and the record when the file holds records (`log (record 3)`).
+    pub label: String,
+    /// A short name for files saved per request (`faq_prod`, `warmup.3`).
+    pub stem: String,
+    /// The request.
+    pub message: Message,
+    /// Its own bytes in the file (for a `predict_log`, its request; for text or JSON,
+    /// the encoding of what it says).
+    pub bytes: Bytes,
+}
+
+/// The requests read from files, the findings about the files themselves (TF
+/// Serving's warm-up loader limits, what detection found), by file, and the files that
+/// could not be read.
+#[derive(Default)]
+pub struct Requests {
+    /// Every request, in file order.
+    pub requests: Vec<Loaded>,
+    /// File findings, by file.
+    pub problems: Vec<(String, Vec<Finding>)>,
+    /// The files set aside, each with its error (already reported on stderr).
+    pub unreadable: Vec<Unreadable>,
+}
+
+impl Requests {
+    /// Adds the file findings and the unreadable files to a report.
+    pub fn report_problems(&self, report: &mut tfreq::analysis::report::Report) {
+        for (file, found) in &self.problems {
+            report.add_problems(file, file, found.clone());
+        }
+        report.add_unreadable(self.unreadable.iter().cloned());
+    }
+}
+
+/// How a command reads its inputs: its [`InputArgs`], and the model whose signatures
+/// give REST JSON inputs their dtypes.
+pub struct Inputs<'a> {
+    args: &'a InputArgs,
+    model: Option<&'a Path>,
+    kind: Option<Kind>,
+    rest: OnceLock<Result<Option<Dtypes>, String>>,
+}
+
+impl<'a> Inputs<'a> {
+    /// Reads as `args` say; `model` (a `--model` path) gives REST JSON its dtypes.
+    pub fn new(args: &'a InputArgs, model: Option<&'a Path>) -> Self {
+        Inputs {
+            args,
+            model,
+            kind: None,
+            rest: OnceLock::new(),
+        }
+    }
+
+    /// Reads every message as `kind` (request or response) instead of detecting it.
+    pub fn kind(mut self, kind: Option<Kind>) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// The input paths, each directory replaced by the files under it (in name order,
+    /// hidden ones left out); standard input may be named once. Usage errors (a missing
+    /// file is not one: it is reported when it is read).
+    pub fn expand(&self, paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
+        let mut out = Vec::new();
+        for p in paths {
+            if p.is_dir() {
+                let before = out.len();
+                walk(p, &mut out, 0)?;
+                out[before..].sort();
+                if out.len() == before {
+                    return Err(Failure::msg(format!(
+                        "{}: a directory with no files in it",
+                        p.display()
+                    )));
+                }
+            } else {
+                out.push(p.clone());
+            }
+        }
+        crate::common::stdin_at_most_once(out.iter().map(PathBuf::as_path))?;
+        Ok(out)
+    }
+
+    /// The library's options for reading `paths` (for the scan of `keys`): the format,
+    /// the size cap, mapping of large files, the dtypes for REST JSON.
+    pub fn options<'p>(
+        &self,
+        paths: impl IntoIterator<Item = &'p Path>,
+    ) -> Result<InputOptions, Failure> {
+        let read = crate::sigbus::read_options(self.args.max_size, paths);
+        let mut opts = InputOptions::new()
+            .format(self.args.from.format())
+            .read_options(read);
+        opts.rest = self.dtypes()?;
+        Ok(opts)
+    }
+
+    fn dtypes(&self) -> Result<Option<Dtypes>, Failure> {
+        let r = self.rest.get_or_init(|| {
+            crate::common::rest_dtypes(self.model, &self.args.dtypes).map_err(|e| e.to_string())
+        });
+        r.clone().map_err(Failure::msg)
+    }
+
+    /// Reads one input whole under the cap, inflating a gzip or zlib file (a compressed
+    /// TFRecord log; offsets and record numbers are then those of the inflated
+    /// stream). The error names the file.
+    pub fn bytes(&self, path: &Path) -> Result<(Bytes, Option<Compression>), Failure> {
+        let opts = crate::sigbus::read_options(self.args.max_size, [path]);
+        let bytes = tfreq::io::read(path, &opts)?;
+        match tfreq::formats::compression::detect(&bytes, self.args.max_size)
+            .map_err(|e| e.in_file(path.display().to_string()))?
+        {
+            Some((c, inflated)) => Ok((Bytes::from(inflated), Some(c))),
+            None => Ok((bytes, None)),
+        }
+    }
+
+    /// The library's options for `bytes` read from `path`: its name and place, and the
+    /// dtypes for REST JSON when the bytes look like JSON (other inputs name their own
+    /// signature, which the model need not have: a broken --model does not stop them).
+    pub fn options_for(&self, path: &Path, bytes: &[u8]) -> Result<InputOptions, Failure> {
+        let mut opts = InputOptions::new()
+            .format(self.args.from.format())
+            .max_size(self.args.max_size)
+            .for_path(path);
+        opts.decode.kind = self.kind;
+        if looks_like_json(bytes) {
+            opts.rest = self.dtypes()?;
+        }
+        Ok(opts)
+    }
+
+    /// Reads one input whole: its container (every entry, detection's findings and TF
+    /// Serving's warm-up limits) and the compression it was inflated from. The error
+    /// names the file.
+    pub fn container(
+        &self,
+        path: &Path,
+        progress: &Progress,
+    ) -> Result<(Container, Option<Compression>), Failure> {
+        let file = path.display().to_string();
+        progress.step(format!("reading {file}"));
+        let (bytes, compressed) = self.bytes(path)?;
+        progress.step(format!(
+            "decoding {file} ({})",
+            human_size(bytes.len() as u64)
+        ));
+        let opts = self.options_for(path, &bytes)?;
+        let mut c = tfreq::formats::read(bytes, &opts)
+            .and_then(|e| e.into_container())
+            .map_err(|e| in_file(&file, e))?;
+        let limits = tfreq::analysis::warmup::file_findings(&c);
+        c.findings.extend(limits);
+        Ok((c, compressed))
+    }
+
+    /// Reads every request of each input (a file may hold several, e.g. a TFRecord
+    /// warm-up). An input that cannot be read, holds no request or holds a response is
+    /// reported on stderr and set aside; the others are read. `warmup`: the files are
+    /// warm-ups (what TF Serving's loader reads), so a compressed one is a finding.
+    pub fn requests(&self, paths: &[PathBuf], progress: &Progress, warmup: bool) -> Requests {
+        let mut out = Requests::default();
+        for p in paths {
+            let file = p.display().to_string();
+            if let Err(e) = self.requests_of(&mut out, p, progress, warmup) {
+                progress.suspend(|| report_error(&e));
+                out.unreadable.push(Unreadable {
+                    error: e.message_without(&file),
+                    file,
+                });
+            }
+        }
+        out
+    }
+
+    /// Reads the requests of one warm-up file, which a command cannot go on without:
+    /// its error is the caller's to report.
+    pub fn warmup(&self, path: &Path, progress: &Progress) -> Result<Requests, Failure> {
+        let mut out = Requests::default();
+        self.requests_of(&mut out, path, progress, true)?;
+        Ok(out)
+    }
+
+    /// Reads every request of one file into `out`; nothing of a file that fails is
+    /// added.
+    fn requests_of(
+        &self,
+        out: &mut Requests,
+        p: &Path,
+        progress: &Progress,
+        as_warmup: bool,
+    ) -> Result<(), Failure> {
+        let file = p.display().to_string();
+        let (mut c, compressed) = self.container(p, progress)?;
+        if let (Some(comp), true) = (compressed, as_warmup) {
+            c.findings.push(compressed_warmup(comp));
+        }
+        c.findings
+            .extend(tfreq::analysis::warmup::not_compared(&c.entries));
+        // A warm-up file may hold no predict request (0 bytes, or only classify/regress
+        // records) and still be what TF Serving loads: its findings say so. Any other
+        // file without a request is not a request file.
+        let records_file = matches!(
+            c.kind,
+            ContainerKind::TfRecord | ContainerKind::UnframedLogs
+        );
+        let stem = file_stem(p);
+        let mut found = Vec::new();
+        for e in c.entries {
+            let label = e.label(c.kind);
+            if let Content::Message(message) = e.content {
+                if message.kind != Kind::Request {
+                    let at = if label.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({label})")
+                    };
+                    return Err(in_file(
+                        &file,
+                        Failure::msg(
+                            format!("{at} holds a {}, not a request", message.kind).trim_start(),
+                        ),
+                    ));
+                }
+                let (label, stem) = if label.is_empty() {
+                    (file.clone(), stem.clone())
+                } else {
+                    (format!("{file} ({label})"), format!("{stem}.{}", e.index))
+                };
+                found.push(Loaded {
+                    file: file.clone(),
+                    label,
+                    stem,
+                    message,
+                    bytes: e.bytes,
+                });
+            }
+        }
+        if found.is_empty() && !records_file {
+            return Err(in_file(&file, Failure::msg("holds no request")));
+        }
+        out.requests.extend(found);
+        if !c.findings.is_empty() {
+            out.problems.push((file, c.findings));
+        }
+        Ok(())
+    }
+}
+
+/// TF Serving opens the warm-up with a RecordReader of default options (no
+/// compression): tests/data/detect/compressed.json holds TensorFlow's own error for
+/// such a file read that way ("corrupted record at 0").
+fn compressed_warmup(comp: Compression) -> Finding {
+    Finding::new(
+        tfreq::analysis::Code::WarmupCompressed,
+        tfreq::analysis::Severity::Error,
+        format!("{comp}-compressed: TF Serving's warm-up loader (tensorflow_serving/servables/tensorflow/saved_model_warmup_util.cc) reads uncompressed TFRecord only, so loading the model fails on it ('corrupted record at 0'); write it uncompressed (tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests)"),
+    )
+}
+
+/// Whether the bytes start (after white space) like a JSON object or array.
+fn looks_like_json(b: &[u8]) -> bool {
+    matches!(
+        b.iter().find(|c| !c.is_ascii_whitespace()),
+        Some(b'{') | Some(b'[')
+    )
+}
+
+fn file_stem(p: &Path) -> String {
+    p.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "stdin".into())
+}
+
+/// Directories nest at most this deep under an input directory.
+const MAX_DEPTH: usize = 32;
+
+/// The files under `dir`, hidden ones (`.name`) left out; symbolic links to files are
+/// files, links to directories are not followed (no cycles).
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> Result<(), Failure> {
+    if depth > MAX_DEPTH {
+        return Err(Failure::msg(format!(
+            "{}: directories nest deeper than {MAX_DEPTH} levels",
+            dir.display()
+        )));
+    }
+    let rd = std::fs::read_dir(dir).map_err(|e| in_file(&dir.display().to_string(), e))?;
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        {
+            continue;
+        }
+        let link = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
+        if p.is_dir() {
+            if !link {
+                walk(&p, out, depth + 1)?;
+            }
+        } else {
+            out.push(p);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,69 @@
+//! How `diff` and `check` end: a report rendered in the format asked for, its exit
+//! code, and the run that cannot go on still reported in that format.
+
+use std::io::Write;
+use std::path::Path;
+
+use tfreq::analysis::report::{Command, Labeled, Report, Unreadable};
+use tfreq::render::Color;
+use tfreq::signature::ModelSignatures;
+
+use crate::args::ReportFormat;
+use crate::common::{report_error, stdout, Failure, Outcome};
+use crate::input::Loaded;
+
+/// The exit code of a report: 0 when nothing fails, 1 when a finding or the verdict
+/// fails, 2 when an input could not be read (README, "Conventions of every command").
+pub fn exit_code(r: &Report) -> u8 {
+    if !r.unreadable.is_empty() {
+        2
+    } else if r.failed {
+        1
+    } else {
+        0
+    }
+}
+
+/// Renders a report and returns its exit code.
+pub fn render(report: &Report, format: ReportFormat) -> Outcome {
+    let mut out = stdout();
+    match format {
+        ReportFormat::Human => tfreq::render::report::write_human(&mut out, report, Color::Always)?,
+        ReportFormat::Github => tfreq::render::report::write_github(&mut out, report)?,
+        ReportFormat::Json => tfreq::render::report::write_json(&mut out, report)?,
+    }
+    out.flush()?;
+    Ok(exit_code(report))
+}
+
+/// A run that cannot go on (the warm-up or the model cannot be read): in JSON and
+/// GitHub formats still one document / annotation naming the file and why, as every
+/// other unreadable input is reported, besides the error line; exit 2.
+pub fn fatal(command: Command, format: ReportFormat, file: &Path, e: Failure) -> Outcome {
+    if format == ReportFormat::Human {
+        return Err(e);
+    }
+    let name = file.display().to_string();
+    report_error(&e);
+    let mut report = Report::new(command, Vec::new());
+    report.add_unreadable([Unreadable {
+        error: e.message_without(&name),
+        file: name,
+    }]);
+    render(&report, format)?;
+    Ok(2)
+}
+
+/// Labeled views of loaded requests.
+pub fn labeled(v: &[Loaded]) -> Vec<Labeled<'_>> {
+    v.iter()
+        .map(|l| Labeled::new(&l.file, &l.label, &l.message))
+        .collect()
+}
+
+/// Reads --model.
+pub fn load_model(path: &Path) -> Result<ModelSignatures, Failure> {
+    tfreq::formats::savedmodel::read_model(path)
+        .map(|(m, _)| m)
+        .map_err(Failure::from)
+}
