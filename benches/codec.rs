@@ -275,7 +275,7 @@ fn render(c: &mut Criterion) {
     ] {
         let bytes = Bytes::from(std::fs::read(path).expect("seed file"));
         let (msg, _) = decode_with(bytes.clone(), DecodeOptions::default()).expect("seed");
-        let problems = tfreq::analysis::lint::lint(&msg);
+        let problems = tfreq::analysis::lint(&msg);
         let mut g = c.benchmark_group(format!("render_{name}"));
         g.throughput(Throughput::Bytes(bytes.len() as u64));
         g.bench_function("decode", |b| {
@@ -304,8 +304,8 @@ fn render(c: &mut Criterion) {
             })
         });
         g.bench_function("diff_with_itself", |b| {
-            let opts = tfreq::analysis::diff::DiffOptions::default();
-            b.iter(|| tfreq::analysis::diff::diff(std::slice::from_ref(&msg), &msg, &opts))
+            let opts = tfreq::analysis::DiffOptions::default();
+            b.iter(|| tfreq::analysis::diff(std::slice::from_ref(&msg), &msg, &opts))
         });
         for (label, mode) in [
             ("json_preview", ValuesMode::Preview),

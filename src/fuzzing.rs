@@ -11,9 +11,9 @@ use std::io;
 
 use bytes::Bytes;
 
-use crate::analysis::diff::{diff, DiffOptions};
 use crate::analysis::key::{ExecutorKey, ShapeKey};
-use crate::analysis::lint::lint;
+use crate::analysis::lint;
+use crate::analysis::{diff, DiffOptions};
 use crate::decode::{decode_as, decode_tensor as decode_one_tensor, decode_with, DecodeOptions};
 use crate::encode::{encode, TfsEncoding};
 use crate::formats::{self, rest_json, savedmodel, text_format, tfrecord, Content, InputOptions};
@@ -354,8 +354,8 @@ fn exercise_model(m: &ModelSignatures) {
         .is_ok()
     {
         req.add_fetch("y");
-        let opts = crate::analysis::check::CheckOptions::default();
-        let r = crate::analysis::check::check(req.message(), m, &opts);
+        let opts = crate::analysis::CheckOptions::default();
+        let r = crate::analysis::check(req.message(), m, &opts);
         let _ = crate::render::report::to_json(&r);
     }
 }

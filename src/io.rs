@@ -19,9 +19,8 @@ use std::path::Path;
 
 use bytes::Bytes;
 
+use crate::digits::group_digits;
 use crate::error::{Error, ErrorDetail};
-
-pub use crate::digits::group_digits;
 
 /// The size cap of [`read_input`]: 2 GiB. Callers with other needs use
 /// [`read_input_limited`] (the command line's `--max-size`).
@@ -247,28 +246,5 @@ pub(crate) fn read_capped(
         let to = v.capacity().saturating_mul(2).clamp(need, cap);
         grow(&mut v, to)?;
         v.extend_from_slice(&chunk[..got]);
-    }
-}
-
-/// Whether two paths name the same existing file (after following links).
-///
-/// ```
-/// let p = std::path::Path::new("tests/data/eas/spec_vector.bin");
-/// assert!(tfreq::io::same_file(p, &std::path::Path::new(".").join(p)));
-/// assert!(!tfreq::io::same_file(p, "tests/data/eas/faq_prod.bin".as_ref()));
-/// ```
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        #[cfg(unix)]
-        (Ok(ma), Ok(mb)) => {
-            use std::os::unix::fs::MetadataExt;
-            ma.dev() == mb.dev() && ma.ino() == mb.ino()
-        }
-        #[cfg(not(unix))]
-        (Ok(_), Ok(_)) => match (a.canonicalize(), b.canonicalize()) {
-            (Ok(x), Ok(y)) => x == y,
-            _ => false,
-        },
-        _ => false,
     }
 }

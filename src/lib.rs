@@ -74,7 +74,7 @@
 //! the server builds a new executor on the first such request.
 //!
 //! ```
-//! use tfreq::analysis::diff::{diff, DiffOptions};
+//! use tfreq::analysis::{diff, DiffOptions};
 //! use tfreq::analysis::{report::Verdict, Code};
 //! use tfreq::{DType, TFRequest};
 //!
@@ -92,7 +92,7 @@
 //! **Check** a request against the model's signatures (here its GetModelMetadata JSON):
 //!
 //! ```
-//! use tfreq::analysis::check::{check, CheckOptions};
+//! use tfreq::analysis::{check, CheckOptions};
 //! use tfreq::analysis::{report::Verdict, Code};
 //! use tfreq::formats::savedmodel::read_model;
 //! use tfreq::{DType, TFRequest};

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use prost::Message as _;
-use tfreq::analysis::lint::lint;
+use tfreq::analysis::lint;
 use tfreq::wire::RECURSION_LIMIT;
 use tfreq::DecodeErrorKind;
 use tfreq::{

@@ -243,3 +243,166 @@ fn standard_input_is_named_at_most_once() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// Runs `tfreq ARGS`, feeding `stdin` to standard input: (exit code, stdout, stderr).
+fn run_with_stdin(args: &[&str], stdin: &[u8]) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = tfreq()
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut i = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = i.write_all(&data);
+    });
+    let o = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+const GOOD: &str = "tests/data/eas/faq_prod.bin";
+const MODEL: &str = "tests/data/models/faq.metadata.json";
+
+/// How each command is run on inputs `FILES`: the arguments before and after them.
+fn command_lines(out: &str) -> Vec<(&'static str, Vec<String>, Vec<String>)> {
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    vec![
+        ("inspect", s(&["inspect"]), s(&[])),
+        ("diff", s(&["diff", GOOD]), s(&[])),
+        ("check", s(&["check", "--model", MODEL]), s(&[])),
+        ("keys", s(&["keys"]), s(&[])),
+        (
+            "warmup",
+            s(&["warmup", "--wire", "tfrecord", "-o", out]),
+            s(&[]),
+        ),
+    ]
+}
+
+/// Issue 22: every command that reads requests takes `--max-size`, reads `-`, and goes
+/// on past a file it cannot read (reporting it in its place, exit 2). The commands of one
+/// input (convert, scrub, build) take `--max-size` and `-` the same way; send and replay
+/// are held to it against a loopback server in tests/net.rs.
+#[test]
+fn every_command_takes_max_size_stdin_and_goes_on_past_a_bad_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.bin");
+    std::fs::write(&bad, b"not a request\n").unwrap();
+    let bad = bad.to_str().unwrap().to_string();
+    let out = dir.path().join("out.tfrecord");
+    let out = out.to_str().unwrap().to_string();
+    let good = std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(GOOD)).unwrap();
+    for (name, before, after) in command_lines(&out) {
+        let args = |files: &[&str], extra: &[&str]| -> Vec<String> {
+            let mut v = before.clone();
+            v.extend(files.iter().map(|f| f.to_string()));
+            v.extend(after.iter().cloned());
+            v.extend(extra.iter().map(|f| f.to_string()));
+            v
+        };
+        // A bad file among good ones: reported by name, the good one still read.
+        let a = args(&[&bad, GOOD], &[]);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let (code, stdout, stderr) = run_with_stdin(&a, b"");
+        assert_eq!(code, 2, "{name}: {stderr}");
+        assert!(stderr.contains("bad.bin"), "{name}: {stderr}");
+        match name {
+            "warmup" => assert!(std::fs::metadata(&out).is_ok_and(|m| m.len() > 0), "{name}"),
+            _ => assert!(
+                stdout.contains("faq_prod") || stdout.contains("input_holder"),
+                "{name}: {stdout}"
+            ),
+        }
+        // Standard input.
+        let a = args(&["-"], &[]);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let (code, stdout, stderr) = run_with_stdin(&a, &good);
+        assert!(code == 0 || code == 1, "{name} -: {code} {stderr}");
+        assert!(
+            name == "warmup" || !stdout.is_empty(),
+            "{name} -: no output"
+        );
+        // The size cap.
+        let a = args(&[GOOD], &["--max-size", "10"]);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let (code, _, stderr) = run_with_stdin(&a, b"");
+        assert_eq!(code, 2, "{name} --max-size: {stderr}");
+        assert!(stderr.contains("size limit"), "{name} --max-size: {stderr}");
+    }
+    // One input: `-` and the cap.
+    for cmd in [
+        vec!["convert", "-", "--wire", "tfrecord", "-o", &out],
+        vec!["scrub", "-", "-o", &out],
+    ] {
+        let (code, _, stderr) = run_with_stdin(&cmd, &good);
+        assert_eq!(code, 0, "{cmd:?}: {stderr}");
+        let mut capped = cmd.clone();
+        capped.extend(["--max-size", "10"]);
+        let (code, _, stderr) = run_with_stdin(&capped, &good);
+        assert_eq!(code, 2, "{cmd:?} --max-size: {stderr}");
+        assert!(stderr.contains("size limit"), "{cmd:?}: {stderr}");
+    }
+    let body = br#"{"signature_name": "serving_default", "inputs": {"x": [1.0, 2.0]}}"#;
+    let (code, _, stderr) = run_with_stdin(
+        &[
+            "build",
+            "-",
+            "--from",
+            "json",
+            "--dtype",
+            "x=DT_FLOAT",
+            "-o",
+            &out,
+        ],
+        body,
+    );
+    assert_eq!(code, 0, "build -: {stderr}");
+    let (code, _, stderr) = run_with_stdin(
+        &[
+            "build",
+            "-",
+            "--from",
+            "json",
+            "--dtype",
+            "x=DT_FLOAT",
+            "-o",
+            &out,
+            "--max-size",
+            "10",
+        ],
+        body,
+    );
+    assert_eq!(code, 2, "build --max-size: {stderr}");
+}
+
+/// A directory given as an input stands for the files under it, in name order.
+#[test]
+fn a_directory_is_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/eas");
+    for f in ["faq_prod.bin", "faq_prod_batch4.bin"] {
+        std::fs::copy(d.join(f), dir.path().join(f)).unwrap();
+    }
+    std::fs::write(dir.path().join(".hidden"), b"junk").unwrap();
+    let p = dir.path().to_str().unwrap();
+    let (code, stdout, stderr) = run_with_stdin(&["keys", "--format", "json", p], b"");
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["requests"], 2, "{v:#}");
+    assert_eq!(v["files"].as_array().unwrap().len(), 2, "{v:#}");
+    let (code, stdout, _) = run_with_stdin(&["inspect", p], b"");
+    assert_eq!(code, 0);
+    let a = stdout.find("faq_prod.bin").unwrap();
+    let b = stdout.find("faq_prod_batch4.bin").unwrap();
+    assert!(a < b, "{stdout}");
+    assert!(!stdout.contains(".hidden"), "{stdout}");
+}

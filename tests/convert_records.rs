@@ -16,7 +16,7 @@ use bytes::Bytes;
 use common::{data_dir, read};
 use serde_json::Value;
 use tfreq::formats::convert::{convert_file, ConvertOptions};
-use tfreq::formats::{InputOptions, Target};
+use tfreq::formats::{InputOptions, Layout};
 use tfreq::scrub::FillMode;
 
 fn run(args: &[&str]) -> (i32, String) {
@@ -375,7 +375,7 @@ fn lossless_conversions_stay_quiet() {
 #[test]
 fn library_write_refuses_what_it_cannot_carry() {
     let m = tfreq::decode(&read("tfs", "spec_vector.bin")).unwrap();
-    let err = tfreq::formats::write(&[m], Target::Eas).unwrap_err();
+    let err = tfreq::formats::write(&[m], Layout::Eas).unwrap_err();
     assert!(
         matches!(err.detail(), tfreq::ErrorDetail::WouldLose { left_out, .. } if left_out.len() == 2),
         "{err}"
@@ -414,7 +414,7 @@ fn a_splat_goes_to_eas_as_the_full_count() {
     let mut m = tfreq::decode(&read("tfs", "splat.bin")).unwrap();
     m.model_spec = None;
     m.tensors[0].fields.clear();
-    let (eas, _) = tfreq::formats::write_with(&[m.clone()], Target::Eas, false).unwrap();
+    let (eas, _) = tfreq::formats::write_with(&[m.clone()], Layout::Eas, false).unwrap();
     let back = tfreq::decode(&eas).unwrap();
     let e = back.tensors[0].elements(back.wire);
     assert_eq!((e.stored, e.get(5)), (6, Some(tfreq::Scalar::F32(0.0))));
@@ -423,7 +423,7 @@ fn a_splat_goes_to_eas_as_the_full_count() {
     let mut big = tfreq::decode(&read("tfs", "splat.bin")).unwrap();
     big.model_spec = None;
     big.tensors[0].shape = tfreq::Shape::from_sizes(&[1 << 20, 1 << 20]);
-    let err = tfreq::formats::write_with(&[big], Target::Eas, false).unwrap_err();
+    let err = tfreq::formats::write_with(&[big], Layout::Eas, false).unwrap_err();
     assert!(
         err.to_string().contains("EAS takes only the full count"),
         "{err}"

@@ -1477,7 +1477,7 @@ fn replay_refuses_more_than_1000_warmup_records() {
     let many = vec![msg; 1001];
     std::fs::write(
         file.path(),
-        tfreq::formats::write(&many, tfreq::formats::Target::TfRecord).unwrap(),
+        tfreq::formats::write(&many, tfreq::formats::Layout::TfRecord).unwrap(),
     )
     .unwrap();
     let out = tfreq()
@@ -1495,4 +1495,86 @@ fn replay_refuses_more_than_1000_warmup_records() {
     );
     assert!(err.contains("saved_model_warmup_util.cc"), "{err}");
     assert!(seen.lock().unwrap().is_empty(), "a request was sent");
+}
+
+/// Issue 22: `send` and `replay` read their inputs as every command does: `--max-size`,
+/// `-`, and a bad file reported in its place while the others are sent (exit 2).
+#[test]
+fn send_and_replay_take_max_size_stdin_and_go_on_past_a_bad_file() {
+    let srv = eas_server();
+    let url = srv.url("/api/predict/faq");
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.bin");
+    std::fs::write(&bad, b"not a request\n").unwrap();
+    let out = tfreq()
+        .arg("send")
+        .arg(&bad)
+        .args([
+            "tests/data/eas/faq_prod.bin",
+            "--to",
+            &url,
+            "--max-size",
+            "1M",
+        ])
+        .env("TFREQ_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("bad.bin"), "{stderr}");
+    assert!(stdout.contains("EAS PredictResponse"), "{stdout}");
+    assert_eq!(srv.seen().len(), 1, "the good file was sent, once");
+    // The size cap, before anything is sent.
+    let out = tfreq()
+        .args([
+            "send",
+            "tests/data/eas/faq_prod.bin",
+            "--to",
+            &url,
+            "--max-size",
+            "10",
+        ])
+        .env("TFREQ_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("size limit"));
+    assert_eq!(srv.seen().len(), 1);
+    // Standard input.
+    let out = tfreq()
+        .args(["send", "-", "--to", &url])
+        .env("TFREQ_TOKEN", TOKEN)
+        .write_stdin(data("tests/data/eas/faq_prod.bin"))
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("EAS PredictResponse"));
+
+    // replay: a bad production file is reported, the others are replayed.
+    let (port, seen) = grpc_server(Duration::from_millis(1), Duration::from_millis(1));
+    let out = tfreq()
+        .args(["replay", "tests/data/tfs/faq_warmup.bin"])
+        .arg(&bad)
+        .args([
+            "tests/data/tfs/faq_prod.bin",
+            "--count",
+            "1",
+            "--format",
+            "json",
+            "--max-size",
+            "1M",
+            "--to",
+        ])
+        .arg(format!("grpc://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("bad.bin"), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["production"].as_array().unwrap().len(), 1, "{v:#}");
+    assert_eq!(seen.lock().unwrap().len(), 3);
 }

@@ -5,9 +5,9 @@
 
 use bytes::Bytes;
 use proptest::prelude::*;
-use tfreq::analysis::diff::{diff, DiffOptions};
 use tfreq::analysis::key::ExecutorKey;
 use tfreq::analysis::report::Verdict;
+use tfreq::analysis::{diff, DiffOptions};
 use tfreq::{
     bf16, decode_as, encode, f16, Complex, DType, DTypeCode, FeedValues, Fill, Kind, Message,
     Scalar, TFRequest, TfsEncoding, WireFormat,

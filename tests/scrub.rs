@@ -71,10 +71,10 @@ fn scrubbed_requests_keep_keys_and_drop_strings() {
             // `tfreq diff WARMUP PROD` finds no difference that fails: the warm-up warms
             // production's executor. (Production's own problems, which `inspect` lists
             // and `diff` reports too, are kept by scrub and may fail the run.)
-            let report = tfreq::analysis::diff::diff(
+            let report = tfreq::analysis::diff(
                 std::slice::from_ref(&back),
                 &prod,
-                &tfreq::analysis::diff::DiffOptions {
+                &tfreq::analysis::DiffOptions {
                     strict_shapes: true,
                     model: None,
                 },
@@ -87,7 +87,7 @@ fn scrubbed_requests_keep_keys_and_drop_strings() {
                 "{file} {mode:?}: {}",
                 tfreq::render::report::to_json(&report)
             );
-            let own = tfreq::analysis::lint::lint(&prod)
+            let own = tfreq::analysis::lint(&prod)
                 .iter()
                 .any(|f| f.severity == tfreq::analysis::Severity::Error);
             assert_eq!(report.failed, own, "{file} {mode:?}");

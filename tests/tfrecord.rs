@@ -9,7 +9,7 @@ use common::{data_dir, manifest, read};
 use serde_json::Value;
 use tfreq::analysis::warmup;
 use tfreq::formats::{
-    tfrecord, write, Container, ContainerKind, Content, InputOptions, Record, Target,
+    tfrecord, write, Container, ContainerKind, Content, InputOptions, Layout, Record,
 };
 
 fn load_detailed(b: Bytes) -> Result<Container, Error> {
@@ -236,7 +236,7 @@ fn written_file_matches_tensorflow_writer_bytes() {
         .map(|r| r.message)
         .collect();
     assert_eq!(msgs.len(), 3);
-    assert_eq!(write(&msgs, Target::TfRecord).unwrap(), file);
+    assert_eq!(write(&msgs, Layout::TfRecord).unwrap(), file);
 }
 
 #[test]

@@ -10,9 +10,9 @@ use std::path::Path;
 use assert_cmd::Command;
 use serde_json::Value;
 
-use tfreq::analysis::check::{check_labeled, CheckOptions};
-use tfreq::analysis::diff::{diff_labeled, DiffOptions};
 use tfreq::analysis::report::{Labeled, Verdict};
+use tfreq::analysis::{check_labeled, CheckOptions};
+use tfreq::analysis::{diff_labeled, DiffOptions};
 use tfreq::formats::savedmodel::{read_model, sniff, ModelSource};
 use tfreq::Message;
 

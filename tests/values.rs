@@ -185,7 +185,7 @@ fn content_size_error_says_found_and_needed() {
     let mut m = req.into_message();
     m.tensors[0].fields.clear();
     m.tensors[0].content = Some(bytes::Bytes::from(vec![0u8; 20]));
-    let f = tfreq::analysis::lint::lint(&m);
+    let f = tfreq::analysis::lint(&m);
     let bad = f.iter().find(|f| f.code == "BAD_CONTENT").unwrap();
     assert!(
         bad.message

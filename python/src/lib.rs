@@ -545,7 +545,7 @@ fn message_dict<'py>(
         tensors.append(tensor_tuple(py, t, msg.wire, base)?)?;
     }
     d.set_item("tensors", tensors)?;
-    let findings = tfreq::analysis::lint::lint(msg);
+    let findings = tfreq::analysis::lint(msg);
     d.set_item("findings", findings_list(py, &findings)?)?;
     Ok(d)
 }
@@ -643,18 +643,18 @@ fn diff_json(
         return Err(PyValueError::new_err("no warm-up request"));
     }
     py.detach(|| {
-        let opts = tfreq::analysis::diff::DiffOptions {
+        let opts = tfreq::analysis::DiffOptions {
             strict_shapes,
             model: None,
         };
         let mut reports: Vec<tfreq::analysis::report::Report> = p
             .iter()
-            .map(|m| tfreq::analysis::diff::diff(&w, m, &opts))
+            .map(|m| tfreq::analysis::diff(&w, m, &opts))
             .collect();
         let mut first = reports
             .drain(..1.min(reports.len()))
             .next()
-            .unwrap_or_else(|| tfreq::analysis::diff::diff(&w, &w[0], &opts));
+            .unwrap_or_else(|| tfreq::analysis::diff(&w, &w[0], &opts));
         for r in reports {
             first.requests.extend(r.requests);
         }
@@ -676,7 +676,7 @@ fn check_json(
     let msgs = messages(py, requests)?;
     let (sigs, _) = tfreq::formats::savedmodel::read_model(model.as_ref())
         .map_err(|e| to_py(py, tfreq::Error::from(e)))?;
-    let opts = tfreq::analysis::check::CheckOptions {
+    let opts = tfreq::analysis::CheckOptions {
         signature,
         ..Default::default()
     };
@@ -686,7 +686,7 @@ fn check_json(
         .zip(&labels)
         .map(|(m, l)| tfreq::analysis::report::Labeled::new(l, l, m))
         .collect();
-    let report = tfreq::analysis::check::check_labeled(&labeled, &sigs, &opts);
+    let report = tfreq::analysis::check_labeled(&labeled, &sigs, &opts);
     Ok(tfreq::render::report::to_json(&report))
 }
 

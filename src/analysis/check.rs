@@ -7,7 +7,7 @@
 //! [`Binding`] says which matched.
 //!
 //! ```
-//! use tfreq::analysis::check::{check, CheckOptions};
+//! use tfreq::analysis::{check, CheckOptions};
 //! use tfreq::formats::savedmodel::read_model;
 //! use tfreq::{DType, TFRequest};
 //! let (model, _) = read_model("tests/data/models/two_sigs".as_ref())?;
@@ -89,7 +89,7 @@ pub fn check_labeled(reqs: &[Labeled], model: &ModelSignatures, opts: &CheckOpti
                     }
                 }
             }
-            crate::analysis::lint::merge(&mut rep.findings, crate::analysis::lint::lint(r.message));
+            crate::analysis::lint::merge(&mut rep.findings, crate::analysis::lint(r.message));
             if rep.failed() {
                 rep.verdict = Verdict::Incompatible;
             }

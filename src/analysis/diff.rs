@@ -16,7 +16,7 @@
 //! key must be warmed by at least one of them.
 //!
 //! ```
-//! use tfreq::analysis::diff::{diff, DiffOptions};
+//! use tfreq::analysis::{diff, DiffOptions};
 //! use tfreq::analysis::report::Verdict;
 //! use tfreq::{DType, TFRequest};
 //! let mut warm = TFRequest::new("serving_default");
@@ -50,8 +50,14 @@ pub struct DiffOptions<'a> {
     pub model: Option<&'a MetaGraph>,
 }
 
-/// Compares one production request with the warm-up requests.
-pub fn diff(warmup: &[Message], prod: &Message, opts: &DiffOptions) -> Report {
+/// Compares one production request with the warm-up requests (any collection of
+/// them: `&[Message]`, `&Vec<Message>`, `[&m1, &m2]`, an iterator over records).
+pub fn diff<'m>(
+    warmup: impl IntoIterator<Item = &'m Message>,
+    prod: &Message,
+    opts: &DiffOptions,
+) -> Report {
+    let warmup: Vec<&Message> = warmup.into_iter().collect();
     let labels: Vec<String> = (1..=warmup.len())
         .map(|i| {
             if warmup.len() == 1 {
@@ -138,7 +144,7 @@ pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) ->
             ));
             verdict = Verdict::NewExecutor;
         }
-        crate::analysis::lint::merge(&mut findings, crate::analysis::lint::lint(p.message));
+        crate::analysis::lint::merge(&mut findings, crate::analysis::lint(p.message));
         requests.push(RequestReport {
             label: p.label.to_string(),
             file: p.file.to_string(),
@@ -157,7 +163,7 @@ pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) ->
     }
     let mut r = Report::new(Command::Diff, requests);
     for w in warmup {
-        let found = crate::analysis::lint::lint(w.message);
+        let found = crate::analysis::lint(w.message);
         if !found.is_empty() {
             r.add_problems(w.file, w.label, found);
         }

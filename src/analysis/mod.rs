@@ -6,15 +6,18 @@
 //! pipeline can match on it, a severity, the name it is about, and a sentence; they are
 //! defined in `src/finding/`, below the formats, whose detection makes findings too.
 
-pub mod check;
+mod check;
 pub mod coverage;
-pub mod diff;
+mod diff;
 pub mod expect;
 pub mod key;
-pub mod lint;
+mod lint;
 pub mod report;
 pub mod summary;
 pub mod timing;
 pub mod warmup;
 
 pub use crate::finding::{Code, Commands, Finding, Rule, Severity};
+pub use check::{check, check_labeled, CheckOptions};
+pub use diff::{diff, diff_labeled, DiffOptions};
+pub use lint::lint;

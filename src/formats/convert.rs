@@ -5,7 +5,7 @@
 //! TFRecord file. A `predict_log` record has its request converted (or scrubbed) in
 //! place, its `log_metadata` and other fields kept; classify, regress,
 //! multi-inference, session-run, streamed and log-type-less records are copied as they
-//! are, or scrubbed when scrubbing ([`crate::formats::scrub_log::scrub_log_record`]).
+//! are, or scrubbed when scrubbing (`src/formats/scrub_log.rs`).
 //!
 //! What the target cannot carry — a dtype EAS lacks, TF Serving's `model_spec` name and
 //! version, `client_id` / `request_options` / `predict_streamed_options`, tensor
@@ -16,15 +16,15 @@
 //!
 //! ```
 //! use tfreq::formats::convert::{convert_file, ConvertOptions};
-//! use tfreq::formats::Target;
+//! use tfreq::formats::Layout;
 //! let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
-//! let out = convert_file(bytes.clone(), &Default::default(), Some(Target::TfRecord),
+//! let out = convert_file(bytes.clone(), &Default::default(), Some(Layout::TfRecord),
 //!     &ConvertOptions::default())?;
 //! assert_eq!(out.records, 6); // every record, whatever its kind
 //! assert_eq!(out.data, bytes); // a TFRecord copied to a TFRecord is unchanged
 //!
 //! // A bare request has room for one PredictRequest only.
-//! let err = convert_file(bytes, &Default::default(), Some(Target::TfServing),
+//! let err = convert_file(bytes, &Default::default(), Some(Layout::TfServing),
 //!     &ConvertOptions::default()).unwrap_err();
 //! assert!(err.to_string().contains("record 1: classify_log"), "{err}");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -44,7 +44,7 @@ use crate::formats::prediction_log::{
 use crate::formats::scrub_log::scrub_log_record;
 use crate::formats::tfrecord::{write_record, Records};
 use crate::formats::{
-    log_entry, read, set_model_name, style_for, ContainerKind, Content, InputOptions, Target,
+    log_entry, read, set_model_name, style_for, ContainerKind, Content, InputOptions, Layout,
 };
 use crate::model::{Ints, Kind, Message, Tensor, Values, WireFormat};
 use crate::scrub::{scrub, FillMode};
@@ -67,7 +67,7 @@ pub struct Converted {
     /// The output bytes.
     pub data: Vec<u8>,
     /// The layout written.
-    pub target: Target,
+    pub target: Layout,
     /// Entries written (records of a TFRecord output; 1 for a bare request).
     pub records: usize,
     /// What the target could not carry (only with [`ConvertOptions::lossy`]), each
@@ -107,7 +107,7 @@ fn at(label: &str, what: impl std::fmt::Display) -> String {
 pub fn convert_file(
     bytes: Bytes,
     src: &InputOptions,
-    target: Option<Target>,
+    target: Option<Layout>,
     opts: &ConvertOptions,
 ) -> Result<Converted, Error> {
     let decode = src.decode;
@@ -170,9 +170,9 @@ pub fn convert_file(
         Item::Record { .. } => None,
     });
     let target = target.unwrap_or(match (kind, first_wire) {
-        (ContainerKind::TfRecord | ContainerKind::UnframedLogs, _) => Target::TfRecord,
-        (_, Some(WireFormat::Eas)) => Target::Eas,
-        _ => Target::TfServing,
+        (ContainerKind::TfRecord | ContainerKind::UnframedLogs, _) => Layout::TfRecord,
+        (_, Some(WireFormat::Eas)) => Layout::Eas,
+        _ => Layout::TfServing,
     });
 
     // Scrub and name, before anything is written.
@@ -226,7 +226,7 @@ pub fn convert_file(
     let mut data = Vec::new();
     let records;
     match target {
-        Target::TfRecord => {
+        Layout::TfRecord => {
             for item in &items {
                 match item {
                     Item::Request {
@@ -252,8 +252,8 @@ pub fn convert_file(
             }
             records = items.len();
         }
-        Target::Eas | Target::TfServing => {
-            let wire = if target == Target::Eas {
+        Layout::Eas | Layout::TfServing => {
+            let wire = if target == Layout::Eas {
                 WireFormat::Eas
             } else {
                 WireFormat::TfServing

@@ -47,7 +47,7 @@ mod detect;
 mod options;
 pub mod prediction_log;
 pub mod rest_json;
-pub mod scrub_log;
+pub(crate) mod scrub_log;
 pub mod text;
 pub mod text_format;
 pub mod tfrecord;
@@ -488,7 +488,7 @@ impl Entries {
 
 /// Output layout for [`write()`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
+pub enum Layout {
     /// One bare EAS `PredictRequest`.
     Eas,
     /// One bare TF Serving `PredictRequest`.
@@ -497,13 +497,13 @@ pub enum Target {
     TfRecord,
 }
 
-impl Target {
+impl Layout {
     /// `eas`, `tf-serving` or `tfrecord`.
     pub fn as_str(self) -> &'static str {
         match self {
-            Target::Eas => "eas",
-            Target::TfServing => "tf-serving",
-            Target::TfRecord => "tfrecord",
+            Layout::Eas => "eas",
+            Layout::TfServing => "tf-serving",
+            Layout::TfRecord => "tfrecord",
         }
     }
 }
@@ -516,17 +516,17 @@ impl Target {
 /// records of every kind included.
 ///
 /// ```
-/// use tfreq::formats::{read, write, InputOptions, Target};
+/// use tfreq::formats::{read, write, InputOptions, Layout};
 /// let bytes = tfreq::io::read_input("tests/data/eas/faq_prod.bin".as_ref())?;
 /// let records = read(bytes, &InputOptions::new())?.into_records()?;
 /// let msgs: Vec<_> = records.into_iter().map(|r| r.message).collect();
-/// let file = write(&msgs, Target::TfRecord)?;
+/// let file = write(&msgs, Layout::TfRecord)?;
 /// let back = read(file.into(), &InputOptions::new())?.into_records()?;
 /// assert_eq!(back[0].label, "record 0");
 /// assert_eq!(back[0].message.tensors.len(), msgs[0].tensors.len());
 /// # Ok::<(), tfreq::Error>(())
 /// ```
-pub fn write(msgs: &[Message], target: Target) -> Result<Vec<u8>, Error> {
+pub fn write(msgs: &[Message], target: Layout) -> Result<Vec<u8>, Error> {
     write_with(msgs, target, false).map(|(data, _)| data)
 }
 
@@ -534,16 +534,16 @@ pub fn write(msgs: &[Message], target: Target) -> Result<Vec<u8>, Error> {
 /// and listed (each item `where: what`) instead of refused.
 ///
 /// ```
-/// use tfreq::formats::{write_with, Target};
+/// use tfreq::formats::{write_with, Layout};
 /// let m = tfreq::decode(&std::fs::read("tests/data/tfs/spec_vector.bin")?)?;
-/// let (eas, lost) = write_with(&[m], Target::Eas, true)?;
+/// let (eas, lost) = write_with(&[m], Layout::Eas, true)?;
 /// assert_eq!(lost.len(), 2); // model_spec.name and version
 /// assert!(tfreq::decode(&eas)?.model_spec.is_none());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn write_with(
     msgs: &[Message],
-    target: Target,
+    target: Layout,
     lossy: bool,
 ) -> Result<(Vec<u8>, Vec<String>), Error> {
     for m in msgs {
@@ -555,12 +555,12 @@ pub fn write_with(
             ))));
         }
     }
-    let wire = if target == Target::Eas {
+    let wire = if target == Layout::Eas {
         WireFormat::Eas
     } else {
         WireFormat::TfServing
     };
-    if target != Target::TfRecord && msgs.len() != 1 {
+    if target != Layout::TfRecord && msgs.len() != 1 {
         return Err(Error::from(ErrorDetail::OneRequestOnly {
             target: target.as_str(),
             got: msgs.len(),
@@ -589,7 +589,7 @@ pub fn write_with(
     let mut out = Vec::new();
     for m in &fitted {
         let bytes = encode(m, wire, style_for(m))?;
-        if target == Target::TfRecord {
+        if target == Layout::TfRecord {
             tfrecord::write_record(&mut out, &prediction_log::encode_predict_log(&bytes));
         } else {
             out = bytes;

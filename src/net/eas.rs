@@ -20,7 +20,7 @@ pub const CONTENT_TYPE: &str = "application/octet-stream";
 
 /// The headers of a signed EAS request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Signature {
+pub struct SignedHeaders {
     /// `Content-MD5`: the body's MD5 as 32 lowercase hex digits (the SDK's
     /// `hexdigest()`, not the base64 of RFC 1864).
     pub content_md5: String,
@@ -40,7 +40,7 @@ pub struct Signature {
 /// assert_eq!(s.content_md5, "841a2d689ad86bd1611447453c22c6fc");
 /// assert!(s.authorization.starts_with("EAS "));
 /// ```
-pub fn sign(token: &str, body: &[u8], content_type: &str, date: &str, path: &str) -> Signature {
+pub fn sign(token: &str, body: &[u8], content_type: &str, date: &str, path: &str) -> SignedHeaders {
     let md5: String = Md5::digest(body)
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -51,7 +51,7 @@ pub fn sign(token: &str, body: &[u8], content_type: &str, date: &str, path: &str
         .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
     mac.update(to_sign.trim().as_bytes());
     let sig = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
-    Signature {
+    SignedHeaders {
         content_md5: md5,
         date: date.to_string(),
         authorization: format!("EAS {sig}"),

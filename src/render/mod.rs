@@ -82,12 +82,16 @@ pub(crate) use crate::pyfloat;
 
 /// `1 error`, `2 errors`, `12,345 requests`: a count with its noun, grammatical, with
 /// digit groups.
-///
-/// ```
-/// assert_eq!(tfreq::render::plural(1, "error"), "1 error");
-/// assert_eq!(tfreq::render::plural(12345, "request"), "12,345 requests");
-/// ```
-pub fn plural(n: u64, what: &str) -> String {
+pub(crate) fn plural(n: u64, what: &str) -> String {
     let s = if n == 1 { "" } else { "s" };
     format!("{} {what}{s}", crate::digits::group_digits(n))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn plural_counts() {
+        assert_eq!(super::plural(1, "error"), "1 error");
+        assert_eq!(super::plural(12345, "request"), "12,345 requests");
+    }
 }

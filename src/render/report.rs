@@ -59,7 +59,7 @@ pub fn write_json(out: &mut dyn Write, r: &Report) -> io::Result<()> {
 /// Writes the report for people.
 ///
 /// ```
-/// use tfreq::analysis::diff::{diff, DiffOptions};
+/// use tfreq::analysis::{diff, DiffOptions};
 /// use tfreq::{DType, TFRequest};
 /// let mut w = TFRequest::new("s");
 /// w.add_feed("x", &[1], DType::Float, vec![1.0f32])?.add_fetch("a");
@@ -234,7 +234,7 @@ fn gh_prop(s: &str) -> String {
 /// line per finding, with the file and the finding code as title, then a summary line.
 ///
 /// ```
-/// use tfreq::analysis::diff::{diff, DiffOptions};
+/// use tfreq::analysis::{diff, DiffOptions};
 /// use tfreq::{DType, TFRequest};
 /// let mut w = TFRequest::new("s");
 /// w.add_feed("x", &[1], DType::Float, vec![1.0f32])?.add_fetch("a");

@@ -54,12 +54,12 @@ pub enum OutWire {
     Tfrecord,
 }
 
-impl From<OutWire> for tfreq::formats::Target {
+impl From<OutWire> for tfreq::formats::Layout {
     fn from(w: OutWire) -> Self {
         match w {
-            OutWire::Eas => tfreq::formats::Target::Eas,
-            OutWire::TfServing => tfreq::formats::Target::TfServing,
-            OutWire::Tfrecord => tfreq::formats::Target::TfRecord,
+            OutWire::Eas => tfreq::formats::Layout::Eas,
+            OutWire::TfServing => tfreq::formats::Layout::TfServing,
+            OutWire::Tfrecord => tfreq::formats::Layout::TfRecord,
         }
     }
 }

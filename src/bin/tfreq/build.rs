@@ -6,7 +6,7 @@ use bytes::Bytes;
 use tfreq::formats::rest_json::from_json_lines;
 use tfreq::formats::text_format::{self, requests_from_text};
 use tfreq::formats::{
-    set_model_name, write_with, ContainerKind, InputFormat, InputOptions, Target,
+    set_model_name, write_with, ContainerKind, InputFormat, InputOptions, Layout,
 };
 use tfreq::WireFormat;
 
@@ -58,9 +58,9 @@ pub fn run(a: Args) -> Outcome {
     let mut skipped = Vec::new();
     let (mut msgs, target) = match from {
         Kind::Json => {
-            let target: Target = a.wire.map_or(Target::Eas, Into::into);
+            let target: Layout = a.wire.map_or(Layout::Eas, Into::into);
             let wire = match target {
-                Target::Eas => WireFormat::Eas,
+                Layout::Eas => WireFormat::Eas,
                 _ => WireFormat::TfServing,
             };
             // Each body is read against the signature it names (dtypes_for_model).
@@ -88,9 +88,9 @@ pub fn run(a: Args) -> Outcome {
             }
             let target = match (a.wire, msgs.as_slice()) {
                 (Some(w), _) => w.into(),
-                (None, [m]) if skipped.is_empty() && m.wire == WireFormat::Eas => Target::Eas,
-                (None, [_]) if skipped.is_empty() => Target::TfServing,
-                _ => Target::TfRecord,
+                (None, [m]) if skipped.is_empty() && m.wire == WireFormat::Eas => Layout::Eas,
+                (None, [_]) if skipped.is_empty() => Layout::TfServing,
+                _ => Layout::TfRecord,
             };
             (msgs, target)
         }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use tfreq::analysis::check::{check_labeled, CheckOptions};
+use tfreq::analysis::{check_labeled, CheckOptions};
 use tfreq::signature::SERVE_TAG;
 
 use tfreq::analysis::report::Command;

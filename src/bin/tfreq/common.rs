@@ -214,7 +214,7 @@ pub fn in_file(file: &str, e: impl Into<Failure>) -> Failure {
 /// `n thing` or `n things`, with `n` in digit groups (`1 error`, `12,345 requests`).
 pub fn count(n: u64, thing: &str) -> String {
     let s = if n == 1 { "" } else { "s" };
-    format!("{} {thing}{s}", tfreq::io::group_digits(n))
+    format!("{} {thing}{s}", group_digits(n))
 }
 
 /// Refuses standard input (`-`) named more than once among a command's inputs: it can
@@ -244,7 +244,7 @@ pub fn refuse_same_file(
     }
     let regular = |p: &Path| std::fs::metadata(p).map(|m| m.is_file()).unwrap_or(false);
     for input in inputs {
-        if regular(out) && tfreq::io::same_file(out, input) {
+        if regular(out) && same_file(out, input) {
             return Err(Failure::msg(format!(
                 "-o {} is the input {}: writing it would replace the input; give another output, or --overwrite-input to replace it",
                 out.display(),
@@ -386,5 +386,61 @@ pub fn report_left_out(file: &str, why: &str, items: &[String]) {
     );
     for i in items {
         let _ = writeln!(err, "  {}", tfreq::escape::sanitize(i));
+    }
+}
+
+/// `1234567` as `1,234,567`, as the command line prints counts (the library's
+/// renderers group digits the same way).
+pub fn group_digits(n: u64) -> String {
+    let s = n.to_string();
+    let lead = s.len() % 3;
+    let mut out = String::from(&s[..lead]);
+    for (i, chunk) in s.as_bytes()[lead..].chunks(3).enumerate() {
+        if lead > 0 || i > 0 {
+            out.push(',');
+        }
+        out.push_str(std::str::from_utf8(chunk).unwrap_or(""));
+    }
+    out
+}
+
+/// Whether two paths name the same existing file (after following links).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        #[cfg(unix)]
+        (Ok(ma), Ok(mb)) => {
+            use std::os::unix::fs::MetadataExt;
+            ma.dev() == mb.dev() && ma.ino() == mb.ino()
+        }
+        #[cfg(not(unix))]
+        (Ok(_), Ok(_)) => match (a.canonicalize(), b.canonicalize()) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digits_are_grouped_in_threes() {
+        for (n, s) in [
+            (0, "0"),
+            (999, "999"),
+            (1000, "1,000"),
+            (2147483648, "2,147,483,648"),
+        ] {
+            assert_eq!(group_digits(n), s);
+        }
+    }
+
+    #[test]
+    fn the_same_file_by_any_path() {
+        let p = Path::new("tests/data/eas/spec_vector.bin");
+        assert!(same_file(p, &Path::new(".").join(p)));
+        assert!(!same_file(p, "tests/data/eas/faq_prod.bin".as_ref()));
     }
 }

@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use tfreq::analysis::diff::{diff_labeled, DiffOptions};
 use tfreq::analysis::report::Command;
+use tfreq::analysis::{diff_labeled, DiffOptions};
 use tfreq::signature::SERVE_TAG;
 
 use crate::args::ReportFormat;

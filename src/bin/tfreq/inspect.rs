@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use tfreq::analysis::lint::lint;
+use tfreq::analysis::lint;
 use tfreq::analysis::{Finding, Severity};
 use tfreq::formats::{Container, ContainerKind, Content};
 use tfreq::render::json::ValuesMode;

@@ -277,7 +277,7 @@ pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
     if n > 1 && wire != OutWire::Tfrecord {
         return Err(Failure::msg(format!(
             "production has {n} keys to cover and a bare {} file holds one request{}: write --wire tfrecord, or --top 1 for the most frequent",
-            tfreq::formats::Target::from(wire).as_str(),
+            tfreq::formats::Layout::from(wire).as_str(),
             if a.wire.is_none() {
                 " (the EAS processor's warm-up, the default for EAS requests)"
             } else {
@@ -312,7 +312,7 @@ pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
             err,
             "tfreq: wrote {} covering {} of {}",
             crate::common::count(n as u64, "request"),
-            tfreq::io::group_digits(covered),
+            crate::common::group_digits(covered),
             crate::common::count(cov.requests, "request"),
         );
     }

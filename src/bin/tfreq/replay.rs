@@ -7,9 +7,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use serde::Serialize;
-use tfreq::analysis::diff::{diff_labeled, DiffOptions};
 use tfreq::analysis::report::{Labeled, Verdict};
 use tfreq::analysis::timing::{ms, ColdRule, Timing};
+use tfreq::analysis::{diff_labeled, DiffOptions};
 use tfreq::analysis::{Code, Finding, Severity};
 use tfreq::net::{prepare, NetError};
 use tfreq::render::human;
@@ -211,7 +211,7 @@ fn refuse_too_many_records(warmup: &std::path::Path, n: usize) -> Result<(), Fai
         return Err(Failure::msg(format!(
             "{}: {} warm-up records, more than TF Serving reads: its loader fails the model's load past {max} records (WarmupConsts::kMaxNumRecords, tensorflow_serving/servables/tensorflow/saved_model_warmup_util.cc); nothing was sent",
             tfreq::escape::escape(&warmup.display().to_string()),
-            tfreq::io::group_digits(n as u64)
+            crate::common::group_digits(n as u64)
         )));
     }
     Ok(())
