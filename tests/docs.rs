@@ -295,7 +295,7 @@ fn tokenize(line: &str, out: &str) -> Vec<Tok> {
                     let mut name = String::new();
                     if chars.peek() == Some(&'{') {
                         chars.next();
-                        while let Some(c) = chars.next() {
+                        for c in chars.by_ref() {
                             if c == '}' {
                                 break;
                             }
