@@ -5,6 +5,7 @@
 //! - every `tfreq …` command in a `sh` code block runs as shown: the block is read as a
 //!   small shell script (see [`Seg`]) and each `tfreq` command is run with the built binary
 //!   from the repository root;
+//! - the sample outputs listed in [`OUTPUTS`] are what the commands print;
 //! - the README's GitHub Actions recipe installs the command line alone, cached, runs
 //!   `check` after a failed `diff`, and its `tfreq` commands work on files of this
 //!   repository.
@@ -960,4 +961,59 @@ fn ci_recipe_commands_run_on_shipped_files() {
         ran.push(args[0].clone());
     }
     assert_eq!(ran, ["diff", "check"]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Sample outputs
+
+/// Sample outputs the docs show as what a command prints: (page, the first line of the
+/// `text` block, the command). The block must be the command's stdout, line for line.
+const OUTPUTS: &[(&str, &str, &[&str])] = &[
+    (
+        "README.md",
+        "tests/data/eas/seed_warm_up.bin: EAS PredictRequest, 9712 bytes",
+        &["inspect", "tests/data/eas/seed_warm_up.bin"],
+    ),
+    (
+        "README.md",
+        "warm-up: tests/data/eas/faq_warmup.bin (1 request)",
+        &[
+            "diff",
+            "tests/data/eas/faq_warmup.bin",
+            "tests/data/eas/faq_prod.bin",
+        ],
+    ),
+    (
+        "docs/warmup.md",
+        "7 requests in 5 files: 3 executor keys, 5 shape keys (5 entries skipped: not predict requests)",
+        &[
+            "keys",
+            "tests/data/eas/faq_prod.bin",
+            "tests/data/eas/faq_prod_batch4.bin",
+            "tests/data/eas/faq_prod_reordered.bin",
+            "tests/data/tfrecord/warmup_mixed.tfrecord",
+            "tests/data/tfrecord/warmup_predict.tfrecord",
+        ],
+    ),
+];
+
+#[test]
+fn sample_outputs_are_what_the_commands_print() {
+    for (page, first, args) in OUTPUTS {
+        let (blocks, _) = split_fences(&read(&root().join(page)));
+        let block = blocks
+            .iter()
+            .find(|b| b.info == "text" && b.lines.first().is_some_and(|l| l == first))
+            .unwrap_or_else(|| panic!("{page}: no text block starting {first:?}"));
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let (_, stdout, _) = run(&args, None);
+        let got = String::from_utf8(stdout).expect("UTF-8 output");
+        assert_eq!(
+            block.lines.join("\n").trim_end(),
+            got.trim_end(),
+            "{page}:{}: the sample output of `tfreq {}` is stale",
+            block.line,
+            args.join(" ")
+        );
+    }
 }
