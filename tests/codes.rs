@@ -1,17 +1,22 @@
-//! The README's finding-code tables against [`Code::ALL`]: every code the library can
-//! report is in the README with its default severity and the commands that report it,
-//! and every code the README names exists.
+//! The finding-code tables of docs/codes.md (and the warm-up loader's table of
+//! docs/warmup.md) against [`Code::ALL`]: every code the library can report is in
+//! docs/codes.md with its default severity and the commands that report it, and every code
+//! the tables name exists.
 
 use std::collections::BTreeSet;
 
 use tfreq::analysis::{Code, Severity};
 
-const README: &str = include_str!("../README.md");
+/// The page with every finding code: the table of `inspect`/`diff`/`check` codes and the
+/// table of the live commands' codes.
+const CODES: &str = include_str!("../docs/codes.md");
+/// The page with the TFRecord warm-up loader's codes (`| code | when |`).
+const WARMUP: &str = include_str!("../docs/warmup.md");
 
-/// The rows of the Markdown table whose header line is `header`.
-fn table(header: &str) -> Vec<Vec<String>> {
-    let mut lines = README.lines().skip_while(|l| l.trim() != header);
-    assert!(lines.next().is_some(), "README has no table {header:?}");
+/// The rows of the Markdown table of `page` whose header line is `header`.
+fn table(page: &str, header: &str) -> Vec<Vec<String>> {
+    let mut lines = page.lines().skip_while(|l| l.trim() != header);
+    assert!(lines.next().is_some(), "no table {header:?} on the page");
     let sep = lines.next().unwrap_or_default();
     assert!(sep.starts_with("|---"), "{header:?}: no separator line");
     lines
@@ -49,14 +54,13 @@ fn severity(cell: &str, code: &str) -> Option<Severity> {
 }
 
 #[test]
-fn readme_code_table_matches_the_rules() {
+fn docs_code_table_matches_the_rules() {
     let mut seen: BTreeSet<Code> = BTreeSet::new();
-    for row in table("| code | inspect | diff | check | meaning |") {
+    for row in table(CODES, "| code | inspect | diff | check | meaning |") {
         assert_eq!(row.len(), 5, "{row:?}");
         for id in codes(&row[0]) {
-            let code =
-                Code::from_id(id).unwrap_or_else(|| panic!("README names {id}, no such code"));
-            assert!(seen.insert(code), "{id} twice in the README table");
+            let code = Code::from_id(id).unwrap_or_else(|| panic!("docs name {id}, no such code"));
+            assert!(seen.insert(code), "{id} twice in the docs/codes.md table");
             let rule = code.rule();
             let cells = [
                 ("inspect", &row[1], rule.commands.inspect),
@@ -65,20 +69,27 @@ fn readme_code_table_matches_the_rules() {
             ];
             for (cmd, cell, reports) in cells {
                 let sev = severity(cell, id);
-                assert_eq!(sev.is_some(), reports, "{id}: README says {cmd} {cell:?}");
+                assert_eq!(
+                    sev.is_some(),
+                    reports,
+                    "{id}: docs/codes.md says {cmd} {cell:?}"
+                );
                 if let Some(sev) = sev {
-                    assert_eq!(sev, rule.severity, "{id}: README says {cmd} {cell:?}");
+                    assert_eq!(
+                        sev, rule.severity,
+                        "{id}: docs/codes.md says {cmd} {cell:?}"
+                    );
                 }
             }
         }
     }
-    for row in table("| code | severity | meaning |") {
+    for row in table(CODES, "| code | severity | meaning |") {
         assert_eq!(row.len(), 3, "{row:?}");
         let [id] = codes(&row[0])[..] else {
             panic!("{row:?}: not one code");
         };
-        let code = Code::from_id(id).unwrap_or_else(|| panic!("README names {id}, no such code"));
-        assert!(seen.insert(code), "{id} twice in the README tables");
+        let code = Code::from_id(id).unwrap_or_else(|| panic!("docs name {id}, no such code"));
+        assert!(seen.insert(code), "{id} twice in the docs/codes.md tables");
         let rule = code.rule();
         assert!(
             rule.commands.live,
@@ -93,20 +104,20 @@ fn readme_code_table_matches_the_rules() {
         .collect();
     assert!(
         missing.is_empty(),
-        "not in the README's code table: {missing:?}"
+        "not in docs/codes.md's code tables: {missing:?}"
     );
 }
 
 #[test]
-fn readme_warmup_table_matches_the_rules() {
-    let rows = table("| code | when |");
+fn docs_warmup_table_matches_the_rules() {
+    let rows = table(WARMUP, "| code | when |");
     assert!(rows.len() >= 5, "{rows:?}");
     for row in rows {
         // `TOO_MANY_RECORDS` (error)
         let [id] = codes(&row[0])[..] else {
             panic!("{row:?}: not one code");
         };
-        let code = Code::from_id(id).unwrap_or_else(|| panic!("README names {id}, no such code"));
+        let code = Code::from_id(id).unwrap_or_else(|| panic!("docs name {id}, no such code"));
         let sev = row[0].split('(').nth(1).unwrap_or_default();
         assert_eq!(severity(sev, id), Some(code.rule().severity), "{row:?}");
         assert!(
