@@ -474,7 +474,7 @@ class Served:
                 node = rest[len("{{node "):].split("}}", 1)[0]
             err = {"source": "tensorflow_run", "result": "error",
                    "error_class": type(e).__name__,
-                   "error_code": tf_errors.error_code_from_exception_type(type(e)),
+                   "error_code": code_name(tf_errors.error_code_from_exception_type(type(e))),
                    "message": msg}
             if node:
                 err["node"] = node
@@ -978,7 +978,8 @@ def request_from_json(cls, body, model):
                        "and was not found", cited)
     if not doc["examples"]:
         raise TfsError("INVALID_ARGUMENT", "'examples' value is an empty array", cited,
-                       note_message="json_tensor.cc FormatError appends the body to this message")
+                       message_prefix="json_tensor.cc FormatError puts 'JSON Value: ', the body as "
+                                      "JsonValueToDebugString prints it, and a space before this")
     for e in doc["examples"]:
         (r.input.example_list_with_context.examples if has_context
          else r.input.example_list.examples).append(json_example(e))
