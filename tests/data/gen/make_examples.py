@@ -74,6 +74,7 @@ os.environ["PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"] = "python"
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import base64  # noqa: E402
+import inspect  # noqa: E402
 import json  # noqa: E402
 import shutil  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -1101,8 +1102,10 @@ def batch_rule(size, p=BATCHING):
       size (the sum of its tasks' 0th dims), or the size itself when allowed_batch_sizes is
       empty. Padding repeats the last task's first row; pad_variable_length_inputs only pads
       dimensions other than the 0th.
-    - batching_session.cc CreateBatchingSession: allowed_batch_sizes must increase and end at
-      max_batch_size (without large-batch splitting), else the model fails to load.
+    - tensorflow_serving/servables/tensorflow/bundle_factory_util.cc WrapSessionForBatching:
+      the last allowed_batch_sizes entry must equal max_batch_size (1000 when unset), else the
+      model fails to load with "Last entry in allowed_batch_sizes must match max_batch_size";
+      that path does not check that the entries increase.
 
     Under load several tasks share a batch: their sizes add up before the rounding, so the sizes
     reached alone are the ones a warm-up must send; mixed batches can reach any allowed size."""
@@ -1179,10 +1182,12 @@ def make_batch(served):
             logs[a["file"]] = {"records": recs, "padded_sizes_reached": sorted(reached)}
     expected = {
         "batching_parameters": "batch/batching_parameters.txt",
-        "rule": batch_rule.__doc__.strip(),
+        "rule": inspect.cleandoc(batch_rule.__doc__),
         "cited": ["tensorflow/core/kernels/batching_util/shared_batch_scheduler.h "
                   "Queue::ValidateBatchTaskQueueCapacity",
                   "tensorflow_serving/servables/tensorflow/bundle_factory_util.h GetQueueOptions",
+                  "tensorflow_serving/servables/tensorflow/bundle_factory_util.cc "
+                  "WrapSessionForBatching",
                   "tensorflow_serving/batching/batching_session.cc MergeInputTensors",
                   "tensorflow_serving/batching/batching_util.cc RoundToLowestAllowedBatchSize"],
         "max_batch_size": BATCHING["max_batch_size"],
