@@ -102,7 +102,6 @@ OUT = REPO / "tests" / "data" / "examples"
 MODELS = OUT / "models"
 tf1 = tf.compat.v1
 sig_utils = tf1.saved_model.signature_def_utils
-info = tf1.saved_model.utils.build_tensor_info
 
 CLASSIFY = "tensorflow/serving/classify"
 REGRESS = "tensorflow/serving/regress"
