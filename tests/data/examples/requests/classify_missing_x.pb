@@ -1,0 +1,13 @@
+
+
+tf1_examplesserving_default%
+#
+!
+
+
+age
+
+
+tags
+
+red

@@ -1,0 +1,3 @@
+
+
+tf1_examplesserving_default

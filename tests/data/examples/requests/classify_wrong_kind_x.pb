@@ -1,0 +1,12 @@
+
+
+tf1_examplesserving_default!
+
+
+
+
+age
+
+
+x
+

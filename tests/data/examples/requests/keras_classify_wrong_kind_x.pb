@@ -1,0 +1,9 @@
+
+
+keras_examplesclassify
+
+
+
+
+x
+

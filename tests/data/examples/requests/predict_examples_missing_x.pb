@@ -1,0 +1,8 @@
+
+
+tf1_examplespredict&
+examplesB
+
+
+age
+

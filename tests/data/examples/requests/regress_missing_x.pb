@@ -1,0 +1,9 @@
+
+
+tf1_examplesregress
+
+
+
+
+age
+
