@@ -9,7 +9,7 @@ use crate::model::{Elements, Fill, Kind, Message, Shape, Source, Tensor, Values,
 /// Every problem found in `msg`.
 ///
 /// ```
-/// use tfreq::{analysis::lint::lint, DType, TFRequest};
+/// use tfreq::{analysis::lint, DType, TFRequest};
 /// let mut req = TFRequest::new("serving_default");
 /// req.add_feed("x", &[2], DType::Float, vec![1.0f32, 2.0])?;
 /// let msg = tfreq::decode(&req.to_bytes()?)?;
@@ -48,7 +48,7 @@ pub fn lint(msg: &Message) -> Vec<Finding> {
 /// what a reviewer reads.
 ///
 /// ```
-/// use tfreq::{analysis::lint::lint, DType, TFRequest};
+/// use tfreq::{analysis::lint, DType, TFRequest};
 /// let mut req = TFRequest::new("s");
 /// req.add_feed("x\u{1b}[2J", &[1], DType::Float, vec![1.0f32])?.add_fetch("rtl\u{202e}ok");
 /// let codes: Vec<_> = lint(req.message()).iter().map(|f| f.code.as_str()).collect();

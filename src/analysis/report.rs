@@ -1,6 +1,6 @@
 //! The result of `diff` and `check`: one [`Report`] per run, a verdict per request, and
-//! the findings behind it. It serializes to one stable JSON document (schema in the
-//! README); renderers ([`crate::render::report`]) only print it.
+//! the findings behind it. It serializes to one stable JSON document (schema in
+//! docs/codes.md); renderers ([`crate::render::report`]) only print it.
 
 use std::fmt;
 

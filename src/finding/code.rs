@@ -1,5 +1,5 @@
 //! Every finding code, as data: one [`Code`] per rule, with its stable id, default
-//! severity, the commands that report it and what it means ([`Rule`]). The README's
+//! severity, the commands that report it and what it means ([`Rule`]). docs/codes.md's
 //! finding-code tables are tested against [`Code::ALL`] (`tests/codes.rs`).
 //!
 //! ```
@@ -104,7 +104,7 @@ macro_rules! rules {
         }
 
         impl Code {
-            /// Every code, in the README's order.
+            /// Every code, in the order of docs/codes.md.
             pub const ALL: &'static [Code] = &[$(Code::$variant),*];
 
             /// Its rule: id, default severity, commands, purpose.

@@ -24,15 +24,7 @@ use crate::wire::writer::{
 /// requests (floats and integers by the fill, bytes by strings of the same length).
 /// Responses (production outputs) and unknown fields are left out and named.
 ///
-/// ```
-/// use tfreq::{formats::scrub_log::scrub_log_record, scrub::FillMode};
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
-/// let rec = tfreq::formats::tfrecord::Records::new(bytes).nth(1).unwrap()?; // classify_log
-/// let (out, gone) = scrub_log_record(&rec.data, FillMode::Constant(7.0))?;
-/// assert_eq!(out.len(), rec.data.len()); // same structure, same sizes
-/// assert!(gone.is_empty());
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
+/// (`tfreq::formats::convert::convert_file` with a scrub is the public way in.)
 pub fn scrub_log_record(
     data: &Bytes,
     fill: FillMode,
@@ -365,5 +357,26 @@ impl Walk {
             WireFormat::TfServing,
             crate::encode::TfsEncoding::Python,
         )?)
+    }
+}
+
+#[cfg(test)]
+mod record_tests {
+    use super::*;
+
+    #[test]
+    fn a_classify_log_keeps_its_structure() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tfrecord/warmup_mixed.tfrecord"
+        );
+        let bytes = Bytes::from(std::fs::read(path).unwrap());
+        let rec = crate::formats::tfrecord::Records::new(bytes)
+            .nth(1)
+            .unwrap()
+            .unwrap(); // classify_log
+        let (out, gone) = scrub_log_record(&rec.data, FillMode::Constant(7.0)).unwrap();
+        assert_eq!(out.len(), rec.data.len()); // same structure, same sizes
+        assert!(gone.is_empty());
     }
 }

@@ -1,4 +1,4 @@
-//! The JSON document `tfreq inspect --format json` writes (schema in the README).
+//! The JSON document `tfreq inspect --format json` writes (schema in docs/formats.md).
 //!
 //! Values are streamed one by one, so `--values all` on a large tensor never builds
 //! the whole document in memory.
