@@ -13,6 +13,12 @@ const PROTOS: &[&str] = &[
     "tensorflow/core/protobuf/meta_graph.proto",
     "tensorflow_serving/apis/model.proto",
     "tensorflow_serving/apis/predict.proto",
+    "tensorflow/core/example/feature.proto",
+    "tensorflow/core/example/example.proto",
+    "tensorflow_serving/apis/input.proto",
+    "tensorflow_serving/apis/classification.proto",
+    "tensorflow_serving/apis/regression.proto",
+    "tensorflow_serving/apis/inference.proto",
     "tensorflow_serving/apis/prediction_log.proto",
     "tensorflow_serving/apis/get_model_metadata.proto",
 ];

@@ -33,9 +33,11 @@ use crate::fields::{
     predict_log, predict_request, predict_response, tensor_proto, tensor_shape,
 };
 use crate::model::{
-    Dim, Elems, Ints, Kind, Message, ModelSpec, Scope, Shape, Tensor, UnknownField, Values,
-    WireFormat,
+    Dim, Elems, Ints, Kind, Message, Method, ModelSpec, Scope, Shape, Tensor, UnknownField,
+    Values, WireFormat,
 };
+
+mod examples;
 use crate::wire::reader::{packed_varints, PackedVarints, Reader, WireField, WireValue};
 
 /// Packed varint fields from this many bytes up are kept as views of the input and
@@ -63,6 +65,12 @@ pub struct Detection {
     /// request readings carry the same signature, feeds and fetches (e.g. bytes that
     /// hold only `output_filter`, field 3 in both). The EAS reading is returned.
     pub agree: bool,
+    /// The TF Serving `tf.train.Example` request readings tried
+    /// ([`Method::ClassifyOrRegress`], [`Method::MultiInference`]), with their anomaly
+    /// count or error. Such a reading wins only when it reads an `input` (or a task)
+    /// without anomaly and has strictly fewer anomalies than every predict reading: bytes
+    /// that read as well as a `PredictRequest` (a `model_spec` alone) stay one.
+    pub examples: Vec<(Method, Result<usize, DecodeError>)>,
 }
 
 impl Detection {
@@ -78,6 +86,16 @@ impl Detection {
                     if *n == 1 { "y" } else { "ies" }
                 )),
                 Err(e) => s.push_str(&format!("  as {w} {}: {e}\n", k.as_str())),
+            }
+        }
+        for (m, r) in &self.examples {
+            match r {
+                Ok(0) => s.push_str(&format!("  as TF Serving {m}: valid\n")),
+                Ok(n) => s.push_str(&format!(
+                    "  as TF Serving {m}: parses, with {n} anomal{}\n",
+                    if *n == 1 { "y" } else { "ies" }
+                )),
+                Err(e) => s.push_str(&format!("  as TF Serving {m}: {e}\n")),
             }
         }
         s
@@ -144,10 +162,33 @@ pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detect
             }
         }
     }
-    let det = Detection {
+    // The tf.Example requests: TF Serving requests only.
+    let mut det = Detection {
         candidates,
         agree: false,
+        examples: Vec::new(),
     };
+    if opts.wire != Some(WireFormat::Eas) && opts.kind != Some(Kind::Response) {
+        let predict_best = best.first().map(|(a, _)| *a);
+        let mut pick: Option<(usize, Message)> = None;
+        for method in [Method::ClassifyOrRegress, Method::MultiInference] {
+            match examples::decode_examples_top(bytes.clone(), method) {
+                Ok((m, anomalies, content)) => {
+                    det.examples.push((method, Ok(anomalies)));
+                    let better = predict_best.is_none_or(|p| anomalies < p)
+                        && pick.as_ref().is_none_or(|(a, _)| anomalies < *a);
+                    if content.clean > 0 && content.foreign == 0 && better {
+                        pick = Some((anomalies, m));
+                    }
+                }
+                Err(e) => det.examples.push((method, Err(e))),
+            }
+        }
+        if let Some((_, m)) = pick {
+            return Ok((m, det));
+        }
+    }
+    let det = det;
     if !any_content && !best.is_empty() {
         // In every reading that parses, every top-level field is unknown to, or of a
         // wire type impossible in, the schema's content (the kept-raw fields alone
@@ -386,6 +427,28 @@ fn agreeing_reading(bytes: &Bytes, winners: &[Message]) -> Option<Message> {
         && eas.tensors.is_empty()
         && tfs.tensors.is_empty();
     same.then_some(eas)
+}
+
+/// Decodes a TF Serving `tf.train.Example` request as `method` says it is (a
+/// `ClassifyLog`'s request is a classify one): a [`Message`] whose
+/// [`Message::input`] holds the examples and [`Message::tasks`] a multi-inference
+/// request's tasks. [`Method::Predict`] decodes a `PredictRequest`. Unknown fields are
+/// kept, not errors.
+///
+/// ```
+/// let b = std::fs::read("tests/data/examples/requests/classify_valid_context.pb")?;
+/// let m = tfreq::decode_request(b.into(), tfreq::Method::Classify)?;
+/// let input = m.input.as_ref().unwrap();
+/// assert_eq!((input.with_context, input.examples.len()), (true, 3));
+/// let ctx = input.context.as_ref().unwrap();
+/// assert_eq!(ctx.feature("age").unwrap().values, tfreq::FeatureValues::Int64(vec![40]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn decode_request(bytes: Bytes, method: Method) -> Result<Message, DecodeError> {
+    match method {
+        Method::Predict => decode_inner(bytes, WireFormat::TfServing, Kind::Request).map(|(m, _)| m),
+        _ => examples::decode_examples_top(bytes, method).map(|(m, _, _)| m),
+    }
 }
 
 /// Decodes as one named format, strictly; unknown fields are kept, not errors.

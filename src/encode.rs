@@ -22,6 +22,8 @@ use crate::model::{
 use crate::wire::reader::WireValue;
 use crate::wire::writer::*;
 
+mod examples;
+
 /// How values are laid out in a TF Serving `TensorProto`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TfsEncoding {
@@ -61,6 +63,9 @@ pub(crate) fn encode_with_spec(
     wire: WireFormat,
     style: TfsEncoding,
 ) -> Result<Vec<u8>, BuildError> {
+    if msg.method.takes_examples() {
+        return examples::encode_examples(msg, wire);
+    }
     let plans: Vec<Plan> = msg
         .tensors
         .iter()

@@ -13,6 +13,10 @@ pub use crate::wire::error::{DecodeError, DecodeErrorKind};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
+    /// A classify, regress or multi-inference request that cannot be written as asked
+    /// (to EAS, or with fields no schema knows).
+    #[error("{0}")]
+    Examples(String),
     /// The number of values is not the product of the shape.
     #[error("feed {name:?}: shape {shape:?} holds {expected} values, got {got}")]
     CountMismatch {

@@ -149,6 +149,89 @@ messages! {
         REQUEST = 1 "request",
         RESPONSE = 2 "response",
     }
+    /// TF Serving `ClassifyLog` (`RegressLog` and `MultiInferenceLog` have the same two
+    /// numbers; the test checks them).
+    classify_log = "tensorflow.serving.ClassifyLog" {
+        REQUEST = 1 "request",
+        RESPONSE = 2 "response",
+    }
+    /// TF Serving `RegressLog`.
+    regress_log = "tensorflow.serving.RegressLog" {
+        REQUEST = 1 "request",
+        RESPONSE = 2 "response",
+    }
+    /// TF Serving `MultiInferenceLog`.
+    multi_inference_log = "tensorflow.serving.MultiInferenceLog" {
+        REQUEST = 1 "request",
+        RESPONSE = 2 "response",
+    }
+    /// TF Serving `ClassificationRequest`
+    /// (`proto/tensorflow_serving/apis/classification.proto`).
+    classification_request = "tensorflow.serving.ClassificationRequest" {
+        MODEL_SPEC = 1 "model_spec",
+        INPUT = 2 "input",
+    }
+    /// TF Serving `RegressionRequest`: the same numbers as `ClassificationRequest`.
+    regression_request = "tensorflow.serving.RegressionRequest" {
+        MODEL_SPEC = 1 "model_spec",
+        INPUT = 2 "input",
+    }
+    /// TF Serving `MultiInferenceRequest` (`proto/tensorflow_serving/apis/inference.proto`).
+    multi_inference_request = "tensorflow.serving.MultiInferenceRequest" {
+        TASKS = 1 "tasks",
+        INPUT = 2 "input",
+    }
+    /// TF Serving `InferenceTask`.
+    inference_task = "tensorflow.serving.InferenceTask" {
+        MODEL_SPEC = 1 "model_spec",
+        METHOD_NAME = 2 "method_name",
+    }
+    /// TF Serving `Input` (`proto/tensorflow_serving/apis/input.proto`).
+    input = "tensorflow.serving.Input" {
+        EXAMPLE_LIST = 1 "example_list",
+        EXAMPLE_LIST_WITH_CONTEXT = 2 "example_list_with_context",
+    }
+    /// TF Serving `ExampleListWithContext` (`ExampleList` has `examples` = 1 alone).
+    example_list_with_context = "tensorflow.serving.ExampleListWithContext" {
+        EXAMPLES = 1 "examples",
+        CONTEXT = 2 "context",
+    }
+    /// TF Serving `ExampleList`.
+    example_list = "tensorflow.serving.ExampleList" {
+        EXAMPLES = 1 "examples",
+    }
+    /// `tensorflow.Example` (`proto/tensorflow/core/example/example.proto`).
+    example = "tensorflow.Example" {
+        FEATURES = 1 "features",
+    }
+    /// `tensorflow.Features`: a map of name to `Feature`, whose entries are
+    /// [`map_entry`]'s two numbers.
+    features = "tensorflow.Features" {
+        FEATURE = 1 "feature",
+    }
+    /// `tensorflow.Feature` (`proto/tensorflow/core/example/feature.proto`).
+    feature = "tensorflow.Feature" {
+        BYTES_LIST = 1 "bytes_list",
+        FLOAT_LIST = 2 "float_list",
+        INT64_LIST = 3 "int64_list",
+    }
+    /// `tensorflow.FloatList` (`BytesList` and `Int64List` have `value` = 1 too).
+    float_list = "tensorflow.FloatList" {
+        VALUE = 1 "value",
+    }
+    /// `tensorflow.BytesList`.
+    bytes_list = "tensorflow.BytesList" {
+        VALUE = 1 "value",
+    }
+    /// `tensorflow.Int64List`.
+    int64_list = "tensorflow.Int64List" {
+        VALUE = 1 "value",
+    }
+    /// The entry of `Features.feature`.
+    features_entry = "tensorflow.Features.FeatureEntry" {
+        KEY = 1 "key",
+        VALUE = 2 "value",
+    }
 }
 
 /// The TF Serving `PredictRequest` fields the codec keeps as raw bytes without

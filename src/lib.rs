@@ -145,14 +145,17 @@ pub mod signature;
 pub mod wire;
 
 pub use builder::{FeedElement, FeedValues, TFRequest, TFResponse};
-pub use decode::{decode, decode_as, decode_tensor, decode_with, DecodeOptions, Detection};
+pub use decode::{
+    decode, decode_as, decode_request, decode_tensor, decode_with, DecodeOptions, Detection,
+};
 pub use dtype::{DType, DTypeCode, DTypeInfo, ValueField};
 pub use encode::{encode, encode_tensor, TfsEncoding};
 pub use error::{BuildError, Category, DecodeError, DecodeErrorKind, Error, ErrorDetail};
 pub use half::{bf16, f16};
 pub use model::{
-    Dim, Elements, Elems, ElemsIter, Fill, Ints, IntsIter, Kind, Message, ModelSpec, RawRun,
-    Scalar, Scope, Shape, Source, Tensor, UnknownField, Values, WireFormat, DEFAULT_SIGNATURE,
+    Dim, Elements, Elems, ElemsIter, Example, ExampleInput, Feature, FeatureValues, Fill,
+    InferenceTask, Ints, IntsIter, Kind, Message, Method, ModelSpec, RawRun, Scalar, Scope, Shape,
+    Source, Tensor, UnknownField, Values, WireFormat, DEFAULT_SIGNATURE,
 };
 pub use num_complex::Complex;
 

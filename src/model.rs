@@ -666,6 +666,10 @@ pub enum Scope {
     Shape,
     /// Dim `i` of a TF Serving shape.
     Dim(usize),
+    /// Inside the `input` of a classify, regress or multi-inference request (its
+    /// examples, features and value lists), or one of its `tasks`: shown, never written
+    /// back (tfreq encodes predict requests only).
+    Input,
 }
 
 impl UnknownField {
@@ -1344,7 +1348,212 @@ fn field_scalar(d: DType, f: ValueField, v: &Values, i: usize) -> Option<Scalar>
     })
 }
 
-/// One decoded (or built) `PredictRequest` or `PredictResponse`.
+/// What a TF Serving request asks the server to run: which RPC (and so which request
+/// message) it is. EAS messages and responses are always [`Method::Predict`].
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Method {
+    /// `PredictRequest`: named tensors ([`Message::tensors`]).
+    #[default]
+    Predict,
+    /// `ClassificationRequest` (a `classify_log` record): `tf.train.Example`s
+    /// ([`Message::input`]).
+    Classify,
+    /// `RegressionRequest` (a `regress_log` record): `tf.train.Example`s.
+    Regress,
+    /// A bare `ClassificationRequest` or `RegressionRequest`: the two messages have the
+    /// same fields with the same numbers (`model_spec` = 1, `input` = 2;
+    /// tensorflow_serving/apis/classification.proto, regression.proto), so their bytes
+    /// cannot tell which RPC they were made for. Inside a `PredictionLog` the log type
+    /// says.
+    ClassifyOrRegress,
+    /// `MultiInferenceRequest` (a `multi_inference_log` record): several
+    /// [`Message::tasks`] over one input.
+    MultiInference,
+}
+
+impl Method {
+    /// `predict`, `classify`, `regress`, `classify_or_regress`, `multi_inference`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Predict => "predict",
+            Method::Classify => "classify",
+            Method::Regress => "regress",
+            Method::ClassifyOrRegress => "classify_or_regress",
+            Method::MultiInference => "multi_inference",
+        }
+    }
+
+    /// Whether the request holds `tf.train.Example`s (every method but predict).
+    pub fn takes_examples(self) -> bool {
+        self != Method::Predict
+    }
+
+    /// Whether it is [`Method::Predict`] (for `serde`'s `skip_serializing_if`).
+    pub fn is_predict(&self) -> bool {
+        *self == Method::Predict
+    }
+
+    /// The full protobuf name of the request message (a bare classify-or-regress
+    /// request prints the same as either; `ClassificationRequest` is used).
+    pub fn request_message(self) -> &'static str {
+        match self {
+            Method::Predict => "tensorflow.serving.PredictRequest",
+            Method::Classify | Method::ClassifyOrRegress => {
+                "tensorflow.serving.ClassificationRequest"
+            }
+            Method::Regress => "tensorflow.serving.RegressionRequest",
+            Method::MultiInference => "tensorflow.serving.MultiInferenceRequest",
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Method::Predict => "PredictRequest",
+            Method::Classify => "ClassificationRequest",
+            Method::Regress => "RegressionRequest",
+            Method::ClassifyOrRegress => "ClassificationRequest or RegressionRequest",
+            Method::MultiInference => "MultiInferenceRequest",
+        })
+    }
+}
+
+/// The values of one `tf.train.Feature`: the member of its `kind` oneof
+/// (tensorflow/core/example/feature.proto).
+#[derive(Debug, Clone, PartialEq)]
+pub enum FeatureValues {
+    /// No kind set (an empty `Feature`).
+    None,
+    /// `bytes_list`.
+    Bytes(Vec<Bytes>),
+    /// `float_list`.
+    Float(Vec<f32>),
+    /// `int64_list`.
+    Int64(Vec<i64>),
+}
+
+impl FeatureValues {
+    /// `bytes`, `float`, `int64` or `none`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FeatureValues::None => "none",
+            FeatureValues::Bytes(_) => "bytes",
+            FeatureValues::Float(_) => "float",
+            FeatureValues::Int64(_) => "int64",
+        }
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        match self {
+            FeatureValues::None => 0,
+            FeatureValues::Bytes(v) => v.len(),
+            FeatureValues::Float(v) => v.len(),
+            FeatureValues::Int64(v) => v.len(),
+        }
+    }
+
+    /// Whether there are no values.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The first `n` values as [`Scalar`]s (bytes as [`Scalar::Bytes`]).
+    ///
+    /// ```
+    /// use tfreq::FeatureValues;
+    /// let v = FeatureValues::Float(vec![1.5, 2.0, 3.0]);
+    /// let p: Vec<String> = v.preview(2).iter().map(|s| s.to_string()).collect();
+    /// assert_eq!(p, ["1.5", "2"]);
+    /// ```
+    pub fn preview(&self, n: usize) -> Vec<Scalar> {
+        match self {
+            FeatureValues::None => Vec::new(),
+            FeatureValues::Bytes(v) => v.iter().take(n).cloned().map(Scalar::Bytes).collect(),
+            FeatureValues::Float(v) => v.iter().take(n).map(|&x| Scalar::F32(x)).collect(),
+            FeatureValues::Int64(v) => v.iter().take(n).map(|&x| Scalar::I64(x)).collect(),
+        }
+    }
+}
+
+/// One named feature of an example.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Feature {
+    /// The map key.
+    pub name: String,
+    /// Its values.
+    pub values: FeatureValues,
+}
+
+/// One `tf.train.Example`: its features by name (sorted by name, as the map's text
+/// format lists them; a name given twice appears once, with the last entry's values,
+/// protobuf's rule).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Example {
+    /// The features, sorted by name.
+    pub features: Vec<Feature>,
+}
+
+impl Example {
+    /// The feature with this name.
+    pub fn feature(&self, name: &str) -> Option<&Feature> {
+        self.features
+            .binary_search_by(|f| f.name.as_str().cmp(name))
+            .ok()
+            .and_then(|i| self.features.get(i))
+    }
+}
+
+/// TF Serving's `Input` (tensorflow_serving/apis/input.proto): `example_list`, or
+/// `example_list_with_context` (whose context features TF Serving merges into every
+/// example).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExampleInput {
+    /// `example_list_with_context` rather than `example_list`.
+    pub with_context: bool,
+    /// The examples, in order: one per row of the batch TensorFlow runs.
+    pub examples: Vec<Example>,
+    /// The context example (`example_list_with_context` only, when present).
+    pub context: Option<Example>,
+}
+
+/// One task of a `MultiInferenceRequest`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InferenceTask {
+    /// Its `model_spec`, when present (the signature it runs).
+    pub model_spec: Option<ModelSpec>,
+    /// `method_name` (`tensorflow/serving/classify`, `tensorflow/serving/regress`).
+    pub method_name: String,
+}
+
+impl InferenceTask {
+    /// The signature the task runs (empty `signature_name` means `serving_default`).
+    pub fn signature(&self) -> &str {
+        match &self.model_spec {
+            Some(s) if !s.signature_name.is_empty() => &s.signature_name,
+            _ => DEFAULT_SIGNATURE,
+        }
+    }
+}
+
+/// One decoded (or built) request or response: a `PredictRequest` / `PredictResponse`
+/// of either wire format, or a TF Serving classify, regress or multi-inference request
+/// ([`Message::method`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
     /// The wire format it was decoded from (or is meant for).
@@ -1370,6 +1579,13 @@ pub struct Message {
     pub unknown: Vec<UnknownField>,
     /// Size of the encoded message in bytes (0 when built).
     pub size: usize,
+    /// Which request it is ([`Method::Predict`] for every EAS message and response).
+    pub method: Method,
+    /// The `tf.train.Example` input of a classify, regress or multi-inference request
+    /// (`None` when the request has no `input` field, as well as for predict).
+    pub input: Option<ExampleInput>,
+    /// A multi-inference request's tasks, in order.
+    pub tasks: Vec<InferenceTask>,
 }
 
 impl Message {
@@ -1386,6 +1602,9 @@ impl Message {
             duplicate_keys: Vec::new(),
             unknown: Vec::new(),
             size: 0,
+            method: Method::Predict,
+            input: None,
+            tasks: Vec::new(),
         }
     }
 

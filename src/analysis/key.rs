@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::model::{Message, WireFormat};
+use crate::model::{Message, Method, WireFormat};
 
 /// Signature + feed-name set + fetch-name set.
 ///
@@ -24,8 +24,29 @@ use crate::model::{Message, WireFormat};
 /// assert_eq!(ExecutorKey::of(a.message()), ExecutorKey::of(b.message()));
 /// # Ok::<(), tfreq::BuildError>(())
 /// ```
+///
+/// A classify, regress or multi-inference request runs its signature's fixed feeds and
+/// fetches: TF Serving feeds the serialized examples to the signature's one input and
+/// fetches the signature's outputs (`RunClassification`/`RunRegression`/`RunMultiInference`
+/// in tensorflow_serving/servables/tensorflow/classifier.cc, regressor.cc,
+/// multi_inference.cc), whatever the examples' features. Its key is the method and
+/// the signature (for multi-inference, every task's signature, sorted and joined by
+/// `,`), with no feed or fetch names: the tensor names are the model's, which the
+/// request does not carry. Two classify requests with other features share the key.
+///
+/// ```
+/// let b = std::fs::read("tests/data/examples/requests/classify_valid.pb")?;
+/// let m = tfreq::decode_request(b.into(), tfreq::Method::Classify)?;
+/// let k = tfreq::analysis::key::ExecutorKey::of(&m);
+/// assert_eq!(k.to_string(), "classify serving_default: (the signature's serialized-examples input) -> (its outputs)");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct ExecutorKey {
+    /// The request's method; every key of a predict request is [`Method::Predict`]
+    /// (left out of JSON).
+    #[serde(skip_serializing_if = "Method::is_predict")]
+    pub method: Method,
     /// The signature TensorFlow runs (TF Serving's empty name resolved to `serving_default`).
     pub signature: String,
     /// Input names.
@@ -39,7 +60,23 @@ pub struct ExecutorKey {
 impl ExecutorKey {
     /// The key of a request.
     pub fn of(msg: &Message) -> Self {
+        if msg.method.takes_examples() {
+            let signature = if msg.method == Method::MultiInference {
+                let sigs: BTreeSet<&str> = msg.tasks.iter().map(|t| t.signature()).collect();
+                sigs.into_iter().collect::<Vec<_>>().join(",")
+            } else {
+                msg.effective_signature().to_string()
+            };
+            return ExecutorKey {
+                method: msg.method,
+                signature,
+                feeds: BTreeSet::new(),
+                fetches: BTreeSet::new(),
+                fetch_all: true,
+            };
+        }
         ExecutorKey {
+            method: Method::Predict,
             signature: msg.effective_signature().to_string(),
             feeds: msg.tensors.iter().map(|t| t.name.clone()).collect(),
             fetches: msg.fetches.iter().cloned().collect(),
@@ -50,6 +87,14 @@ impl ExecutorKey {
 
 impl fmt::Display for ExecutorKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.method.takes_examples() {
+            return write!(
+                f,
+                "{} {}: (the signature's serialized-examples input) -> (its outputs)",
+                self.method.as_str(),
+                self.signature
+            );
+        }
         let join = |s: &BTreeSet<String>| s.iter().cloned().collect::<Vec<_>>().join(", ");
         let fetches = if self.fetch_all {
             "(all outputs)".to_string()

@@ -43,6 +43,7 @@ use crate::analysis::coverage::{KeyCounts, Origin};
 use crate::analysis::key::{ExecutorKey, ShapeKey};
 use crate::analysis::report::Unreadable;
 use crate::error::{Error, ErrorDetail};
+use crate::model::Method;
 
 /// The summary format's version: `schema` in every document. A reader refuses other
 /// versions rather than misreading them.
@@ -85,7 +86,11 @@ pub struct FileRead {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeySummary {
-    /// The signature run.
+    /// The request's method (`classify`, `regress`, `classify_or_regress`,
+    /// `multi_inference`); absent for predict.
+    #[serde(default, skip_serializing_if = "Method::is_predict")]
+    pub method: Method,
+    /// The signature run (a multi-inference key: every task's, sorted, joined by `,`).
     pub signature: String,
     /// The feed names, sorted.
     pub feeds: Vec<String>,
@@ -192,6 +197,7 @@ impl Summary {
         };
         for k in &self.keys {
             let key = ExecutorKey {
+                method: k.method,
                 signature: k.signature.clone(),
                 feeds: k.feeds.iter().cloned().collect(),
                 fetches: k.fetches.iter().cloned().collect(),
@@ -291,6 +297,7 @@ impl Table {
     fn add_summary(&mut self, s: &Summary) {
         for k in &s.keys {
             let key = ExecutorKey {
+                method: k.method,
                 signature: k.signature.clone(),
                 feeds: k.feeds.iter().cloned().collect::<BTreeSet<_>>(),
                 fetches: k.fetches.iter().cloned().collect::<BTreeSet<_>>(),
@@ -324,6 +331,7 @@ impl Table {
         let shape_keys = self.shapes.len();
         for (sk, (count, first)) in self.shapes {
             let g = groups.entry(sk.key.clone()).or_insert_with(|| KeySummary {
+                method: sk.key.method,
                 signature: sk.key.signature.clone(),
                 feeds: sk.key.feeds.iter().cloned().collect(),
                 fetches: sk.key.fetches.iter().cloned().collect(),

@@ -60,7 +60,7 @@ use crate::decode::{decode_with, DecodeOptions};
 use crate::encode::{encode, TfsEncoding};
 use crate::error::{Error, ErrorDetail};
 use crate::finding::{Code, Finding};
-use crate::model::{Kind, Message, WireFormat};
+use crate::model::{Kind, Message, Method, WireFormat};
 use prediction_log::{LogKind, PredictionLog};
 use tfrecord::Records;
 
@@ -310,9 +310,42 @@ pub(crate) fn log_entry(
         kind: Some(Kind::Request),
         ..opts
     };
+    let method = match log.kind {
+        LogKind::Classify => Some(Method::Classify),
+        LogKind::Regress => Some(Method::Regress),
+        LogKind::MultiInference => Some(Method::MultiInference),
+        _ => None,
+    };
     let (content, bytes) = match (log.kind, log.requests.first()) {
         (LogKind::Predict, Some(b)) => {
             let (m, _) = decode_with(b.clone(), opts).map_err(in_record)?;
+            (Content::Message(m), b.clone())
+        }
+        // The classify, regress and multi-inference requests (the log type says which
+        // of the first two it is).
+        (_, Some(b)) if method.is_some() => {
+            let method = method.unwrap_or_default();
+            let at = log.request_offsets.first().copied().unwrap_or(data_offset);
+            if let Some(limit) = opts.max_size.filter(|&l| b.len() as u64 > l) {
+                return Err(in_record(Error::from(ErrorDetail::Decode {
+                    wire: WireFormat::TfServing,
+                    kind: Kind::Request,
+                    source: crate::error::DecodeError::new(
+                        crate::error::DecodeErrorKind::TooLarge {
+                            size: b.len() as u64,
+                            limit,
+                        },
+                        at,
+                    ),
+                })));
+            }
+            let m = crate::decode::decode_request(b.clone(), method).map_err(|e| {
+                in_record(Error::from(ErrorDetail::Decode {
+                    wire: WireFormat::TfServing,
+                    kind: Kind::Request,
+                    source: e.within(log.kind.name()),
+                }))
+            })?;
             (Content::Message(m), b.clone())
         }
         _ => (Content::Log(log.clone()), data.clone()),

@@ -102,9 +102,10 @@ pub struct PredictionLog {
     pub model_spec: Option<ModelSpec>,
     /// The log body (the bytes of the oneof member), a view into the record.
     pub body: Bytes,
-    /// `predict_log.request`, or each `predict_streamed_log.request`: undecoded views.
+    /// `predict_log.request` (or the classify, regress or multi-inference log's), or
+    /// each `predict_streamed_log.request`: undecoded views.
     pub requests: Vec<Bytes>,
-    /// `predict_log.response`, undecoded.
+    /// The log's `response`, undecoded.
     pub response: Option<Bytes>,
     /// Absolute byte offset of each request's bytes (as given to [`PredictionLog::decode`]).
     pub request_offsets: Vec<usize>,
@@ -166,12 +167,20 @@ impl PredictionLog {
             log.requests.clear();
             log.request_offsets.clear();
             log.response = None;
-            if matches!(kind, LogKind::Predict | LogKind::PredictStreamed) {
+            // ClassifyLog, RegressLog and MultiInferenceLog have PredictLog's two numbers.
+            if matches!(
+                kind,
+                LogKind::Predict
+                    | LogKind::PredictStreamed
+                    | LogKind::Classify
+                    | LogKind::Regress
+                    | LogKind::MultiInference
+            ) {
                 let mut sub = r.nested(body.clone(), f.value_offset)?;
                 while let Some(g) = sub.next_field().map_err(|e| e.within(name))? {
                     match (g.number, &g.value) {
                         (predict_log::REQUEST, WireValue::Len(b)) => {
-                            if kind == LogKind::Predict {
+                            if kind != LogKind::PredictStreamed {
                                 // Not repeated: the last one wins (merging two is not modelled).
                                 log.requests.clear();
                                 log.request_offsets.clear();

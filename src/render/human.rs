@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use crate::escape::sanitize;
 
 use crate::analysis::{Finding, Severity};
-use crate::model::{Elements, Fill, Kind, Message, Scalar, WireFormat};
+use crate::model::{Elements, Example, ExampleInput, Fill, Kind, Message, Scalar, WireFormat};
 
 /// Colour codes, written only when the caller's stream keeps them (see `anstream`).
 pub(crate) mod style {
@@ -63,11 +63,19 @@ pub fn write_summary(
     let out: &mut dyn Write = &mut crate::render::Paint::new(out, color);
     use style::*;
     let label = sanitize(label);
-    writeln!(
-        out,
-        "{BOLD}{label}{RESET}: {} {}, {} bytes",
-        msg.wire, msg.kind, msg.size
-    )?;
+    if msg.method.takes_examples() {
+        writeln!(
+            out,
+            "{BOLD}{label}{RESET}: {} {}, {} bytes",
+            msg.wire, msg.method, msg.size
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{BOLD}{label}{RESET}: {} {}, {} bytes",
+            msg.wire, msg.kind, msg.size
+        )?;
+    }
     if let Some(spec) = &msg.model_spec {
         let mut s = format!("model: {:?}", spec.name);
         if let Some(v) = spec.version {
@@ -77,6 +85,10 @@ pub fn write_summary(
             s.push_str(&format!(", label {l:?}"));
         }
         writeln!(out, "{s}")?;
+    }
+    if msg.method.takes_examples() {
+        write_examples(out, msg)?;
+        return write_problems(out, problems);
     }
     if msg.kind == Kind::Request || msg.wire == WireFormat::TfServing {
         if msg.signature_name.is_empty() {
@@ -165,11 +177,128 @@ pub fn write_summary(
             b.len()
         )?;
     }
+    write_problems(out, problems)
+}
+
+/// The `problems` lines of a summary (`out` already paints).
+fn write_problems(out: &mut dyn Write, problems: &[Finding]) -> io::Result<()> {
+    use style::*;
     if problems.is_empty() {
         writeln!(out, "problems: {GREEN}none{RESET}")?;
     } else {
         writeln!(out, "problems ({}):", problems.len())?;
         write_findings(out, problems, crate::render::Color::Always)?;
+    }
+    Ok(())
+}
+
+/// How many examples a summary lists (the count is always given).
+pub const EXAMPLES_SHOWN: usize = 8;
+
+/// The body of a classify, regress or multi-inference request's summary: signature
+/// (or tasks), then the input and every shown example's features (name, kind, length,
+/// a preview of the values).
+fn write_examples(out: &mut dyn Write, msg: &Message) -> io::Result<()> {
+    if msg.tasks.is_empty() && msg.method == crate::model::Method::MultiInference {
+        writeln!(out, "tasks (0)")?;
+    } else if !msg.tasks.is_empty() {
+        writeln!(out, "tasks ({}):", msg.tasks.len())?;
+        for t in &msg.tasks {
+            let model = t
+                .model_spec
+                .as_ref()
+                .map(|s| format!(" (model {:?})", s.name))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "  {}: method {}{model}",
+                sanitize(t.signature()),
+                if t.method_name.is_empty() {
+                    "\"\" (empty)".to_string()
+                } else {
+                    sanitize(&t.method_name).into_owned()
+                }
+            )?;
+        }
+    } else if msg.signature_name.is_empty() {
+        writeln!(
+            out,
+            "signature: \"\" (empty: {})",
+            crate::model::DEFAULT_SIGNATURE
+        )?;
+    } else {
+        writeln!(out, "signature: {}", sanitize(&msg.signature_name))?;
+    }
+    let Some(input) = &msg.input else {
+        return writeln!(out, "input: none (no examples)");
+    };
+    write_input(out, input)
+}
+
+fn write_input(out: &mut dyn Write, input: &ExampleInput) -> io::Result<()> {
+    let list = if input.with_context {
+        "example_list_with_context"
+    } else {
+        "example_list"
+    };
+    let n = input.examples.len();
+    writeln!(
+        out,
+        "input: {list}, {n} example{}",
+        if n == 1 { "" } else { "s" }
+    )?;
+    if let Some(ctx) = &input.context {
+        writeln!(out, "  context ({} features):", ctx.features.len())?;
+        write_features(out, ctx)?;
+    }
+    for (i, ex) in input.examples.iter().take(EXAMPLES_SHOWN).enumerate() {
+        writeln!(out, "  example {i} ({} features):", ex.features.len())?;
+        write_features(out, ex)?;
+    }
+    if n > EXAMPLES_SHOWN {
+        writeln!(out, "  … {} more examples", n - EXAMPLES_SHOWN)?;
+    }
+    Ok(())
+}
+
+/// One example's features as a table: name, kind, length, preview.
+fn write_features(out: &mut dyn Write, ex: &Example) -> io::Result<()> {
+    if ex.features.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<[String; 4]> = ex
+        .features
+        .iter()
+        .map(|f| {
+            let vals = f.values.preview(PREVIEW);
+            let mut p = vals.iter().map(scalar_text).collect::<Vec<_>>().join(", ");
+            if f.values.len() > PREVIEW {
+                p.push_str(", …");
+            }
+            [
+                sanitize(&f.name).into_owned(),
+                f.values.kind().to_string(),
+                f.values.len().to_string(),
+                p,
+            ]
+        })
+        .collect();
+    let head = ["name", "kind", "length", "preview"].map(String::from);
+    let mut w = head.clone().map(|h| h.chars().count());
+    for r in &rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    for r in std::iter::once(&head).chain(&rows) {
+        let mut s = String::from("    ");
+        for (i, c) in r.iter().enumerate() {
+            s.push_str(c);
+            if i < 3 {
+                s.extend(std::iter::repeat_n(' ', w[i] - c.chars().count() + 2));
+            }
+        }
+        writeln!(out, "{}", s.trim_end())?;
     }
     Ok(())
 }
@@ -363,6 +492,9 @@ pub fn write_entry_line(
                 _ => " (not a PredictRequest: not decoded further)",
             });
             writeln!(out, "{s}")
+        }
+        Content::Message(m) if m.method.takes_examples() => {
+            writeln!(out, "{label}: {} {}", m.wire, m.method)
         }
         Content::Message(m) => writeln!(out, "{label}: {} {}", m.wire, m.kind),
     }

@@ -11,7 +11,10 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::analysis::Finding;
-use crate::model::{Elements, Kind, Message, ModelSpec, Scalar, Tensor};
+use crate::model::{
+    Elements, Example, ExampleInput, FeatureValues, Kind, Message, Method, ModelSpec, Scalar,
+    Tensor,
+};
 
 /// How many values the JSON carries per tensor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -227,6 +230,69 @@ impl<'a> TensorJson<'a> {
     }
 }
 
+/// One feature of an example: its name, kind (`bytes`, `float`, `int64`, `none`),
+/// number of values and (unless [`ValuesMode::None`]) its values.
+#[derive(Debug, Serialize)]
+struct FeatureJson<'a> {
+    kind: &'static str,
+    length: usize,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    values: Option<Vec<Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    values_truncated: Option<bool>,
+}
+
+fn example_json(e: &Example, mode: ValuesMode) -> Vec<FeatureJson<'_>> {
+    e.features
+        .iter()
+        .map(|f| {
+            let n = match mode {
+                ValuesMode::None => None,
+                ValuesMode::All => Some(f.values.len()),
+                ValuesMode::Preview => Some(f.values.len().min(JSON_PREVIEW)),
+            };
+            FeatureJson {
+                kind: f.values.kind(),
+                length: f.values.len(),
+                name: &f.name,
+                values: n.map(|n| f.values.preview(n).iter().map(scalar_json).collect()),
+                values_truncated: n.map(|n| n < f.values.len()),
+            }
+        })
+        .collect()
+}
+
+/// A classify, regress or multi-inference request's `input`.
+#[derive(Debug, Serialize)]
+struct InputJson<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context: Option<Vec<FeatureJson<'a>>>,
+    examples: Vec<Vec<FeatureJson<'a>>>,
+    list: &'static str,
+}
+
+impl<'a> InputJson<'a> {
+    fn of(i: &'a ExampleInput, mode: ValuesMode) -> Self {
+        InputJson {
+            context: i.context.as_ref().map(|c| example_json(c, mode)),
+            examples: i.examples.iter().map(|e| example_json(e, mode)).collect(),
+            list: if i.with_context {
+                "example_list_with_context"
+            } else {
+                "example_list"
+            },
+        }
+    }
+}
+
+/// One task of a multi-inference request.
+#[derive(Debug, Serialize)]
+struct TaskJson<'a> {
+    method_name: &'a str,
+    model_spec: Option<SpecJson<'a>>,
+}
+
 /// One message's document ([`write_message`]), as a value to serialise or to embed in
 /// a larger document. Fields are in the order the documents have always had
 /// (alphabetical, then the tensors).
@@ -236,12 +302,20 @@ pub struct MessageJson<'a> {
     fetches: Option<&'a [String]>,
     file: &'a str,
     kind: &'static str,
+    #[serde(skip_serializing_if = "Method::is_predict")]
+    method: Method,
     model_spec: Option<SpecJson<'a>>,
     problems: FindingsJson<'a>,
     signature_name: &'a str,
     size: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tasks: Option<Vec<TaskJson<'a>>>,
     unknown_fields: Vec<UnknownJson<'a>>,
     wire: &'static str,
+    /// The examples of a classify, regress or multi-inference request (`null` when it
+    /// has no `input`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input: Option<Option<InputJson<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     inputs: Option<Vec<TensorJson<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -257,15 +331,29 @@ impl<'a> MessageJson<'a> {
             .iter()
             .map(|t| TensorJson::of(t, msg.wire, mode))
             .collect();
-        let (inputs, outputs) = if request {
+        let examples = msg.method.takes_examples();
+        let (inputs, outputs) = if examples {
+            (None, None)
+        } else if request {
             (Some(tensors), None)
         } else {
             (None, Some(tensors))
         };
         MessageJson {
-            fetches: request.then_some(msg.fetches.as_slice()),
+            fetches: (request && !examples).then_some(msg.fetches.as_slice()),
             file,
             kind: msg.kind.as_str(),
+            method: msg.method,
+            tasks: (msg.method == Method::MultiInference).then(|| {
+                msg.tasks
+                    .iter()
+                    .map(|t| TaskJson {
+                        method_name: &t.method_name,
+                        model_spec: t.model_spec.as_ref().map(SpecJson::of),
+                    })
+                    .collect()
+            }),
+            input: examples.then(|| msg.input.as_ref().map(|i| InputJson::of(i, mode))),
             model_spec: msg.model_spec.as_ref().map(SpecJson::of),
             problems: FindingsJson(problems),
             signature_name: &msg.signature_name,

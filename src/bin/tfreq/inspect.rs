@@ -299,13 +299,17 @@ fn write_text(
             continue;
         };
         if !bare {
-            writeln!(out, "# {}: predict_log request", e.label(c.kind))?;
+            let log = e
+                .log_kind
+                .map_or("predict_log", |k| k.name());
+            writeln!(out, "# {}: {log} request", e.label(c.kind))?;
         }
-        tfreq::render::text::write_text(
-            out,
-            e.bytes.clone(),
-            tfreq::wire::message_name(msg.wire, msg.kind),
-        )
+        let name = if msg.method.takes_examples() {
+            msg.method.request_message()
+        } else {
+            tfreq::wire::message_name(msg.wire, msg.kind)
+        };
+        tfreq::render::text::write_text(out, e.bytes.clone(), name)
         .map_err(|e| in_file(label, e))?;
         writeln!(out)?;
     }
