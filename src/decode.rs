@@ -33,8 +33,8 @@ use crate::fields::{
     predict_log, predict_request, predict_response, tensor_proto, tensor_shape,
 };
 use crate::model::{
-    Dim, Elems, Ints, Kind, Message, Method, ModelSpec, Scope, Shape, Tensor, UnknownField,
-    Values, WireFormat,
+    Dim, Elems, Ints, Kind, Message, Method, ModelSpec, Scope, Shape, Tensor, UnknownField, Values,
+    WireFormat,
 };
 
 mod examples;
@@ -170,12 +170,33 @@ pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detect
     };
     if opts.wire != Some(WireFormat::Eas) && opts.kind != Some(Kind::Response) {
         let predict_best = best.first().map(|(a, _)| *a);
+        // The predict reading of an `input` holding an `example_list` (an empty one, or
+        // one whose bytes read as a map key): inputs with no dtype, no shape and no
+        // values, named "" or by bytes with control characters. No client writes that
+        // (TF Serving refuses DT_INVALID); an `Input` is what it is, so on a tie the
+        // examples reading wins.
+        let hollow = match best.as_slice() {
+            [(_, m)] => {
+                m.wire == WireFormat::TfServing
+                    && m.kind == Kind::Request
+                    && !m.tensors.is_empty()
+                    && m.tensors.iter().all(|t| {
+                        (t.name.is_empty() || t.name.chars().any(char::is_control))
+                            && t.dtype.0 == 0
+                            && !t.shape.present
+                            && t.fields.is_empty()
+                            && t.content.is_none()
+                    })
+            }
+            _ => false,
+        };
         let mut pick: Option<(usize, Message)> = None;
         for method in [Method::ClassifyOrRegress, Method::MultiInference] {
             match examples::decode_examples_top(bytes.clone(), method) {
                 Ok((m, anomalies, content)) => {
                     det.examples.push((method, Ok(anomalies)));
-                    let better = predict_best.is_none_or(|p| anomalies < p)
+                    let better = predict_best
+                        .is_none_or(|p| anomalies < p || hollow && anomalies == p)
                         && pick.as_ref().is_none_or(|(a, _)| anomalies < *a);
                     if content.clean > 0 && content.foreign == 0 && better {
                         pick = Some((anomalies, m));
@@ -446,7 +467,9 @@ fn agreeing_reading(bytes: &Bytes, winners: &[Message]) -> Option<Message> {
 /// ```
 pub fn decode_request(bytes: Bytes, method: Method) -> Result<Message, DecodeError> {
     match method {
-        Method::Predict => decode_inner(bytes, WireFormat::TfServing, Kind::Request).map(|(m, _)| m),
+        Method::Predict => {
+            decode_inner(bytes, WireFormat::TfServing, Kind::Request).map(|(m, _)| m)
+        }
         _ => examples::decode_examples_top(bytes, method).map(|(m, _, _)| m),
     }
 }

@@ -563,14 +563,17 @@ fn logs_are_prediction_logs() {
             use tfs::prediction_log::LogType;
             let (kind, n) = match log.log_type.expect("a log_type") {
                 LogType::ClassifyLog(b) => {
+                    let b = b.encode_to_vec();
                     check(&b, &CLASSIFY_LOG, "").unwrap_or_else(|e| panic!("{what}: {e}"));
                     ("classify_log", examples(sub(&b, 1)[0]).len())
                 }
                 LogType::RegressLog(b) => {
+                    let b = b.encode_to_vec();
                     check(&b, &REGRESS_LOG, "").unwrap_or_else(|e| panic!("{what}: {e}"));
                     ("regress_log", examples(sub(&b, 1)[0]).len())
                 }
                 LogType::MultiInferenceLog(b) => {
+                    let b = b.encode_to_vec();
                     check(&b, &MULTI_INFERENCE_LOG, "").unwrap_or_else(|e| panic!("{what}: {e}"));
                     ("multi_inference_log", examples(sub(&b, 1)[0]).len())
                 }

@@ -126,6 +126,9 @@ fn blank(msg: &Message) -> RequestReport {
 
 /// Checks a request against one meta graph; `signature` overrides the request's.
 pub fn check_meta_graph(msg: &Message, mg: &MetaGraph, signature: Option<&str>) -> RequestReport {
+    if msg.method.takes_examples() {
+        return check_examples(msg, mg, signature);
+    }
     let mut rep = blank(msg);
     let mut name = signature.unwrap_or(msg.effective_signature()).to_string();
     if name.is_empty() {
@@ -167,6 +170,57 @@ pub fn check_meta_graph(msg: &Message, mg: &MetaGraph, signature: Option<&str>) 
             );
         }
     }
+    if rep.findings.iter().any(|f| f.severity == Severity::Error) {
+        rep.verdict = Verdict::Incompatible;
+    }
+    rep
+}
+
+/// A classify, regress or multi-inference request: each signature it names (its own,
+/// or every task's) must be in the model (`UNKNOWN_SIGNATURE`, as TF Serving refuses
+/// it); its examples are not checked against the signature's `ParseExample` feature
+/// spec (`RECORD_NOT_COMPARED`, a note saying so).
+fn check_examples(msg: &Message, mg: &MetaGraph, signature: Option<&str>) -> RequestReport {
+    let mut rep = blank(msg);
+    let names: Vec<String> = match signature {
+        Some(s) => vec![s.to_string()],
+        None if msg.method == crate::model::Method::MultiInference => msg
+            .tasks
+            .iter()
+            .map(|t| t.signature().to_string())
+            .collect(),
+        None => vec![msg.effective_signature().to_string()],
+    };
+    let known: Vec<String> = mg
+        .signatures
+        .keys()
+        .filter(|k| !k.starts_with("__"))
+        .cloned()
+        .collect();
+    for name in names {
+        if !mg.signatures.contains_key(&name) {
+            rep.findings.push(
+                Finding::new(
+                    Code::UnknownSignature,
+                    Severity::Error,
+                    format!(
+                        "the model has no signature {name:?} (TF Serving: 'Serving signature key \"{name}\" not found.'); it has: {}",
+                        if known.is_empty() { "(none)".to_string() } else { known.join(", ") }
+                    ),
+                )
+                .name(name.clone())
+                .sides(Some(name), Some(known.join(", "))),
+            );
+        }
+    }
+    rep.findings.push(Finding::new(
+        Code::RecordNotCompared,
+        Severity::Note,
+        format!(
+            "a {} request: its tf.train.Examples are not checked against the signature's ParseExample feature spec (tfreq does not read it)",
+            msg.method.as_str()
+        ),
+    ));
     if rep.findings.iter().any(|f| f.severity == Severity::Error) {
         rep.verdict = Verdict::Incompatible;
     }

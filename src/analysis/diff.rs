@@ -202,7 +202,9 @@ fn verdict_of(findings: &[Finding], warmed: bool) -> Verdict {
 /// whether the request sends them or not.
 pub fn resolve(msg: &Message, model: Option<&MetaGraph>) -> ExecutorKey {
     let mut key = ExecutorKey::of(msg);
-    if msg.wire != WireFormat::TfServing {
+    // A classify, regress or multi-inference key is the signature's own feeds and
+    // fetches already (the tensor names are not needed to compare two of them).
+    if msg.wire != WireFormat::TfServing || msg.method.takes_examples() {
         return key;
     }
     let Some(sig) = model.and_then(|m| m.signatures.get(&key.signature)) else {
@@ -226,7 +228,8 @@ fn model_sig<'a>(opts: &DiffOptions<'a>, key: &ExecutorKey) -> Option<&'a Signat
 
 fn key_distance(a: &ExecutorKey, b: &ExecutorKey) -> usize {
     let sym = |x: &BTreeSet<String>, y: &BTreeSet<String>| x.symmetric_difference(y).count();
-    usize::from(a.signature != b.signature) * 1000
+    usize::from(a.method != b.method) * 1000
+        + usize::from(a.signature != b.signature) * 1000
         + sym(&a.feeds, &b.feeds)
         + if a.fetch_all != b.fetch_all {
             1
@@ -264,6 +267,14 @@ struct Pair<'a> {
 /// The findings of one production request against one warm-up request: the rules in
 /// the order a report lists them.
 fn compare(pair: &Pair, out: &mut Vec<Finding>) {
+    if pair.w.method.takes_examples() || pair.p.method.takes_examples() {
+        out.extend(wire_format_changed(pair));
+        out.extend(method_changed(pair));
+        if pair.w.method == pair.p.method {
+            out.extend(signature_changed(pair));
+        }
+        return;
+    }
     out.extend(wire_format_changed(pair));
     out.extend(signature_changed(pair));
     out.extend(feed_set_changed(pair));
@@ -290,6 +301,26 @@ fn wire_format_changed(Pair { w, p, .. }: &Pair) -> Option<Finding> {
             ),
         )
         .sides(Some(w.wire.as_str().into()), Some(p.wire.as_str().into()))
+    })
+}
+
+/// `SIGNATURE_CHANGED` for another method: a classify, regress or multi-inference
+/// request runs its signature's fixed feeds and fetches (the serialized examples and
+/// every output), a predict request its own, so no two of different methods share an
+/// executor key. The features of two classify requests are not in the key (TF Serving
+/// feeds them all as one serialized string tensor).
+fn method_changed(Pair { wkey, pkey, .. }: &Pair) -> Option<Finding> {
+    (wkey.method != pkey.method).then(|| {
+        Finding::new(
+            Code::SignatureChanged,
+            Severity::Error,
+            format!(
+                "production sends a {} request to signature {:?}, the warm-up a {} request to {:?}: another method runs another feed and fetch set, so {COST}",
+                pkey.method.as_str(), pkey.signature, wkey.method.as_str(), wkey.signature
+            ),
+        )
+        .name(pkey.to_string())
+        .sides(Some(wkey.to_string()), Some(pkey.to_string()))
     })
 }
 

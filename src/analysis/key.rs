@@ -122,8 +122,34 @@ pub struct ShapeKey {
 }
 
 impl ShapeKey {
-    /// The shape key of a request.
+    /// The feed name a classify, regress or multi-inference request's shape key gives
+    /// the one tensor TF Serving makes of its examples: a DT_STRING [n] tensor of the
+    /// serialized examples, n the number of examples
+    /// (`InputToSerializedExampleTensor` in tensorflow_serving/servables/tensorflow/util.cc).
+    pub const SERIALIZED_EXAMPLES: &'static str = "(serialized examples)";
+
+    /// The shape key of a request. A classify, regress or multi-inference request's is
+    /// its executor key and the DT_STRING [n] tensor of its n examples
+    /// ([`ShapeKey::SERIALIZED_EXAMPLES`]).
+    ///
+    /// ```
+    /// let b = std::fs::read("tests/data/examples/requests/classify_valid_context.pb")?;
+    /// let m = tfreq::decode_request(b.into(), tfreq::Method::Classify)?;
+    /// let k = tfreq::analysis::key::ShapeKey::of(&m);
+    /// assert_eq!(k.shapes["(serialized examples)"], ("DT_STRING".to_string(), vec![3]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn of(msg: &Message) -> Self {
+        if msg.method.takes_examples() {
+            let n = msg.input.as_ref().map_or(0, |i| i.examples.len());
+            return ShapeKey {
+                key: ExecutorKey::of(msg),
+                shapes: BTreeMap::from([(
+                    Self::SERIALIZED_EXAMPLES.to_string(),
+                    ("DT_STRING".to_string(), vec![n as i64]),
+                )]),
+            };
+        }
         ShapeKey {
             key: ExecutorKey::of(msg),
             shapes: msg

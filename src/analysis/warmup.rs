@@ -22,27 +22,22 @@ use crate::formats::{Container, ContainerKind};
 pub fn empty_inputs(entries: &[crate::formats::Entry]) -> Vec<Finding> {
     let mut out = Vec::new();
     for e in entries {
-        let crate::formats::Content::Log(log) = &e.content else {
+        let crate::formats::Content::Message(m) = &e.content else {
             continue;
         };
-        if !matches!(
-            log.kind,
-            LogKind::Classify | LogKind::Regress | LogKind::MultiInference
-        ) {
+        if !m.method.takes_examples() {
             continue;
         }
-        // ClassifyLog, RegressLog and MultiInferenceLog hold their request in field 1.
-        let Some(req) = fields(&log.body, 1).and_then(|r| r.into_iter().next()) else {
-            continue;
-        };
-        if examples(&req) == Some(0) {
+        // No `input`, or an input whose example list is empty.
+        if m.input.as_ref().is_none_or(|i| i.examples.is_empty()) {
+            let what = e.log_kind.map_or(m.method.as_str(), |k| k.name());
             out.push(
                 Finding::new(
                     Code::EmptyInput,
                     Severity::Error,
                     format!(
-                        "record {}: {} request whose Input holds no examples: TF Serving's warm-up answers 'Input is empty.', which fails the model load",
-                        e.index, log.kind
+                        "record {}: {what} request whose Input holds no examples: TF Serving's warm-up answers 'Input is empty.', which fails the model load",
+                        e.index
                     ),
                 )
                 .name(format!("record {}", e.index)),
@@ -53,18 +48,18 @@ pub fn empty_inputs(entries: &[crate::formats::Entry]) -> Vec<Finding> {
 }
 
 /// `RECORD_NOT_COMPARED`: the classify, regress and multi-inference records of a warm-up
-/// file, which `diff` and `check` read (their loader limits are [`file_findings`]) but do
-/// not compare: each runs its own signature's executor (`RunClassify`/`RunRegress`/
-/// `RunMultiInference` in tensorflow_serving/servables/tensorflow/saved_model_warmup.cc),
-/// so it warms no predict request. Named so that nothing in the file is passed over
-/// silently.
+/// file that hold no request (a `ClassifyLog` without its `request`), which `diff` and
+/// `check` read (their loader limits are [`file_findings`]) but cannot compare. A record
+/// with a request is decoded ([`crate::Method`]) and compared by its executor key
+/// (the method and signature: [`crate::analysis::key::ExecutorKey`]). Named so that
+/// nothing in the file is passed over silently.
 ///
 /// ```
 /// use tfreq::formats::{read, InputOptions};
 /// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
 /// let c = read(bytes, &InputOptions::new())?.into_container()?;
-/// let names: Vec<_> = tfreq::analysis::warmup::not_compared(&c.entries).into_iter().filter_map(|f| f.name).collect();
-/// assert_eq!(names, ["record 1", "record 2", "record 3"]);
+/// // Its classify, regress and multi-inference records hold requests: all compared.
+/// assert!(tfreq::analysis::warmup::not_compared(&c.entries).is_empty());
 /// # Ok::<(), tfreq::Error>(())
 /// ```
 pub fn not_compared(entries: &[crate::formats::Entry]) -> Vec<Finding> {
@@ -82,8 +77,8 @@ pub fn not_compared(entries: &[crate::formats::Entry]) -> Vec<Finding> {
                         Code::RecordNotCompared,
                         Severity::Note,
                         format!(
-                            "record {}: {}: not compared (it runs the {} signature's own executor, not a predict request's)",
-                            e.index, log.kind, log.kind.name().trim_end_matches("_log")
+                            "record {}: {} without a request: not compared",
+                            e.index, log.kind
                         ),
                     )
                     .name(format!("record {}", e.index)),
@@ -92,33 +87,6 @@ pub fn not_compared(entries: &[crate::formats::Entry]) -> Vec<Finding> {
             _ => None,
         })
         .collect()
-}
-
-/// The number of examples in a Classification/Regression/MultiInference request's
-/// `input` (field 2): `example_list` (1) or `example_list_with_context` (2), whose
-/// `examples` are field 1. `None` when the bytes do not parse.
-fn examples(req: &bytes::Bytes) -> Option<usize> {
-    let mut n = 0;
-    for input in fields(req, 2)? {
-        for list in fields(&input, 1)?.iter().chain(fields(&input, 2)?.iter()) {
-            n += fields(list, 1)?.len();
-        }
-    }
-    Some(n)
-}
-
-/// The length-delimited values of field `want` in a message, or `None` when it does
-/// not parse.
-fn fields(b: &bytes::Bytes, want: u32) -> Option<Vec<bytes::Bytes>> {
-    use crate::wire::reader::{Reader, WireValue};
-    let mut r = Reader::new(b.clone());
-    let mut out = Vec::new();
-    while let Some(f) = r.next_field().ok()? {
-        if let (true, WireValue::Len(v)) = (f.number == want, f.value) {
-            out.push(v);
-        }
-    }
-    Some(out)
 }
 
 /// `WarmupConsts::kMaxNumRecords`: the 1001st record fails the model load.

@@ -19,8 +19,8 @@ use bytes::Bytes;
 use super::{len_or_unknown, model_spec, unknown, utf8, Content, Where, TOP};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::fields::{
-    classification_request, example, example_list_with_context, feature, features,
-    features_entry, float_list, inference_task, input, multi_inference_request,
+    classification_request, example, example_list_with_context, feature, features, features_entry,
+    float_list, inference_task, input, multi_inference_request,
 };
 use crate::model::{
     Example, ExampleInput, Feature, FeatureValues, InferenceTask, Kind, Message, Method, Scope,
@@ -252,11 +252,7 @@ fn read_input(
 }
 
 /// One `Example`, merged into `prev` (a `features` given twice merges its maps).
-fn read_example(
-    mut r: Reader,
-    prev: Example,
-    sink: &mut Sink<'_>,
-) -> Result<Example, DecodeError> {
+fn read_example(mut r: Reader, prev: Example, sink: &mut Sink<'_>) -> Result<Example, DecodeError> {
     let mut map: BTreeMap<String, FeatureValues> = prev
         .features
         .into_iter()

@@ -7,8 +7,8 @@
 use super::{write_model_spec, SpecUnknown};
 use crate::error::BuildError;
 use crate::fields::{
-    classification_request, example, example_list_with_context, feature, features,
-    features_entry, float_list, inference_task, input, multi_inference_request,
+    classification_request, example, example_list_with_context, feature, features, features_entry,
+    float_list, inference_task, input, multi_inference_request,
 };
 use crate::model::{Example, ExampleInput, FeatureValues, Message, Method, WireFormat};
 use crate::wire::writer::{put_bytes_field, put_len_header, put_varint, varint_len};

@@ -140,7 +140,7 @@ rules! {
     EmptyRequest = "EMPTY_REQUEST", Warning, ALL3,
         "the empty file read as the valid empty request: no feeds, no fetches, a server runs nothing";
     RecordNotCompared = "RECORD_NOT_COMPARED", Note, DIFF_CHECK,
-        "a classify / regress / multi_inference warm-up record: read, not compared (it runs another signature's executor, not a predict one)";
+        "a classify / regress / multi_inference request whose examples are not checked against the model's feature spec (check), or such a warm-up record without a request (diff)";
     ReadingsAgree = "READINGS_AGREE", Note, ALL3,
         "the bytes read the same as an EAS and a TF Serving request: shown as EAS";
     // What one request carries on its own (analysis::lint).

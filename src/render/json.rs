@@ -12,8 +12,7 @@ use serde_json::{json, Value};
 
 use crate::analysis::Finding;
 use crate::model::{
-    Elements, Example, ExampleInput, FeatureValues, Kind, Message, Method, ModelSpec, Scalar,
-    Tensor,
+    Elements, Example, ExampleInput, Kind, Message, Method, ModelSpec, Scalar, Tensor,
 };
 
 /// How many values the JSON carries per tensor.

@@ -299,9 +299,7 @@ fn write_text(
             continue;
         };
         if !bare {
-            let log = e
-                .log_kind
-                .map_or("predict_log", |k| k.name());
+            let log = e.log_kind.map_or("predict_log", |k| k.name());
             writeln!(out, "# {}: {log} request", e.label(c.kind))?;
         }
         let name = if msg.method.takes_examples() {
@@ -310,7 +308,7 @@ fn write_text(
             tfreq::wire::message_name(msg.wire, msg.kind)
         };
         tfreq::render::text::write_text(out, e.bytes.clone(), name)
-        .map_err(|e| in_file(label, e))?;
+            .map_err(|e| in_file(label, e))?;
         writeln!(out)?;
     }
     Ok(())
