@@ -266,16 +266,45 @@ fn warmups_without_predict_records_are_judged_by_their_findings() {
         assert_eq!(input_empty.len(), 2, "{cmd:?}: {found:?}");
     }
 
-    // A mixed warm-up (TensorFlow's): the records diff and check do not compare are named.
+    // A mixed warm-up (TensorFlow's): its classify, regress and multi-inference records
+    // are decoded and checked as requests (their signatures exist in half_plus_two), each
+    // keyed by method and signature; a note says their features are not checked.
     let mixed = path("tfrecord/warmup_mixed.tfrecord");
     let (code, found) = problems(&["check", "--model", &model, &mixed, "--format", "json"]);
     assert_eq!(code, 0);
-    let skipped: Vec<&str> = found
+    assert!(
+        !found.iter().any(|(c, _)| c == "RECORD_NOT_COMPARED"),
+        "{found:?}"
+    );
+    let (_, out, _) = run(&["check", "--model", &model, &mixed, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let keys: Vec<(String, String, bool)> = v["requests"]
+        .as_array()
+        .unwrap()
         .iter()
-        .filter(|(c, _)| c == "RECORD_NOT_COMPARED")
-        .map(|(_, n)| n.as_str())
+        .map(|r| {
+            (
+                r["key"]["method"].as_str().unwrap_or("predict").to_string(),
+                r["key"]["signature"].as_str().unwrap().to_string(),
+                r["findings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|f| f["code"] == "RECORD_NOT_COMPARED"),
+            )
+        })
         .collect();
-    assert_eq!(skipped, ["record 1", "record 2", "record 3"]);
+    let want = [
+        ("predict", "serving_default", false),
+        ("classify", "classify_x_to_y", true),
+        ("regress", "regress_x_to_y", true),
+        ("multi_inference", "classify_x_to_y,regress_x_to_y", true),
+    ];
+    assert_eq!(
+        keys,
+        want.map(|(a, b, c)| (a.to_string(), b.to_string(), c)),
+        "{out}"
+    );
 
     // Any other file without a request is still not a request file.
     let (code, _, err) = run(&["check", "--model", &model, &path("tfs/response.bin")]);

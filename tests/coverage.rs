@@ -149,20 +149,35 @@ fn counts_sdk_files() {
     .collect();
     let paths: Vec<&std::path::Path> = files.iter().map(|p| p.as_path()).collect();
     let cov = count_files(&paths, false).unwrap();
-    // 4 bare requests, 3 + 1 predict_log records; 5 other records skipped.
-    assert_eq!(cov.requests, 8);
-    assert_eq!(cov.skipped, 5);
+    // 4 bare requests, 3 + 1 predict_log records, and warmup_mixed's classify, regress
+    // and multi-inference records (counted beside predict keys); its 2 records without a
+    // log_type are skipped.
+    assert_eq!(cov.requests, 11);
+    assert_eq!(cov.skipped, 2);
     let groups = cov.executor_keys();
     let counts: Vec<u64> = groups.iter().map(|g| g.count).collect();
-    assert_eq!(counts.iter().sum::<u64>(), 8);
+    assert_eq!(counts.iter().sum::<u64>(), 11);
+    let examples: Vec<String> = groups
+        .iter()
+        .filter(|g| g.key.method != tfreq::Method::Predict)
+        .map(|g| g.key.to_string())
+        .collect();
+    assert_eq!(
+        examples,
+        [
+            "classify classify_x_to_y: (the signature's serialized-examples input) -> (its outputs)",
+            "regress regress_x_to_y: (the signature's serialized-examples input) -> (its outputs)",
+            "multi_inference classify_x_to_y,regress_x_to_y: (the signature's serialized-examples input) -> (its outputs)",
+        ]
+    );
     // faq_prod, its reordered copy and batch4 share a key: the set, not the order, counts.
     let faq = groups
         .iter()
         .find(|g| g.key.feeds.contains("input_holder") && g.key.feeds.len() == 3)
         .unwrap();
     assert_eq!((faq.count, faq.shapes.len()), (3, 2), "{faq:?}");
-    assert_eq!(groups.len(), 4);
-    assert_eq!(cov.keys.len(), 6);
+    assert_eq!(groups.len(), 7);
+    assert_eq!(cov.keys.len(), 9);
 }
 
 #[test]

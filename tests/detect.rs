@@ -436,7 +436,14 @@ fn detection_in_the_library() {
     // log_metadata belongs to the record it precedes.
     assert_eq!(c.entries[0].log_model_spec.as_ref().unwrap().name, "m");
     assert!(c.entries[1].log_model_spec.is_none());
-    assert!(matches!(c.entries[2].content, Content::Log(_)));
+    // The classify_log record's request is decoded, with its examples.
+    match &c.entries[2].content {
+        Content::Message(m) => {
+            assert_eq!(m.method, tfreq::Method::Classify);
+            assert_eq!(m.input.as_ref().map(|i| i.examples.len()), Some(1));
+        }
+        other => panic!("{other:?}"),
+    }
     let forced = InputOptions::new().format(InputFormat::UnframedLogs);
     assert_eq!(detect(&b, &forced).unwrap(), ContainerKind::UnframedLogs);
     // Read as one bare message, no reading of concatenated logs is clean: a singular

@@ -985,7 +985,7 @@ const OUTPUTS: &[(&str, &str, &[&str])] = &[
     ),
     (
         "docs/warmup.md",
-        "7 requests in 5 files: 3 executor keys, 5 shape keys (5 entries skipped: not predict requests)",
+        "10 requests in 5 files: 6 executor keys, 8 shape keys (2 entries skipped: no request in them)",
         &[
             "keys",
             "tests/data/eas/faq_prod.bin",

@@ -51,7 +51,8 @@ pub struct KeyStat {
 pub struct KeyCounts {
     /// Requests counted.
     pub requests: u64,
-    /// Entries that are not predict requests (other log kinds, text lines).
+    /// Entries that hold no request (log records with no `log_type`, session-run
+    /// logs, a log without its request, text lines).
     pub skipped: u64,
     /// Count per shape key.
     pub keys: HashMap<ShapeKey, KeyStat>,

@@ -57,7 +57,8 @@ pub struct Summary {
     pub schema: u32,
     /// Requests counted.
     pub requests: u64,
-    /// Entries that are not predict requests (other log kinds, text lines), passed over.
+    /// Entries that hold no request (log records with no `log_type`, session-run logs,
+    /// a log without its request, text lines), passed over.
     pub skipped: u64,
     /// How many executor keys `keys` lists.
     pub executor_keys: usize,

@@ -248,11 +248,19 @@ fn write_input(out: &mut dyn Write, input: &ExampleInput) -> io::Result<()> {
         if n == 1 { "" } else { "s" }
     )?;
     if let Some(ctx) = &input.context {
-        writeln!(out, "  context ({} features):", ctx.features.len())?;
+        writeln!(
+            out,
+            "  context ({}):",
+            crate::render::plural(ctx.features.len() as u64, "feature")
+        )?;
         write_features(out, ctx)?;
     }
     for (i, ex) in input.examples.iter().take(EXAMPLES_SHOWN).enumerate() {
-        writeln!(out, "  example {i} ({} features):", ex.features.len())?;
+        writeln!(
+            out,
+            "  example {i} ({}):",
+            crate::render::plural(ex.features.len() as u64, "feature")
+        )?;
         write_features(out, ex)?;
     }
     if n > EXAMPLES_SHOWN {
@@ -514,7 +522,7 @@ pub fn write_coverage(
     let mut skipped = Vec::new();
     if cov.skipped > 0 {
         skipped.push(format!(
-            "{} skipped: not predict requests",
+            "{} skipped: no request in them",
             if cov.skipped == 1 {
                 "1 entry".to_string()
             } else {
