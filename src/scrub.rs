@@ -128,10 +128,76 @@ pub fn scrub(msg: &Message, fill: FillMode) -> Result<Message, ScrubError> {
     out.signature_name = msg.signature_name.clone();
     out.model_spec = msg.model_spec.clone();
     out.fetches = msg.fetches.clone();
+    if msg.method.takes_examples() {
+        // Every feature keeps its name, kind and length; its values are replaced as a
+        // tensor's are (bytes by strings of the same length), as the log scrub does
+        // (src/formats/scrub_log.rs).
+        out.method = msg.method;
+        out.tasks = msg.tasks.clone();
+        out.input = match &msg.input {
+            None => None,
+            Some(i) => {
+                let mut i = i.clone();
+                for ex in i.context.iter_mut().chain(i.examples.iter_mut()) {
+                    for f in &mut ex.features {
+                        scrub_feature(f, fill, rng.as_mut())?;
+                    }
+                }
+                Some(i)
+            }
+        };
+        return Ok(out);
+    }
     for t in &msg.tensors {
         out.tensors.push(scrub_tensor(t, msg, fill, rng.as_mut())?);
     }
     Ok(out)
+}
+
+/// One feature of a `tf.train.Example`, its values replaced in place.
+fn scrub_feature(
+    f: &mut crate::model::Feature,
+    fill: FillMode,
+    mut rng: Option<&mut Rng>,
+) -> Result<(), ScrubError> {
+    use crate::model::FeatureValues;
+    let number = |rng: Option<&mut Rng>| match fill {
+        FillMode::Zeros => 0.0,
+        FillMode::Constant(v) => v,
+        FillMode::Random { .. } => rng.map_or(0.0, Rng::unit),
+    };
+    match &mut f.values {
+        FeatureValues::None => {}
+        FeatureValues::Float(v) => {
+            for x in v.iter_mut() {
+                *x = number(rng.as_deref_mut()) as f32;
+            }
+        }
+        FeatureValues::Int64(v) => {
+            for x in v.iter_mut() {
+                *x = match fill {
+                    FillMode::Zeros => 0,
+                    FillMode::Constant(c) if c.fract() == 0.0 && c.is_finite() => c as i64,
+                    FillMode::Constant(c) => {
+                        return Err(ScrubError::NotIntegral {
+                            name: f.name.clone(),
+                            dtype: "int64_list".into(),
+                            value: c,
+                        })
+                    }
+                    FillMode::Random { .. } => {
+                        rng.as_deref_mut().map_or(0, |r| (r.next() % 101) as i64)
+                    }
+                };
+            }
+        }
+        FeatureValues::Bytes(v) => {
+            for b in v.iter_mut() {
+                *b = replacement_string(b, rng.as_deref_mut());
+            }
+        }
+    }
+    Ok(())
 }
 
 fn scrub_tensor(

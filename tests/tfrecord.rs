@@ -181,7 +181,20 @@ fn tf_serving_half_plus_two_warmup() {
         assert_eq!(sigs, want);
     }
     let recs = load(Bytes::from(std::fs::read(&p).unwrap())).unwrap();
-    assert_eq!(recs.len(), 1);
+    // Every record with a request is one: the predict request, and the classify, regress
+    // and multi-inference ones with their method.
+    let methods: Vec<&str> = recs.iter().map(|r| r.message.method.as_str()).collect();
+    let want_methods: Vec<&str> = want_kinds
+        .iter()
+        .filter_map(|k| match *k {
+            "predict_log" => Some("predict"),
+            "classify_log" => Some("classify"),
+            "regress_log" => Some("regress"),
+            "multi_inference_log" => Some("multi_inference"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(methods, want_methods);
     assert_eq!(recs[0].label, "record 0");
     let x = recs[0].message.tensor("x").unwrap();
     assert_eq!(x.shape.sizes(), vec![3, 1]);
@@ -265,6 +278,19 @@ fn tfreq_written_file_read_by_tensorflow() {
             continue;
         };
         let inputs = cols.find(|c| c.starts_with("inputs=")).unwrap();
+        if m.method.takes_examples() {
+            // read_tfrecord.py lists a classify/regress/multi-inference Input as
+            // examples:N (+context for example_list_with_context).
+            let want = match &m.input {
+                Some(i) if i.with_context => {
+                    format!("inputs=[examples:{}+context]", i.examples.len())
+                }
+                Some(i) => format!("inputs=[examples:{}]", i.examples.len()),
+                None => "inputs=[]".to_string(),
+            };
+            assert_eq!(inputs, want, "{line}");
+            continue;
+        }
         let mut names: Vec<&str> = m.tensors.iter().map(|t| t.name.as_str()).collect();
         names.sort();
         assert_eq!(inputs, format!("inputs=[{}]", names.join(",")), "{line}");

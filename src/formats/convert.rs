@@ -38,9 +38,7 @@ use crate::dtype::{DType, ValueField};
 use crate::encode::encode;
 use crate::error::{Error, ErrorDetail};
 use crate::formats::detect::unframed_records;
-use crate::formats::prediction_log::{
-    beside_request, encode_predict_log, replace_predict_request, LogKind,
-};
+use crate::formats::prediction_log::{beside_request, replace_predict_request, LogKind};
 use crate::formats::scrub_log::scrub_log_record;
 use crate::formats::tfrecord::{write_record, Records};
 use crate::formats::{
@@ -138,11 +136,15 @@ pub fn convert_file(
                 let label = format!("record {index}");
                 let e = log_entry(index, offset, data_offset, data.clone(), decode)?;
                 match e.content {
-                    Content::Message(msg) => items.push(Item::Request {
-                        at: label,
-                        msg: Box::new(msg),
-                        record: Some(data),
-                    }),
+                    // A classify, regress or multi-inference record is copied (or
+                    // scrubbed) whole, as a record, by `scrub_log_record`.
+                    Content::Message(msg) if !msg.method.takes_examples() => {
+                        items.push(Item::Request {
+                            at: label,
+                            msg: Box::new(msg),
+                            record: Some(data),
+                        })
+                    }
                     _ => items.push(Item::Record {
                         at: label,
                         kind: e.log_kind.unwrap_or(LogKind::None),
@@ -240,7 +242,15 @@ pub fn convert_file(
                         let rec = match record {
                             Some(r) => replace_predict_request(r, &req, opts.scrub.is_some())
                                 .map_err(|e| Error::from(ErrorDetail::Format(at(label, e))))?,
-                            None => encode_predict_log(&req),
+                            None => crate::formats::prediction_log::encode_request_log(
+                                m.method, &req,
+                            )
+                            .ok_or_else(|| {
+                                Error::from(ErrorDetail::Format(at(
+                                    label,
+                                    "a bare ClassificationRequest or RegressionRequest: its bytes do not say which it is, and a warm-up record's log type must",
+                                )))
+                            })?,
                         };
                         if record.as_ref().is_some_and(has_response) && opts.scrub.is_some() {
                             scrubbed_out.push(at(label, "predict_log.response"));

@@ -623,7 +623,12 @@ pub fn write_with(
     for m in &fitted {
         let bytes = encode(m, wire, style_for(m))?;
         if target == Layout::TfRecord {
-            tfrecord::write_record(&mut out, &prediction_log::encode_predict_log(&bytes));
+            let log = prediction_log::encode_request_log(m.method, &bytes).ok_or_else(|| {
+                Error::from(ErrorDetail::Format(
+                    "a bare ClassificationRequest or RegressionRequest cannot be written as a warm-up record: its bytes do not say which it is, and the PredictionLog's type must (write it from a classify_log or regress_log record)".into(),
+                ))
+            })?;
+            tfrecord::write_record(&mut out, &log);
         } else {
             out = bytes;
         }

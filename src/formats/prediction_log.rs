@@ -291,9 +291,38 @@ fn fields(msg: &Bytes, n: u32) -> Vec<Bytes> {
 /// assert_eq!(&log[..4], &[0x32, 0x3c, 0x0a, 0x3a]);
 /// ```
 pub fn encode_predict_log(request: &[u8]) -> Vec<u8> {
+    encode_log(prediction_log::PREDICT_LOG, request)
+}
+
+/// A `PredictionLog` holding one request of `method` in its own log type
+/// (`predict_log`, `classify_log`, `regress_log`, `multi_inference_log`: each has the
+/// request in field 1), or `None` for a bare classify-or-regress request, whose log type
+/// its bytes cannot tell.
+///
+/// ```
+/// use tfreq::formats::prediction_log::{encode_request_log, LogKind, PredictionLog};
+/// let log = encode_request_log(tfreq::Method::Regress, b"").unwrap();
+/// assert_eq!(PredictionLog::decode(log.into(), 0)?.kind, LogKind::Regress);
+/// assert!(encode_request_log(tfreq::Method::ClassifyOrRegress, b"").is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn encode_request_log(method: crate::model::Method, request: &[u8]) -> Option<Vec<u8>> {
+    use crate::model::Method;
+    let field = match method {
+        Method::Predict => prediction_log::PREDICT_LOG,
+        Method::Classify => prediction_log::CLASSIFY_LOG,
+        Method::Regress => prediction_log::REGRESS_LOG,
+        Method::MultiInference => prediction_log::MULTI_INFERENCE_LOG,
+        Method::ClassifyOrRegress => return None,
+    };
+    Some(encode_log(field, request))
+}
+
+/// `PredictionLog { <field> { request } }`; every log type's request is its field 1.
+fn encode_log(field: u32, request: &[u8]) -> Vec<u8> {
     let inner = len_field_size(predict_log::REQUEST, request.len());
-    let mut out = Vec::with_capacity(len_field_size(prediction_log::PREDICT_LOG, inner));
-    put_len_header(&mut out, prediction_log::PREDICT_LOG, inner);
+    let mut out = Vec::with_capacity(len_field_size(field, inner));
+    put_len_header(&mut out, field, inner);
     put_len_header(&mut out, predict_log::REQUEST, request.len());
     out.extend_from_slice(request);
     out

@@ -440,6 +440,12 @@ pub fn prepare(
             msg.kind
         )));
     }
+    if msg.method.takes_examples() {
+        return Err(NetError::BadRequest(format!(
+            "it is a {}: tfreq sends predict requests only",
+            msg.method
+        )));
+    }
     let mut notes = Vec::new();
     let signature = msg.effective_signature().to_string();
     let body = match target {
