@@ -69,6 +69,23 @@ fn unsafe_names(msg: &Message) -> Vec<Finding> {
     };
     names.extend(msg.tensors.iter().map(|t| (what, t.name.as_str())));
     names.extend(msg.fetches.iter().map(|f| ("fetch", f.as_str())));
+    for t in &msg.tasks {
+        names.push(("task method", t.method_name.as_str()));
+        if let Some(spec) = &t.model_spec {
+            names.push(("task signature", spec.signature_name.as_str()));
+        }
+    }
+    if let Some(input) = &msg.input {
+        // Each feature name once, however many examples carry it.
+        let mut seen = std::collections::BTreeSet::new();
+        for e in input.context.iter().chain(&input.examples) {
+            for f in &e.features {
+                if seen.insert(f.name.as_str()) {
+                    names.push(("feature", f.name.as_str()));
+                }
+            }
+        }
+    }
     names
         .into_iter()
         .filter(|(_, n)| crate::escape::is_unsafe(n.as_bytes()))

@@ -304,6 +304,88 @@ pub fn write_github_finding(
     )
 }
 
+/// The `::notice` annotation (title `EXAMPLES`) that shows a classify, regress or
+/// multi-inference request's examples on one line: the input list, then each shown
+/// example's features as `name kind[length] preview` (at most
+/// [`crate::render::human::EXAMPLES_SHOWN`] examples and
+/// [`crate::render::human::PREVIEW`] values each). Nothing for a predict request.
+///
+/// ```
+/// let b = std::fs::read("tests/data/examples/requests/classify_valid_context.pb")?;
+/// let m = tfreq::decode_request(b.into(), tfreq::Method::Classify)?;
+/// let mut out = Vec::new();
+/// tfreq::render::report::write_github_examples(&mut out, "r.pb", "r.pb", &m)?;
+/// let line = String::from_utf8(out)?;
+/// assert!(line.starts_with("::notice file=r.pb,title=EXAMPLES::ClassificationRequest, example_list_with_context of 3 examples; context: age int64[1] 40, tags bytes[1] \"ctx\"; example 0: x float[2] 1.0 2.0;"), "{line}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_github_examples(
+    out: &mut dyn Write,
+    file: &str,
+    label: &str,
+    msg: &crate::model::Message,
+) -> io::Result<()> {
+    use crate::render::human::{scalar_text, EXAMPLES_SHOWN, PREVIEW};
+    if !msg.method.takes_examples() {
+        return Ok(());
+    }
+    let features = |e: &crate::model::Example| -> String {
+        e.features
+            .iter()
+            .map(|f| {
+                let mut p: Vec<String> = f.values.preview(PREVIEW).iter().map(scalar_text).collect();
+                if f.values.len() > PREVIEW {
+                    p.push("…".into());
+                }
+                let mut s = format!("{} {}[{}]", f.name, f.values.kind(), f.values.len());
+                if !p.is_empty() {
+                    s.push(' ');
+                    s.push_str(&p.join(" "));
+                }
+                s
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut parts = vec![msg.method.to_string()];
+    match &msg.input {
+        None => parts[0].push_str(", no input (no examples)"),
+        Some(i) => {
+            let n = i.examples.len();
+            parts[0].push_str(&format!(
+                ", {} of {}",
+                if i.with_context {
+                    "example_list_with_context"
+                } else {
+                    "example_list"
+                },
+                crate::render::plural(n as u64, "example")
+            ));
+            if let Some(c) = &i.context {
+                parts.push(format!("context: {}", features(c)));
+            }
+            for (k, e) in i.examples.iter().take(EXAMPLES_SHOWN).enumerate() {
+                parts.push(format!("example {k}: {}", features(e)));
+            }
+            if n > EXAMPLES_SHOWN {
+                parts.push(format!("{} more", n - EXAMPLES_SHOWN));
+            }
+        }
+    }
+    let text = parts.join("; ");
+    let msg_text = if label == file {
+        text
+    } else {
+        format!("{label}: {text}")
+    };
+    writeln!(
+        out,
+        "::notice file={},title=EXAMPLES::{}",
+        gh_prop(file),
+        gh_data(&msg_text)
+    )
+}
+
 /// The `::error` annotation for a file that could not be read.
 pub fn write_github_unreadable(out: &mut dyn Write, file: &str, error: &str) -> io::Result<()> {
     writeln!(

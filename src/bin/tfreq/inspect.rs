@@ -184,6 +184,9 @@ fn show(
                 } else {
                     format!("{label} {}", e.label(c.kind))
                 };
+                if let Content::Message(m) = &e.content {
+                    tfreq::render::report::write_github_examples(out, label, &elabel, m)?;
+                }
                 for f in p {
                     tfreq::render::report::write_github_finding(out, label, &elabel, f)?;
                 }
