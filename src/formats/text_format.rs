@@ -27,7 +27,7 @@ use prost_reflect::DynamicMessage;
 
 use crate::decode::decode_as;
 use crate::error::{Error, ErrorDetail};
-use crate::model::{Kind, Message, WireFormat};
+use crate::model::{Kind, Message, Method, WireFormat};
 use crate::wire::reader::RECURSION_LIMIT;
 
 fn parse_one(text: &str, wire: WireFormat, first_line: usize) -> Result<Message, String> {
@@ -49,6 +49,34 @@ fn parse_one(text: &str, wire: WireFormat, first_line: usize) -> Result<Message,
     // name order is the order of the text written by tfreq or Python.
     m.tensors.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(m)
+}
+
+/// A TF Serving tf.Example request (`method`'s message) in text format.
+fn parse_examples(text: &str, method: Method, first_line: usize) -> Result<Message, String> {
+    let name = method.request_message();
+    let desc = crate::wire::pool()
+        .get_message_by_name(name)
+        .ok_or_else(|| format!("no descriptor for {name}"))?;
+    let dm = DynamicMessage::parse_text_format(desc, text).map_err(|e| {
+        use miette::Diagnostic;
+        let at = e.labels().and_then(|mut l| l.next()).map(|l| l.offset());
+        match at {
+            Some(off) => format!("{} {e}", line_column(text, off, first_line)),
+            None => e.to_string(),
+        }
+    })?;
+    crate::decode::decode_request(Bytes::from(dm.encode_to_vec()), method).map_err(|e| e.to_string())
+}
+
+/// The method a section heading names (`record 1: classify_log request`).
+fn heading_method(head: &str) -> Option<Method> {
+    let kind = head.split(": ").nth(1)?.strip_suffix(" request")?;
+    Some(match kind {
+        "classify_log" => Method::Classify,
+        "regress_log" => Method::Regress,
+        "multi_inference_log" => Method::MultiInference,
+        _ => return None,
+    })
 }
 
 /// `line L column C:` of byte `off` of `text`, whose first line is line `first_line`
@@ -135,6 +163,15 @@ pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRe
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for (head, body, first_line) in sections {
+        if let Some(method) = heading_method(&head) {
+            let at = head.split(':').next().unwrap_or("");
+            out.push(parse_examples(&body, method, first_line).map_err(|e| {
+                Error::from(ErrorDetail::Format(format!(
+                    "{at}: not a {method} in text format: {e}"
+                )))
+            })?);
+            continue;
+        }
         if !head.is_empty() && !head.contains("predict_log") {
             skipped.push(head.trim_end_matches(" (not a PredictRequest)").to_string());
             continue;
@@ -164,9 +201,18 @@ pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRe
                     ))))
                 }
                 (Err(a), Err(b)) => {
-                    return Err(Error::from(ErrorDetail::Format(format!(
+                    // TF Serving's tf.Example requests (their own messages).
+                    let examples = [Method::ClassifyOrRegress, Method::MultiInference]
+                        .into_iter()
+                        .find_map(|m| parse_examples(&body, m, first_line).ok());
+                    match examples {
+                        Some(m) => m,
+                        None => {
+                            return Err(Error::from(ErrorDetail::Format(format!(
                     "{at}not a PredictRequest in text format:\n  as EAS: {a}\n  as TF Serving: {b}"
                 ))))
+                        }
+                    }
                 }
             },
         };
