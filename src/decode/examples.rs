@@ -399,3 +399,137 @@ fn read_feature(
     }
     Ok(cur)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::writer::{put_bytes_field, put_tag, put_varint};
+
+    fn len(n: u32, b: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_bytes_field(&mut out, n, b);
+        out
+    }
+
+    /// `Example { features { feature { key: name, value: feature } } }`.
+    fn example(entries: &[(&str, Vec<u8>)]) -> Vec<u8> {
+        let mut map = Vec::new();
+        for (k, v) in entries {
+            let mut e = len(1, k.as_bytes());
+            e.extend(len(2, v));
+            map.extend(len(1, &e));
+        }
+        len(1, &map)
+    }
+
+    fn floats(v: &[f32]) -> Vec<u8> {
+        let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        len(2, &len(1, &b))
+    }
+
+    fn ints(v: &[u64]) -> Vec<u8> {
+        let mut p = Vec::new();
+        for &x in v {
+            put_varint(&mut p, x);
+        }
+        len(3, &len(1, &p))
+    }
+
+    fn decode(b: Vec<u8>, m: Method) -> (Message, usize) {
+        let (m, a, _) = decode_examples_top(Bytes::from(b), m).unwrap();
+        (m, a)
+    }
+
+    #[test]
+    fn protobuf_merging_rules_hold() {
+        // Two example_list inputs merge (examples appended); an
+        // example_list_with_context after them replaces them (a oneof).
+        let ex1 = example(&[("x", floats(&[1.0]))]);
+        let ex2 = example(&[("x", floats(&[2.0]))]);
+        let list = |e: &[u8]| len(1, &len(1, e));
+        let mut req = len(2, &list(&ex1));
+        req.extend(len(2, &list(&ex2)));
+        let (m, a) = decode(req.clone(), Method::Classify);
+        assert_eq!(a, 0);
+        let i = m.input.unwrap();
+        assert_eq!((i.with_context, i.examples.len()), (false, 2));
+        let ctx = example(&[("age", ints(&[7]))]);
+        let mut wc = len(1, &ex1);
+        wc.extend(len(2, &ctx));
+        req.extend(len(2, &len(2, &wc)));
+        let (m, _) = decode(req, Method::Classify);
+        let i = m.input.unwrap();
+        assert_eq!((i.with_context, i.examples.len()), (true, 1));
+        assert_eq!(
+            i.context.unwrap().feature("age").unwrap().values,
+            FeatureValues::Int64(vec![7])
+        );
+        // A name given twice keeps the last entry; a float_list after an int64_list in
+        // one Feature replaces it; an unpacked float and a negative int64 read as such.
+        let mut feat = ints(&[1]);
+        let mut fl = Vec::new();
+        put_tag(&mut fl, 1, 5);
+        fl.extend(2.5f32.to_le_bytes());
+        feat.extend(len(2, &fl));
+        let ex = example(&[("a", ints(&[u64::MAX])), ("b", feat), ("a", floats(&[3.0]))]);
+        let (m, a) = decode(len(2, &len(1, &len(1, &ex))), Method::Regress);
+        assert_eq!(a, 0);
+        let e = &m.input.unwrap().examples[0];
+        let names: Vec<&str> = e.features.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(e.features[0].values, FeatureValues::Float(vec![3.0]));
+        assert_eq!(e.features[1].values, FeatureValues::Float(vec![2.5]));
+        let ex = example(&[("n", ints(&[u64::MAX]))]);
+        let (m, _) = decode(len(2, &len(1, &len(1, &ex))), Method::Regress);
+        assert_eq!(
+            m.input.unwrap().examples[0].features[0].values,
+            FeatureValues::Int64(vec![-1])
+        );
+    }
+
+    #[test]
+    fn foreign_fields_are_kept_and_counted() {
+        // An unknown field in a Feature and one at the top; a control character in a
+        // feature name.
+        let mut feat = floats(&[1.0]);
+        feat.extend(len(9, b"?"));
+        let ex = example(&[("x\u{1b}", feat)]);
+        let mut req = len(2, &len(1, &len(1, &ex)));
+        put_tag(&mut req, 5, 0);
+        put_varint(&mut req, 1);
+        let (m, a) = decode(req, Method::Classify);
+        assert_eq!(a, 3);
+        let scopes: Vec<(Scope, u32)> = m.unknown.iter().map(|u| (u.scope, u.number)).collect();
+        assert_eq!(scopes, [(Scope::Input, 9), (Scope::Top, 5)]);
+    }
+
+    #[test]
+    fn malformed_lists_are_errors_with_their_place() {
+        // A packed float run of 3 bytes.
+        let bad = len(2, &len(1, &[0, 0, 0]));
+        let ex = example(&[("x", bad)]);
+        let req = len(2, &len(1, &len(1, &ex)));
+        let e = decode_examples_top(Bytes::from(req), Method::Classify).unwrap_err();
+        let s = e.to_string();
+        assert!(s.contains("float_list.value") && s.contains("input"), "{s}");
+        // A task's method_name that is not UTF-8.
+        let mut task = len(2, &[0xff]);
+        task = len(1, &task);
+        let e = decode_examples_top(Bytes::from(task), Method::MultiInference).unwrap_err();
+        assert!(e.to_string().contains("method_name"), "{e}");
+    }
+
+    #[test]
+    fn detection_keeps_a_bare_example_and_a_predict_request() {
+        // A tf.train.Example alone is still named as one.
+        let ex = example(&[("x", floats(&[1.0]))]);
+        let e = crate::decode(&ex).unwrap_err();
+        assert!(e.to_string().contains("tf.train.Example"), "{e}");
+        // A classify request wins over the predict reading.
+        let req = len(2, &len(1, &len(1, &ex)));
+        assert_eq!(
+            crate::decode(&req).unwrap().method,
+            Method::ClassifyOrRegress
+        );
+    }
+}

@@ -65,7 +65,8 @@ fn parse_examples(text: &str, method: Method, first_line: usize) -> Result<Messa
             None => e.to_string(),
         }
     })?;
-    crate::decode::decode_request(Bytes::from(dm.encode_to_vec()), method).map_err(|e| e.to_string())
+    crate::decode::decode_request(Bytes::from(dm.encode_to_vec()), method)
+        .map_err(|e| e.to_string())
 }
 
 /// The method a section heading names (`record 1: classify_log request`).

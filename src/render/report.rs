@@ -333,7 +333,8 @@ pub fn write_github_examples(
         e.features
             .iter()
             .map(|f| {
-                let mut p: Vec<String> = f.values.preview(PREVIEW).iter().map(scalar_text).collect();
+                let mut p: Vec<String> =
+                    f.values.preview(PREVIEW).iter().map(scalar_text).collect();
                 if f.values.len() > PREVIEW {
                     p.push("…".into());
                 }
