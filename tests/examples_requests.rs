@@ -469,3 +469,52 @@ fn scrub_keeps_names_kinds_and_lengths_of_features() {
     }
     assert_ne!(a, b);
 }
+
+/// `warmup` writes one record per key of a log of classify requests: a `classify_log`
+/// (TF Serving's warm-up runs it: saved_model_warmup.cc RunClassify), its features'
+/// names, kinds and lengths kept and their values scrubbed.
+#[test]
+fn warmup_writes_examples_requests_in_their_own_log_type() {
+    let src = dir().join("logs/classify_log.tfrecord");
+    let out = tempfile::tempdir().unwrap();
+    let dst = out.path().join("w.tfrecord");
+    let r = common::run(&[
+        "warmup",
+        src.to_str().unwrap(),
+        "--by",
+        "shape",
+        "-o",
+        dst.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let b = Bytes::from(std::fs::read(&dst).unwrap());
+    let c = read(b, &InputOptions::new())
+        .unwrap()
+        .into_container()
+        .unwrap();
+    assert_eq!(c.entries.len(), 3, "one per shape key: 1, 2 and 3 examples");
+    let mut sizes = Vec::new();
+    for e in &c.entries {
+        assert_eq!(e.log_kind.map(|k| k.name()), Some("classify_log"));
+        let Content::Message(m) = &e.content else {
+            panic!("{:?}", e.content)
+        };
+        assert_eq!(m.method, Method::Classify);
+        let input = m.input.as_ref().unwrap();
+        sizes.push(input.examples.len());
+        for ex in &input.examples {
+            for f in &ex.features {
+                match &f.values {
+                    FeatureValues::Float(v) => assert!(v.iter().all(|x| *x == 0.0)),
+                    FeatureValues::Int64(v) => assert!(v.iter().all(|x| *x == 0)),
+                    FeatureValues::Bytes(v) => {
+                        assert!(v.iter().all(|s| s.iter().all(|c| *c == b'x')))
+                    }
+                    FeatureValues::None => {}
+                }
+            }
+        }
+    }
+    sizes.sort();
+    assert_eq!(sizes, [1, 2, 3]);
+}

@@ -655,6 +655,16 @@ pub(crate) fn style_for(m: &Message) -> TfsEncoding {
 /// assert_eq!(m.model_spec.unwrap().name, "faq");
 /// ```
 pub fn set_model_name(m: &mut Message, name: &str) {
+    if m.method == Method::MultiInference {
+        // A multi-inference request names its model in each task.
+        for t in &mut m.tasks {
+            let spec = t.model_spec.get_or_insert_with(Default::default);
+            if spec.name.is_empty() {
+                spec.name = name.to_string();
+            }
+        }
+        return;
+    }
     let sig = m.signature_name.clone();
     let spec = m.model_spec.get_or_insert_with(|| crate::model::ModelSpec {
         signature_name: sig,
