@@ -363,8 +363,9 @@ fn diff_compares_examples_requests_by_their_key() {
 
 /// `check` holds a tf.Example request's signatures to the model as TF Serving does: the
 /// requests TF Serving refused with "Serving signature key ... not found" (answers.json
-/// case UNKNOWN_SIGNATURE) are errors; no other request of the tf1_examples model is
-/// (their features are not checked: a note says so).
+/// case UNKNOWN_SIGNATURE) are errors, and so are those it refused with "Input is empty."
+/// (EMPTY_INPUT); no other request of the tf1_examples model is (their features are not
+/// checked: a note says so).
 #[test]
 fn check_names_the_signatures_tf_serving_does_not_find() {
     let model = dir().join("models/tf1_examples");
@@ -393,6 +394,11 @@ fn check_names_the_signatures_tf_serving_does_not_find() {
         assert_eq!(
             codes.contains(&"UNKNOWN_SIGNATURE"),
             a["case"] == "UNKNOWN_SIGNATURE",
+            "{file}: {codes:?}"
+        );
+        assert_eq!(
+            codes.contains(&"EMPTY_INPUT"),
+            a["case"] == "EMPTY_INPUT",
             "{file}: {codes:?}"
         );
         assert!(codes.contains(&"RECORD_NOT_COMPARED"), "{file}: {codes:?}");
@@ -517,4 +523,45 @@ fn warmup_writes_examples_requests_in_their_own_log_type() {
     }
     sizes.sort();
     assert_eq!(sizes, [1, 2, 3]);
+}
+
+/// `inspect --format text` of a log, then `build`: every classify, regress and
+/// multi-inference record comes back as a record of its log type with its request's
+/// bytes (the text holds no response or log_metadata).
+#[test]
+fn text_of_a_log_builds_back_its_requests() {
+    let src = dir().join("logs/mixed.tfrecord");
+    let out = tempfile::tempdir().unwrap();
+    let txt = out.path().join("mixed.txt");
+    let r = common::run(&["inspect", "--format", "text", src.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.out.contains("# record 1: classify_log request\n"),
+        "{}",
+        r.out
+    );
+    std::fs::write(&txt, &r.out).unwrap();
+    let dst = out.path().join("back.tfrecord");
+    let r = common::run(&[
+        "build",
+        txt.to_str().unwrap(),
+        "--wire",
+        "tfrecord",
+        "-o",
+        dst.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let entries = |p: &std::path::Path| {
+        read(Bytes::from(std::fs::read(p).unwrap()), &InputOptions::new())
+            .unwrap()
+            .into_container()
+            .unwrap()
+            .entries
+    };
+    let (a, b) = (entries(&src), entries(&dst));
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.log_kind, y.log_kind, "record {}", x.index);
+        assert_eq!(x.bytes, y.bytes, "record {}", x.index);
+    }
 }
