@@ -10,6 +10,9 @@
 //! the schema does not know, known fields with impossible wire types, values stored in
 //! a field the dtype does not read, names with control characters. The candidate that
 //! decodes with strictly the fewest wins; a tie is reported as ambiguous, never guessed.
+//! TF Serving's tf.Example requests (`ClassificationRequest` / `RegressionRequest`, one
+//! reading since their fields are the same, and `MultiInferenceRequest`) are tried too
+//! and win only as [`Detection::examples`] says.
 //!
 //! ```
 //! use tfreq::{decode, WireFormat, Kind};

@@ -114,9 +114,12 @@ impl ContainerKind {
 /// What one entry of a file holds.
 #[derive(Debug, Clone)]
 pub enum Content {
-    /// A decoded request or response (a bare message, or a `predict_log` request).
+    /// A decoded request or response (a bare message, or the request of a
+    /// `predict_log`, `classify_log`, `regress_log` or `multi_inference_log`: see
+    /// [`Message::method`]).
     Message(Message),
-    /// A `PredictionLog` of another kind (or a `predict_log` without a request).
+    /// A `PredictionLog` of another kind (session-run, streamed, none), or a log without
+    /// a request.
     Log(PredictionLog),
     /// One line of a text warm-up: a string request.
     Line(Bytes),
@@ -135,8 +138,8 @@ pub struct Entry {
     pub log_kind: Option<LogKind>,
     /// `log_metadata.model_spec` of a TFRecord record.
     pub log_model_spec: Option<crate::model::ModelSpec>,
-    /// The entry's own bytes, viewed in place: the message (for a `predict_log`, its
-    /// request), a record's data, or a line.
+    /// The entry's own bytes, viewed in place: the message (for a log record with a
+    /// request, its request), a record's data, or a line.
     pub bytes: Bytes,
     /// What it holds.
     pub content: Content,
@@ -501,9 +504,10 @@ impl Entries {
         })
     }
 
-    /// Every request or response: a bare message, each `predict_log` request of a
-    /// TFRecord file (labelled `record N`), or the requests of a text-format or JSON
-    /// file. Other log kinds and text-warm-up lines are not messages and are left out;
+    /// Every request or response: a bare message, each request of a TFRecord file's
+    /// `predict_log`, `classify_log`, `regress_log` and `multi_inference_log` records
+    /// (labelled `record N`), or the requests of a text-format or JSON file. Other log
+    /// kinds and text-warm-up lines are not messages and are left out;
     /// [`Entries::into_container`] lists them.
     pub fn into_records(self) -> Result<Vec<Record>, Error> {
         let kind = self.kind;
