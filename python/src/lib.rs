@@ -545,6 +545,64 @@ fn message_dict<'py>(
         tensors.append(tensor_tuple(py, t, msg.wire, base)?)?;
     }
     d.set_item("tensors", tensors)?;
+    // TF Serving's tf.Example requests: their method, tasks and examples (each example
+    // a dict of feature name to (kind, values)).
+    d.set_item("method", msg.method.as_str())?;
+    let example = |e: &tfreq::Example| -> PyResult<Bound<'py, PyDict>> {
+        let fd = PyDict::new(py);
+        for f in &e.features {
+            let values = PyList::empty(py);
+            match &f.values {
+                tfreq::FeatureValues::None => {}
+                tfreq::FeatureValues::Bytes(v) => {
+                    for b in v {
+                        values.append(PyBytes::new(py, b))?;
+                    }
+                }
+                tfreq::FeatureValues::Float(v) => {
+                    for x in v {
+                        values.append(f64::from(*x))?;
+                    }
+                }
+                tfreq::FeatureValues::Int64(v) => {
+                    for x in v {
+                        values.append(*x)?;
+                    }
+                }
+            }
+            fd.set_item(&f.name, (f.values.kind(), values))?;
+        }
+        Ok(fd)
+    };
+    match &msg.input {
+        Some(i) => {
+            let input = PyDict::new(py);
+            input.set_item(
+                "list",
+                if i.with_context {
+                    "example_list_with_context"
+                } else {
+                    "example_list"
+                },
+            )?;
+            let examples = PyList::empty(py);
+            for e in &i.examples {
+                examples.append(example(e)?)?;
+            }
+            input.set_item("examples", examples)?;
+            input.set_item("context", i.context.as_ref().map(&example).transpose()?)?;
+            d.set_item("input", input)?;
+        }
+        None => d.set_item("input", py.None())?,
+    }
+    let tasks = PyList::empty(py);
+    for t in &msg.tasks {
+        tasks.append((
+            t.method_name.clone(),
+            t.model_spec.as_ref().map(|s| s.signature_name.clone()),
+        ))?;
+    }
+    d.set_item("tasks", tasks)?;
     let findings = tfreq::analysis::lint(msg);
     d.set_item("findings", findings_list(py, &findings)?)?;
     Ok(d)

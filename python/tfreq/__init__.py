@@ -361,6 +361,12 @@ class Message:
     (requests) or ``outputs`` (responses) maps each name to a numpy array with
     TensorFlow's dtype and shape, made on first use: values stored as one little-endian run
     of the array's type are a read-only view of the bytes decoded, not a copy.
+
+    TF Serving's tf.Example requests: ``method`` (``'predict'``, ``'classify'``,
+    ``'regress'``, ``'classify_or_regress'`` for a bare request whose bytes cannot tell, or
+    ``'multi_inference'``), ``input`` (None, or ``{'list', 'examples', 'context'}`` where
+    each example maps a feature name to ``(kind, values)``) and ``tasks`` (``(method_name,
+    signature_name)`` of each multi-inference task).
     """
 
     def __init__(self, d: Dict[str, Any], data: bytes) -> None:
@@ -377,6 +383,9 @@ class Message:
         self.dtypes: Dict[str, str] = {t[0]: t[2] for t in d["tensors"]}
         self.shapes: Dict[str, List[int]] = {t[0]: list(t[3]) for t in d["tensors"]}
         self.names: List[str] = [t[0] for t in d["tensors"]]
+        self.method: str = d["method"]
+        self.input: Optional[Dict[str, Any]] = d["input"]
+        self.tasks: List[Tuple[str, Optional[str]]] = d["tasks"]
 
     def _tensors(self) -> Dict[str, Any]:
         if self._arrays is None:
