@@ -259,7 +259,6 @@ fn warmup_record_limit_is_reported_by_inspect_check_and_diff() {
     assert_eq!(entry("warmup_1001.tfrecord")["records"], 1001);
     assert_eq!(entry("warmup_1000.tfrecord")["records"], 1000);
     let model = s("models/half_plus_two");
-    let prod = s("models/half_plus_two/assets.extra/tf_serving_warmup_requests");
     for (file, fails) in [
         ("warmup_1001.tfrecord", true),
         ("warmup_1000.tfrecord", false),
@@ -274,7 +273,25 @@ fn warmup_record_limit_is_reported_by_inspect_check_and_diff() {
             .any(|(c, sev, _)| c == "TOO_MANY_RECORDS" && sev == "error");
         assert_eq!(too_many, fails, "check {file}");
         assert_eq!(code, i32::from(fails), "check {file}: {}", v["counts"]);
-        let (code, v) = json(&["diff", &f, &prod, "--model", &model]);
+        // Production: the file's first predict request (half_plus_two's warm-up also
+        // holds classify, regress and multi-inference requests, which a predict-only
+        // warm-up does not warm).
+        let dir = tempfile::tempdir().unwrap();
+        let prod = dir.path().join("prod.bin");
+        let first = tfreq::formats::read(
+            bytes::Bytes::from(std::fs::read(&f).unwrap()),
+            &Default::default(),
+        )
+        .and_then(|e| e.into_records())
+        .unwrap()
+        .remove(0)
+        .message;
+        std::fs::write(
+            &prod,
+            tfreq::formats::write(&[first], tfreq::formats::Layout::TfServing).unwrap(),
+        )
+        .unwrap();
+        let (code, v) = json(&["diff", &f, prod.to_str().unwrap(), "--model", &model]);
         let too_many = report_findings(&v)
             .iter()
             .any(|(c, sev, _)| c == "TOO_MANY_RECORDS" && sev == "error");
