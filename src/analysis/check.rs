@@ -178,7 +178,8 @@ pub fn check_meta_graph(msg: &Message, mg: &MetaGraph, signature: Option<&str>) 
 
 /// A classify, regress or multi-inference request: each signature it names (its own,
 /// or every task's) must be in the model (`UNKNOWN_SIGNATURE`, as TF Serving refuses
-/// it), and its input must hold an example (`EMPTY_INPUT`); its examples are not checked against the signature's `ParseExample` feature
+/// it; an input without examples is `EMPTY_INPUT`, a finding about the file:
+/// [`crate::analysis::warmup::empty_inputs`]); its examples are not checked against the signature's `ParseExample` feature
 /// spec (`RECORD_NOT_COMPARED`, a note saying so).
 fn check_examples(msg: &Message, mg: &MetaGraph, signature: Option<&str>) -> RequestReport {
     let mut rep = blank(msg);
@@ -212,16 +213,6 @@ fn check_examples(msg: &Message, mg: &MetaGraph, signature: Option<&str>) -> Req
                 .sides(Some(name), Some(known.join(", "))),
             );
         }
-    }
-    if msg.input.as_ref().is_none_or(|i| i.examples.is_empty()) {
-        rep.findings.push(Finding::new(
-            Code::EmptyInput,
-            Severity::Error,
-            format!(
-                "a {} request whose Input holds no examples: TF Serving answers 'Input is empty.' (InputToSerializedExampleTensor, tensorflow_serving/servables/tensorflow/util.cc)",
-                msg.method.as_str()
-            ),
-        ));
     }
     rep.findings.push(Finding::new(
         Code::RecordNotCompared,

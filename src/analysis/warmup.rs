@@ -5,8 +5,9 @@ use crate::analysis::{Code, Finding, Severity};
 use crate::formats::prediction_log::LogKind;
 use crate::formats::{Container, ContainerKind};
 
-/// `EMPTY_INPUT`: classify, regress and multi-inference warm-up records whose
-/// `tensorflow.serving.Input` holds no `Example` (no `input`, or an empty example list).
+/// `EMPTY_INPUT`: classify, regress and multi-inference requests (warm-up records, or a
+/// bare request) whose `tensorflow.serving.Input` holds no `Example` (no `input`, or an
+/// empty example list).
 /// TF Serving reads it through `InputToSerializedExampleTensor`, which answers
 /// INVALID_ARGUMENT "Input is empty." (tensorflow_serving/servables/tensorflow/util.cc),
 /// and a warm-up error fails the model load.
@@ -30,18 +31,25 @@ pub fn empty_inputs(entries: &[crate::formats::Entry]) -> Vec<Finding> {
         }
         // No `input`, or an input whose example list is empty.
         if m.input.as_ref().is_none_or(|i| i.examples.is_empty()) {
-            let what = e.log_kind.map_or(m.method.as_str(), |k| k.name());
-            out.push(
-                Finding::new(
+            out.push(match e.log_kind {
+                Some(k) => Finding::new(
                     Code::EmptyInput,
                     Severity::Error,
                     format!(
-                        "record {}: {what} request whose Input holds no examples: TF Serving's warm-up answers 'Input is empty.', which fails the model load",
+                        "record {}: {k} request whose Input holds no examples: TF Serving's warm-up answers 'Input is empty.', which fails the model load",
                         e.index
                     ),
                 )
                 .name(format!("record {}", e.index)),
-            );
+                None => Finding::new(
+                    Code::EmptyInput,
+                    Severity::Error,
+                    format!(
+                        "a {} request whose Input holds no examples: TF Serving answers INVALID_ARGUMENT 'Input is empty.'",
+                        m.method.as_str()
+                    ),
+                ),
+            });
         }
     }
     out
@@ -94,7 +102,8 @@ pub const MAX_RECORDS: usize = 1000;
 
 /// The findings of TF Serving's warm-up loader about a file read by
 /// [`crate::formats::read`]: for a TFRecord file (or unframed logs), the
-/// [`limits`] of its record kinds, then its [`empty_inputs`]; none for other containers.
+/// [`limits`] of its record kinds, then its [`empty_inputs`]; for other containers,
+/// their [`empty_inputs`] (a bare classify request without examples).
 ///
 /// ```
 /// use tfreq::formats::{read, InputOptions};
@@ -109,7 +118,8 @@ pub fn file_findings(c: &Container) -> Vec<Finding> {
         c.kind,
         ContainerKind::TfRecord | ContainerKind::UnframedLogs
     ) {
-        return Vec::new();
+        // A bare (or text, or JSON) tf.Example request without examples.
+        return empty_inputs(&c.entries);
     }
     let kinds: Vec<LogKind> = c
         .entries

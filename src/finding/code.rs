@@ -131,7 +131,7 @@ rules! {
     NoLogType = "NO_LOG_TYPE", Warning, ALL3,
         "a record with no log type: skipped (warms nothing)";
     EmptyInput = "EMPTY_INPUT", Error, ALL3,
-        "a classify / regress / multi_inference record whose Input holds no examples: 'Input is empty.' fails the model load";
+        "a classify / regress / multi_inference request whose Input holds no examples: TF Serving answers 'Input is empty.' (in a warm-up record, that fails the model load)";
     WarmupCompressed = "WARMUP_COMPRESSED", Error, DIFF_CHECK,
         "a gzip or zlib warm-up file: TF Serving's warm-up loader reads uncompressed TFRecord only, so the model fails to load";
     // What detection finds about a file (formats).
