@@ -120,6 +120,44 @@ pub fn run(mut a: Args) -> Outcome {
     })
 }
 
+/// Shows one record of a streamed log with its findings: `linted` (about the request)
+/// and `loader` (what the warm-up loader makes of the record, which names it).
+fn show_record(
+    out: &mut impl Write,
+    a: &Args,
+    json: &mut Option<tfreq::render::json::StreamedContainer>,
+    e: &tfreq::formats::Entry,
+    linted: &[Finding],
+    loader: &[Finding],
+) -> Result<(), Failure> {
+    let label = "-";
+    let elabel = format!("{label} {}", e.label(ContainerKind::TfRecord));
+    let problems: Vec<Finding> = linted.iter().chain(loader).cloned().collect();
+    match (json, a.format) {
+        (Some(doc), _) => doc.entry(out, e, &problems)?,
+        (None, Format::Human) => match &e.content {
+            Content::Message(msg) => {
+                writeln!(out)?;
+                human::write_summary(out, &elabel, msg, &problems, Color::Always)?;
+            }
+            _ => {
+                human::write_entry_line(out, &elabel, e, Color::Always)?;
+                human::write_findings(out, &problems, Color::Always)?;
+            }
+        },
+        (None, Format::Text) => write_text_entry(out, label, e, false)?,
+        (None, _) => {
+            for f in linted {
+                tfreq::render::report::write_github_finding(out, label, &elabel, f)?;
+            }
+            for f in loader {
+                tfreq::render::report::write_github_finding(out, label, label, f)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Shows one file read whole, or reports why it could not be read.
 fn show_or_report(
     out: &mut impl Write,
@@ -340,31 +378,9 @@ fn stream_log(
         };
         // What the loader makes of the record names the record itself.
         let loader = check.entry(&e);
-        let problems: Vec<Finding> = linted.iter().chain(&loader).cloned().collect();
-        tally.count(&problems);
-        let elabel = format!("{label} {}", e.label(ContainerKind::TfRecord));
-        match (&mut json, a.format) {
-            (Some(doc), _) => doc.entry(out, &e, &problems)?,
-            (None, Format::Human) => match &e.content {
-                Content::Message(msg) => {
-                    writeln!(out)?;
-                    human::write_summary(out, &elabel, msg, &problems, Color::Always)?;
-                }
-                _ => {
-                    human::write_entry_line(out, &elabel, &e, Color::Always)?;
-                    human::write_findings(out, &problems, Color::Always)?;
-                }
-            },
-            (None, Format::Text) => write_text_entry(out, label, &e, false)?,
-            (None, _) => {
-                for f in &linted {
-                    tfreq::render::report::write_github_finding(out, label, &elabel, f)?;
-                }
-                for f in &loader {
-                    tfreq::render::report::write_github_finding(out, label, label, f)?;
-                }
-            }
-        }
+        tally.count(&linted);
+        tally.count(&loader);
+        show_record(out, a, &mut json, &e, &linted, &loader)?;
     }
     let whole = check.finish();
     tally.count(&whole);
