@@ -44,6 +44,7 @@
 pub mod compression;
 pub mod convert;
 mod detect;
+mod example_spec;
 mod options;
 pub mod prediction_log;
 pub mod rest_json;
