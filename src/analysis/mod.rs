@@ -6,6 +6,7 @@
 //! pipeline can match on it, a severity, the name it is about, and a sentence; they are
 //! defined in `src/finding/`, below the formats, whose detection makes findings too.
 
+pub mod batch;
 mod check;
 pub mod coverage;
 mod diff;
