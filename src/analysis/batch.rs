@@ -59,7 +59,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::key::{ExecutorKey, ShapeKey};
 use crate::analysis::report::{Labeled, Report};
@@ -72,7 +72,8 @@ use crate::model::Message;
 pub const DEFAULT_MAX_BATCH_SIZE: u64 = 1000;
 
 /// How a batching TF Serving runs a request of a given size (see the module docs).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct BatchRule {
     /// `allowed_batch_sizes`, in the order given.
     pub allowed_batch_sizes: Vec<u64>,
@@ -80,7 +81,7 @@ pub struct BatchRule {
     pub max_batch_size: u64,
     /// `max_execution_batch_size` when `enable_large_batch_splitting` is on: requests
     /// larger than it are split into pieces of at most this size.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_execution_batch_size: Option<u64>,
     /// `pad_variable_length_inputs` (does not change the 0th dimension).
     pub pad_variable_length_inputs: bool,
@@ -281,7 +282,7 @@ pub fn batch_of_message(m: &Message) -> Result<Option<u64>, NotBatchable> {
 
 /// What batching keys a compiled shape on besides the padded size: the executor key
 /// and every feed's dtype and dimensions after the 0th.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct BatchGroup {
     /// The executor key.
     pub key: ExecutorKey,
@@ -324,23 +325,25 @@ impl BatchGroup {
 }
 
 /// How one request runs under the rule (a row of the report's `batching` section).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RequestRun {
     /// The request (file, or file and record).
     pub label: String,
     /// Its batch size; absent when it has none ([`RequestRun::refused`] says why).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_size: Option<u64>,
     /// The padded size of each batch it runs in alone (several when split); empty when
     /// refused.
     pub padded_batch_sizes: Vec<u64>,
     /// TensorFlow's message when the request is refused before it runs.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
 }
 
 /// One [`BatchGroup`]'s padded sizes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct GroupSizes {
     /// The group.
     #[serde(skip)]
@@ -353,15 +356,16 @@ pub struct GroupSizes {
     /// once per batch).
     pub production: BTreeMap<u64, u64>,
     /// The padded sizes the warm-up runs (`diff` only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<BTreeSet<u64>>,
     /// Padded sizes production reaches and the warm-up does not (`diff` only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_warmed: Option<Vec<u64>>,
 }
 
 /// The report's `batching` section (`diff`, `keys`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct BatchSizes {
     /// The rule applied.
     pub rule: BatchRule,
@@ -370,10 +374,10 @@ pub struct BatchSizes {
     /// Padded sizes production reaches, over every group.
     pub production_padded_sizes: Vec<u64>,
     /// Padded sizes the warm-up reaches (`diff` only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_padded_sizes: Option<Vec<u64>>,
     /// Production's padded sizes no warm-up request of the same group runs (`diff`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_warmed: Option<Vec<u64>>,
     /// Production requests refused for their size (`BATCH_TOO_LARGE`).
     pub too_large: u64,
@@ -383,10 +387,10 @@ pub struct BatchSizes {
     /// Each group's sizes, most production requests first.
     pub groups: Vec<GroupSizes>,
     /// `diff`: how each warm-up request runs.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warmup: Vec<RequestRun>,
     /// `diff`: how each production request runs.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<RequestRun>,
 }
 

@@ -184,7 +184,7 @@ pub fn write_human(out: &mut dyn Write, r: &Report, color: crate::render::Color)
         }
     }
     if let Some(b) = &r.batching {
-        write_batching(out, b)?;
+        batching_section(out, b)?;
     }
     writeln!(out)?;
     let c = r.counts;
@@ -222,7 +222,12 @@ fn sizes(v: impl IntoIterator<Item = u64>) -> String {
 pub fn write_batching(
     out: &mut dyn Write,
     b: &crate::analysis::batch::BatchSizes,
+    color: crate::render::Color,
 ) -> io::Result<()> {
+    batching_section(&mut crate::render::Paint::new(out, color), b)
+}
+
+fn batching_section(out: &mut dyn Write, b: &crate::analysis::batch::BatchSizes) -> io::Result<()> {
     use style::*;
     let r = &b.rule;
     writeln!(out)?;
