@@ -62,7 +62,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::key::{ExecutorKey, ShapeKey};
-use crate::analysis::report::{Labeled, Report};
 use crate::analysis::{Code, Finding, Severity};
 use crate::formats::batching_params::BatchingParameters;
 use crate::model::Message;
@@ -521,17 +520,18 @@ pub struct BatchDiff {
     pub warmup: Vec<Vec<Finding>>,
 }
 
-/// Compares the padded sizes production reaches with those the warm-up runs, group
-/// by group. `BATCH_SIZE_NOT_WARMED` is a warning, an error with `strict`.
+/// Compares the padded sizes production reaches with those the warm-up runs (requests
+/// as (label, request)), group by group; [`crate::analysis::diff_batches`] adds the
+/// result to a `diff` report. `BATCH_SIZE_NOT_WARMED` is a warning, an error with `strict`.
 pub fn diff(
     rule: &BatchRule,
     source: &str,
-    warmup: &[Labeled],
-    prod: &[Labeled],
+    warmup: &[(&str, &Message)],
+    prod: &[(&str, &Message)],
     strict: bool,
 ) -> BatchDiff {
-    let wkeys: Vec<ShapeKey> = warmup.iter().map(|w| ShapeKey::of(w.message)).collect();
-    let pkeys: Vec<ShapeKey> = prod.iter().map(|p| ShapeKey::of(p.message)).collect();
+    let wkeys: Vec<ShapeKey> = warmup.iter().map(|w| ShapeKey::of(w.1)).collect();
+    let pkeys: Vec<ShapeKey> = prod.iter().map(|p| ShapeKey::of(p.1)).collect();
     let mut sizes = count(rule, source, pkeys.iter().map(|k| (k, 1)));
     let mut warm_groups: BTreeMap<BatchGroup, BTreeSet<u64>> = BTreeMap::new();
     let mut warm_findings = Vec::new();
@@ -548,7 +548,7 @@ pub fn diff(
                 .into_iter()
                 .collect(),
         );
-        sizes.warmup.push(request_run(w.label, size, &run));
+        sizes.warmup.push(request_run(w.0, size, &run));
     }
     let empty = BTreeSet::new();
     let mut cold_all = BTreeSet::new();
@@ -600,7 +600,7 @@ pub fn diff(
                 );
             }
         }
-        sizes.requests.push(request_run(p.label, size, &run));
+        sizes.requests.push(request_run(p.0, size, &run));
         production.push((f, warmed));
     }
     sizes.warmup_padded_sizes = Some(warm_all.into_iter().collect());
@@ -610,41 +610,6 @@ pub fn diff(
         production,
         warmup: warm_findings,
     }
-}
-
-/// Adds a [`diff`] to the report of the same warm-up and production requests
-/// ([`crate::analysis::diff_labeled`]): each production request gets its batch
-/// findings, and its `BATCH_SIZE_CHANGED` is judged again by padded size (a note when
-/// the padded sizes are warmed; dropped when `BATCH_SIZE_NOT_WARMED`, `BATCH_TOO_LARGE`
-/// or `NOT_BATCHABLE` says more); the warm-up requests' refusals are input problems;
-/// the section is the report's `batching`.
-pub fn add_to_report(report: &mut Report, warmup: &[Labeled], d: BatchDiff) {
-    for (req, (findings, warmed)) in report.requests.iter_mut().zip(d.production) {
-        let keep_as_note = warmed && findings.is_empty();
-        req.findings.retain_mut(|f| {
-            if f.code != Code::BatchSizeChanged {
-                return true;
-            }
-            if keep_as_note {
-                f.severity = Severity::Note;
-                f.message = format!(
-                    "{:?}: shape {} in the warm-up, {} in production; with the batching parameters given, production's batch runs padded to a size the warm-up reaches: no new compiled shape",
-                    f.name.as_deref().unwrap_or_default(),
-                    f.left.as_deref().unwrap_or_default(),
-                    f.right.as_deref().unwrap_or_default()
-                );
-            }
-            keep_as_note
-        });
-        req.findings.extend(findings);
-    }
-    for (w, f) in warmup.iter().zip(d.warmup) {
-        if !f.is_empty() {
-            report.add_problems(w.file, w.label, f);
-        }
-    }
-    report.batching = Some(d.sizes);
-    report.summarise();
 }
 
 #[cfg(test)]

@@ -108,8 +108,7 @@ fn run_diff(a: Args) -> Result<u8, Fatal> {
     let (wl, pl) = (labeled(&warm.requests), labeled(&prod.requests));
     let mut report = diff_labeled(&wl, &pl, &opts);
     if let Some((rule, source)) = &batching {
-        let d = tfreq::analysis::batch::diff(rule, source, &wl, &pl, a.strict_shapes);
-        tfreq::analysis::batch::add_to_report(&mut report, &wl, d);
+        tfreq::analysis::diff_batches(&mut report, rule, source, &wl, &pl, a.strict_shapes);
     }
     warm.report_problems(&mut report);
     prod.report_problems(&mut report);
