@@ -131,11 +131,16 @@ fn run_merge(a: MergeArgs) -> Outcome {
             tfreq::render::json::write_summary(&mut out, &merged)?;
             writeln!(out)?;
         }
-        Format::Human => tfreq::render::human::write_coverage(
-            &mut out,
-            &merged.counts(),
-            tfreq::render::Color::Always,
-        )?,
+        Format::Human => {
+            tfreq::render::human::write_coverage(
+                &mut out,
+                &merged.counts(),
+                tfreq::render::Color::Always,
+            )?;
+            if let Some(b) = &merged.batching {
+                tfreq::render::report::write_batching(&mut out, b, tfreq::render::Color::Always)?;
+            }
+        }
     }
     out.flush()?;
     Ok(if bad || !merged.unreadable.is_empty() {
@@ -380,7 +385,7 @@ fn warmup_batches(
             _ => {}
         }
     }
-    groups.sort_by(|x, y| y.1.cmp(&x.1));
+    groups.sort_by_key(|g| std::cmp::Reverse(g.1));
     let groups: Vec<(BatchGroup, u64, &tfreq::Message)> = groups
         .into_iter()
         .filter_map(|(g, n, m)| m.map(|m| (g, n, m)))
