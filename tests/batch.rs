@@ -508,3 +508,103 @@ fn warmup_stays_within_the_loaders_record_limit() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn a_warmup_record_too_large_fails_the_model_load() {
+    // The log as the warm-up: its record 5 (33 rows) is refused by the batch scheduler,
+    // and a warm-up request that fails fails the model load.
+    let o = run(&[
+        "diff",
+        &ex("batch/predict_log.tfrecord"),
+        &ex("batch/warmup.tfrecord"),
+        "--allowed-batch-sizes",
+        "1,8,32",
+        "-f",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let r = json(&o);
+    let problems = r["problems"].as_array().expect("problems");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0]["code"], "BATCH_TOO_LARGE");
+    assert!(problems[0]["label"]
+        .as_str()
+        .unwrap()
+        .ends_with("(record 5)"));
+    assert!(problems[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("fails the model load"));
+    assert_eq!(r["verdict"], "fail");
+}
+
+#[test]
+fn inputs_without_one_batch_dimension_are_not_batchable() {
+    use tfreq::analysis::batch::BatchRule;
+    use tfreq::analysis::report::Labeled;
+    use tfreq::analysis::{diff_batches, diff_labeled, DiffOptions};
+    use tfreq::{DType, TFRequest, WireFormat};
+    let req = |shapes: &[(&str, &[i64])]| {
+        let mut r = TFRequest::for_wire("", WireFormat::TfServing);
+        for (n, s) in shapes {
+            let count: i64 = s.iter().product();
+            r.add_feed(*n, s, DType::Float, vec![0f32; count as usize])
+                .unwrap();
+        }
+        r.add_fetch("y");
+        r.into_message()
+    };
+    let warm = req(&[("x", &[1, 2]), ("k", &[1])]);
+    let rows = req(&[("x", &[3, 2]), ("k", &[4])]);
+    let scalar = req(&[("x", &[3, 2]), ("k", &[])]);
+    let ok = req(&[("x", &[3, 2]), ("k", &[3])]);
+    let w = [Labeled::new("w", "w", &warm)];
+    let p = [
+        Labeled::new("p", "rows", &rows),
+        Labeled::new("p", "scalar", &scalar),
+        Labeled::new("p", "ok", &ok),
+    ];
+    let mut report = diff_labeled(&w, &p, &DiffOptions::default());
+    let rule = BatchRule::from_allowed(&[1, 4, 8]).unwrap();
+    diff_batches(&mut report, &rule, "test", &w, &p, false);
+    let codes: Vec<Vec<&str>> = report
+        .requests
+        .iter()
+        .map(|r| {
+            r.findings
+                .iter()
+                .filter(|f| f.code.as_str().contains("BATCH"))
+                .map(|f| f.code.as_str())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            vec!["NOT_BATCHABLE"],
+            vec!["NOT_BATCHABLE"],
+            vec!["BATCH_SIZE_NOT_WARMED"]
+        ]
+    );
+    let msg = &report.requests[0]
+        .findings
+        .iter()
+        .find(|f| f.code == "NOT_BATCHABLE")
+        .unwrap()
+        .message;
+    assert!(
+        msg.contains("Batching Run() input tensors must have equal 0th-dimension size"),
+        "{msg}"
+    );
+    let msg = &report.requests[1]
+        .findings
+        .iter()
+        .find(|f| f.code == "NOT_BATCHABLE")
+        .unwrap()
+        .message;
+    assert!(msg.contains("must have at least one dimension"), "{msg}");
+    let b = report.batching.as_ref().unwrap();
+    assert_eq!((b.not_batchable, b.too_large), (2, 0));
+    assert_eq!(b.production_padded_sizes, [4]);
+    assert!(report.failed);
+}
