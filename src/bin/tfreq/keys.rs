@@ -372,9 +372,15 @@ fn warmup_batches(
                 groups.len() - 1
             }
         };
-        groups[i].1 += stat.count;
+        // Requests a warm-up can cover: those the server runs (not refused for size).
+        let runs = |n: u64| matches!(rule.run(n), tfreq::analysis::batch::Run::Padded(_));
+        if matches!(batchable, Ok(Some(n)) if runs(n)) {
+            groups[i].1 += stat.count;
+        }
         match batchable {
-            Ok(Some(_)) if groups[i].2.is_none() => groups[i].2 = stat.representative.as_ref(),
+            Ok(Some(n)) if runs(n) && groups[i].2.is_none() => {
+                groups[i].2 = stat.representative.as_ref()
+            }
             Err(e) => skipped.push(format!(
                 "{} ({}): not batchable, \"{}\" ({})",
                 k.key,
