@@ -445,6 +445,14 @@ fn warmup_writes_every_allowed_size_and_then_nothing_is_cold() {
             "{}",
             String::from_utf8_lossy(&o.stderr)
         );
+        // Every request the server runs is covered; the refused one cannot be.
+        let rows = expected_rows("batch/predict_log.tfrecord");
+        let served = rows.iter().filter(|r| r.2.is_none()).count();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("covering {served} of {} requests", rows.len())),
+            "{err}"
+        );
         let want: Vec<(String, String, String, Vec<i64>)> = allowed
             .iter()
             .map(|&n| {
