@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{Message, WireFormat};
 
@@ -24,7 +24,7 @@ use crate::model::{Message, WireFormat};
 /// assert_eq!(ExecutorKey::of(a.message()), ExecutorKey::of(b.message()));
 /// # Ok::<(), tfreq::BuildError>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ExecutorKey {
     /// The signature TensorFlow runs (TF Serving's empty name resolved to `serving_default`).
     pub signature: String,

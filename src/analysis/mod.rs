@@ -6,6 +6,7 @@
 //! pipeline can match on it, a severity, the name it is about, and a sentence; they are
 //! defined in `src/finding/`, below the formats, whose detection makes findings too.
 
+pub mod batch;
 mod check;
 pub mod coverage;
 mod diff;
@@ -19,5 +20,5 @@ pub mod warmup;
 
 pub use crate::finding::{Code, Commands, Finding, Rule, Severity};
 pub use check::{check, check_labeled, CheckOptions};
-pub use diff::{diff, diff_labeled, DiffOptions};
+pub use diff::{diff, diff_batches, diff_labeled, DiffOptions};
 pub use lint::lint;

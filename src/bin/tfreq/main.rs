@@ -3,6 +3,7 @@
 //! 2 unreadable input or usage error. A closed pipe ends the program quietly.
 
 pub(crate) mod args;
+pub(crate) mod batch;
 pub(crate) mod build;
 pub(crate) mod check;
 pub(crate) mod common;
