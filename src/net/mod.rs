@@ -24,6 +24,7 @@
 
 pub mod eas;
 pub mod grpc;
+pub mod pool;
 pub mod queue;
 pub mod rest;
 pub(crate) mod web;
