@@ -1578,3 +1578,257 @@ fn send_and_replay_take_max_size_stdin_and_go_on_past_a_bad_file() {
     assert_eq!(v["production"].as_array().unwrap().len(), 1, "{v:#}");
     assert_eq!(seen.lock().unwrap().len(), 3);
 }
+
+// ---------------------------------------------------------------------------------------
+// send --concurrency
+// ---------------------------------------------------------------------------------------
+
+/// Calls under way now and the most ever at once, counted by a server's handler.
+#[derive(Default)]
+struct InFlight {
+    now: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+impl InFlight {
+    /// Counts a call for as long as the guard lives.
+    fn enter(self: &Arc<Self>) -> impl Drop {
+        use std::sync::atomic::Ordering::SeqCst;
+        let n = self.now.fetch_add(1, SeqCst) + 1;
+        self.most.fetch_max(n, SeqCst);
+        struct Leave(Arc<InFlight>);
+        impl Drop for Leave {
+            fn drop(&mut self) {
+                self.0.now.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        Leave(self.clone())
+    }
+
+    fn most(&self) -> usize {
+        self.most.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// The four request files of the concurrency tests, each a different EAS request.
+const FOUR: [&str; 4] = [
+    "tests/data/eas/dtype_float.bin",
+    "tests/data/eas/dtype_int32.bin",
+    "tests/data/eas/dtype_bool.bin",
+    "tests/data/eas/scalar.bin",
+];
+
+/// An EAS server answering each of [`FOUR`] after its delay (ms), with `status` for
+/// the third when not 200.
+fn slow_eas_server(delays: [u64; 4], third_status: u16, flight: Arc<InFlight>) -> HttpServer {
+    let bodies: Vec<Vec<u8>> = FOUR.iter().map(|f| data(f)).collect();
+    HttpServer::start(Box::new(move |s: &Seen| {
+        let _g = flight.enter();
+        let i = bodies
+            .iter()
+            .position(|b| *b == s.body)
+            .expect("one of FOUR");
+        std::thread::sleep(Duration::from_millis(delays[i]));
+        if i == 2 && third_status != 200 {
+            return (third_status, vec![], b"overloaded".to_vec());
+        }
+        (200, vec![], data("tests/data/eas/response.bin"))
+    }))
+}
+
+/// The request labels of `send`'s human output, in the order shown.
+fn shown_order(stdout: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter(|l| l.contains(" -> http://"))
+        .map(|l| l.split(" -> ").next().unwrap().to_string())
+        .collect()
+}
+
+/// Four requests of 300 ms, four at once, take about 300 ms, not 1.2 s: the server sees
+/// four calls under way at once, and the answers are shown in the files' order although
+/// the first file's answer comes last.
+#[test]
+fn send_concurrency_sends_at_once_and_shows_answers_in_file_order() {
+    let flight = Arc::new(InFlight::default());
+    let srv = slow_eas_server([600, 300, 300, 300], 200, flight.clone());
+    let url = srv.url("/api/predict/faq");
+    let start = Instant::now();
+    let out = tfreq()
+        .args(["send", "--concurrency", "4", "--to", &url])
+        .args(FOUR)
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    assert_ok(&out);
+    assert_eq!(flight.most(), 4);
+    // One at a time it would be 1.5 s; four at once, the slowest call's 600 ms.
+    assert!(took < Duration::from_millis(1300), "{took:?}");
+    assert_eq!(shown_order(&out.stdout), FOUR);
+    // The default stays one at a time, in order.
+    let flight1 = Arc::new(InFlight::default());
+    let srv1 = slow_eas_server([50, 10, 10, 10], 200, flight1.clone());
+    let out = tfreq()
+        .args(["send", "--to", &srv1.url("/api/predict/faq")])
+        .args(FOUR)
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    assert_eq!(flight1.most(), 1);
+    assert_eq!(shown_order(&out.stdout), FOUR);
+    let seen: Vec<Vec<u8>> = srv1.seen().into_iter().map(|s| s.body).collect();
+    let want: Vec<Vec<u8>> = FOUR.iter().map(|f| data(f)).collect();
+    assert_eq!(seen, want);
+}
+
+/// One refused request and one that times out among four sent at once: the other two
+/// answers are shown, saved and compared, both failures reported in their place, and
+/// the exit code is the worst (2 for the timeout).
+#[test]
+fn send_concurrency_one_failure_never_loses_the_others() {
+    let flight = Arc::new(InFlight::default());
+    // The second answers after the 1 s --timeout; the third is refused (503).
+    let srv = slow_eas_server([10, 3000, 10, 10], 503, flight);
+    let url = srv.url("/api/predict/faq");
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("saved");
+    let out = tfreq()
+        .args(["send", "-c", "3", "--timeout", "1", "--to", &url, "--save"])
+        .arg(&save)
+        .args(["--expect", "tests/data/eas/response.bin"])
+        .args(["tests/data/eas/dtype_float.bin"])
+        .output()
+        .unwrap();
+    // --expect FILE with one request still works under -c.
+    assert_ok(&out);
+    let out = tfreq()
+        .args(["send", "-c", "3", "--timeout", "1", "--to", &url, "--save"])
+        .arg(&save)
+        .args(FOUR)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}", common::output_text(&out));
+    assert_eq!(
+        shown_order(&out.stdout),
+        [
+            "tests/data/eas/dtype_float.bin",
+            "tests/data/eas/scalar.bin"
+        ]
+    );
+    assert!(
+        err.contains("dtype_int32.bin: ") && err.contains("no answer within 1.0 s"),
+        "{err}"
+    );
+    assert!(
+        err.contains("dtype_bool.bin: ") && err.contains("HTTP 503"),
+        "{err}"
+    );
+    let mut saved: Vec<String> = std::fs::read_dir(&save)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    saved.sort();
+    assert_eq!(saved, ["dtype_float.response.bin", "scalar.response.bin"]);
+    // --expect DIR compares the answers that came (the refused request has no expected
+    // answer: reported, exit 2, not sent); JSON is one well-formed array of the answers.
+    let out = tfreq()
+        .args([
+            "send",
+            "-c",
+            "4",
+            "--timeout",
+            "1",
+            "--to",
+            &url,
+            "-f",
+            "json",
+            "--expect",
+        ])
+        .arg(&save)
+        .args([
+            "tests/data/eas/dtype_bool.bin",
+            "tests/data/eas/dtype_float.bin",
+            "tests/data/eas/scalar.bin",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", common::output_text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dtype_bool.response.bin"));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let docs = doc.as_array().unwrap();
+    assert_eq!(docs.len(), 2);
+    assert_eq!(docs[0]["request"], "tests/data/eas/dtype_float.bin");
+    assert_eq!(docs[1]["request"], "tests/data/eas/scalar.bin");
+    assert!(docs
+        .iter()
+        .all(|d| d["findings"].as_array().unwrap().is_empty()));
+    // A refused first request, one at a time: the JSON array has no stray comma.
+    let out = tfreq()
+        .args(["send", "--to", &url, "-f", "json"])
+        .args([
+            "tests/data/eas/dtype_bool.bin",
+            "tests/data/eas/dtype_float.bin",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", common::output_text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc.as_array().unwrap().len(), 1);
+}
+
+/// `--async --concurrency 2`: every request is put on the queue before any result is
+/// asked for (as a pool of queue clients does), each once, and every result is fetched
+/// by its own request id and shown in the files' order.
+#[test]
+fn send_async_concurrency_puts_all_then_waits_for_all() {
+    let next_id = Arc::new(Mutex::new(0u32));
+    let srv = HttpServer::start(Box::new(move |s: &Seen| {
+        if s.method == "POST" {
+            let mut n = next_id.lock().unwrap();
+            *n += 1;
+            let id = format!("req-{n}");
+            return (
+                200,
+                vec![("X-Eas-Queueservice-Request-Id".into(), id)],
+                b"1".to_vec(),
+            );
+        }
+        let id = s.target.split("requestId=").nth(1).unwrap().to_string();
+        let list = DataFrameList {
+            index: vec![DataFrame {
+                index: 1,
+                tags: [("requestId".to_string(), id)].into(),
+                data: data("tests/data/eas/response.bin").into(),
+                message: String::new(),
+            }],
+        };
+        (200, vec![], list.encode_to_vec())
+    }));
+    let out = tfreq()
+        .args(["send", "--async", "-c", "2", "--to"])
+        .arg(srv.url("/api/predict/q"))
+        .args(FOUR)
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    assert_eq!(shown_order(&out.stdout), FOUR);
+    let seen = srv.seen();
+    let methods: Vec<&str> = seen.iter().map(|s| s.method.as_str()).collect();
+    assert_eq!(
+        methods,
+        ["POST", "POST", "POST", "POST", "GET", "GET", "GET", "GET"]
+    );
+    let mut asked: Vec<String> = seen[4..]
+        .iter()
+        .map(|s| s.target.split("requestId=").nth(1).unwrap().to_string())
+        .collect();
+    asked.sort();
+    assert_eq!(asked, ["req-1", "req-2", "req-3", "req-4"]);
+    // One identity for the whole run, whichever connection sends.
+    let uids: std::collections::BTreeSet<_> = seen
+        .iter()
+        .map(|s| s.headers["x-eas-queueservice-redis-uid"].clone())
+        .collect();
+    assert_eq!(uids.len(), 1);
+}
