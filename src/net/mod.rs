@@ -661,6 +661,24 @@ impl Client {
         })
     }
 
+    /// Does ahead what the first call would do besides sending: for TF Serving REST,
+    /// reads the model's output dtypes from its metadata (JSON carries none), so that
+    /// no call's latency includes that read. Nothing for EAS and gRPC. A metadata
+    /// endpoint that does not answer is left for the first call to try again.
+    pub fn ready(&mut self) {
+        let t = self.opts.deadline();
+        if let (Inner::Rest(h, outs), target) = (&mut self.inner, &self.target) {
+            if outs.is_empty() {
+                let meta = rest::metadata_url(target);
+                if let Ok(r) = self.rt.block_on(h.get(&meta, vec![], t)) {
+                    if let Ok(b) = web::ok_body(r) {
+                        outs.learn(&b);
+                    }
+                }
+            }
+        }
+    }
+
     /// Reads the served model's signatures: gRPC GetModelMetadata, or REST
     /// `GET /v1/models/NAME[/versions/N]/metadata`.
     pub fn metadata(&mut self) -> Result<ModelSignatures, NetError> {
