@@ -1832,3 +1832,264 @@ fn send_async_concurrency_puts_all_then_waits_for_all() {
         .collect();
     assert_eq!(uids.len(), 1);
 }
+
+// ---------------------------------------------------------------------------------------
+// tfreq load
+// ---------------------------------------------------------------------------------------
+
+/// `tfreq load ARGS... -f json`: its exit code and JSON report.
+fn load_json(args: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let out = tfreq()
+        .arg("load")
+        .args(args)
+        .args(["-f", "json"])
+        .output()
+        .unwrap();
+    let doc = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", common::output_text(&out)));
+    (out.status.code(), doc)
+}
+
+/// Eight calls of 200 ms, four at once, closed loop: about 400 ms, not 1.6 s, with four
+/// under way at once; the first call (one key) is apart from the other seven.
+#[test]
+fn load_sends_concurrency_calls_at_once() {
+    let flight = Arc::new(InFlight::default());
+    let srv = slow_eas_server([200, 200, 200, 200], 200, flight.clone());
+    let url = srv.url("/api/predict/faq");
+    let (code, r) = load_json(&[
+        "tests/data/eas/dtype_float.bin",
+        "--to",
+        &url,
+        "-c",
+        "4",
+        "-n",
+        "8",
+    ]);
+    assert_eq!(code, Some(0), "{r}");
+    assert_eq!(flight.most(), 4);
+    assert_eq!(r["requests"], 8);
+    assert_eq!(r["answers"], 8);
+    assert_eq!(r["errors_total"], 0);
+    assert_eq!(r["first_calls"].as_array().unwrap().len(), 1);
+    assert_eq!(r["latency_ms"]["count"], 7);
+    let elapsed = r["elapsed_s"].as_f64().unwrap();
+    assert!((0.39..1.2).contains(&elapsed), "{elapsed}");
+    let p50 = r["latency_ms"]["p50_ms"].as_f64().unwrap();
+    assert!((199.0..400.0).contains(&p50), "{p50}");
+    let bins: u64 = r["histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(bins, 7);
+}
+
+/// Open loop at 50/s, one worker, and a service that stalls once for a second: the
+/// requests scheduled during the stall wait for it, and their latencies include the
+/// wait (measured from the scheduled send time), so p90 is hundreds of milliseconds —
+/// a measurement from the actual send would see one slow call and p90 near 0. The
+/// HTML report is well-formed XML whose plot has the curve's points.
+#[test]
+fn load_open_loop_counts_a_stall_in_the_latencies_scheduled_during_it() {
+    let calls = Arc::new(Mutex::new(0u32));
+    let srv = HttpServer::start(Box::new(move |_s: &Seen| {
+        let n = {
+            let mut c = calls.lock().unwrap();
+            *c += 1;
+            *c
+        };
+        if n == 5 {
+            std::thread::sleep(Duration::from_millis(1000));
+        }
+        (200, vec![], data("tests/data/eas/response.bin"))
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let url = srv.url("/api/predict/faq");
+    let (code, r) = load_json(&[
+        "tests/data/eas/faq_prod.bin",
+        "--to",
+        &url,
+        "--rate",
+        "50/s",
+        "-n",
+        "100",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{r}");
+    assert_eq!(r["answers"], 100);
+    let p = &r["latency_ms"];
+    let (p90, p99, max) = (
+        p["p90_ms"].as_f64().unwrap(),
+        p["p99_ms"].as_f64().unwrap(),
+        p["max_ms"].as_f64().unwrap(),
+    );
+    // Requests 5 to about 53 were due during the stall: latencies from ~1000 ms down.
+    assert!(
+        p90 > 400.0,
+        "p90 {p90}: the wait during the stall is not counted\n{r}"
+    );
+    assert!(p99 > 900.0 && max >= 999.0 && max < 1500.0, "{r}");
+    // After the stall the backlog is sent at once: the run still ends near 2 s.
+    let elapsed = r["elapsed_s"].as_f64().unwrap();
+    assert!((1.9..3.0).contains(&elapsed), "{elapsed}");
+    // The page: well-formed XML (so also parseable HTML), a circle a curve point with
+    // the JSON's values, one mark a request in the plot over time. No browser here:
+    // the structure is checked, not the rendering.
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    // Self-contained: no script, nothing loaded from elsewhere.
+    assert!(!html.contains("<script") && !html.contains(" src=") && !html.contains(" href="));
+    let curve: Vec<String> = r["curve"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| format!("{}:{}", c["percentile"], c["latency_ms"]))
+        .collect();
+    assert_eq!(curve.len(), 16);
+    let check = r#"
+import sys, xml.etree.ElementTree as E
+root = E.parse(sys.argv[1]).getroot()
+svg = '{http://www.w3.org/2000/svg}'
+curve = [s for s in root.iter(svg + 'svg') if s.get('id') == 'curve'][0]
+for c in curve.iter(svg + 'circle'):
+    print('%s:%s' % (c.get('data-percentile'), c.get('data-latency-ms')))
+over = [s for s in root.iter(svg + 'svg') if s.get('id') == 'over-time'][0]
+print('marks', sum(p.get('d').count('M') for p in over.iter(svg + 'path')))
+"#;
+    match std::process::Command::new("python3")
+        .args(["-c", check])
+        .arg(&page)
+        .output()
+    {
+        Ok(out) => {
+            assert!(out.status.success(), "{}", common::output_text(&out));
+            let text = String::from_utf8(out.stdout).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines.len(), 17, "{text}");
+            for (got, want) in lines.iter().zip(&curve) {
+                let (gp, gl) = got.split_once(':').unwrap();
+                let (wp, wl) = want.split_once(':').unwrap();
+                assert_eq!(gp.parse::<f64>().unwrap(), wp.parse::<f64>().unwrap());
+                assert_eq!(gl.parse::<f64>().unwrap(), wl.parse::<f64>().unwrap());
+            }
+            assert_eq!(lines[16], "marks 100");
+        }
+        Err(e) => eprintln!("python3 not available ({e}): the page's XML is not parsed"),
+    }
+}
+
+/// Errors are counted by status, the failed calls' latencies left out; the first call
+/// of each distinct executor key is shown apart, in the order sent; exit 1.
+#[test]
+fn load_counts_errors_by_status_and_each_keys_first_call() {
+    let flight = Arc::new(InFlight::default());
+    let srv = slow_eas_server([1, 1, 1, 1], 503, flight);
+    let url = srv.url("/api/predict/faq");
+    let mut args = FOUR.to_vec();
+    args.extend(["--to", &url, "-c", "2", "-n", "12"]);
+    let (code, r) = load_json(&args);
+    assert_eq!(code, Some(1), "{r}");
+    assert_eq!(r["requests"], 12);
+    assert_eq!(r["errors_total"], 3);
+    assert_eq!(r["answers"], 9);
+    assert_eq!(
+        r["errors"]["HTTP 503 Service Unavailable"]["count"], 3,
+        "{r}"
+    );
+    // The files' executor keys, as the library computes them: one first call each,
+    // from the first file of the key.
+    let mut keys: Vec<(tfreq::analysis::key::ExecutorKey, &str)> = Vec::new();
+    for f in FOUR {
+        let m = tfreq::decode_as(&data(f), WireFormat::Eas, Kind::Request).unwrap();
+        let k = tfreq::analysis::key::ExecutorKey::of(&m);
+        if !keys.iter().any(|(seen, _)| *seen == k) {
+            keys.push((k, f));
+        }
+    }
+    let firsts = r["first_calls"].as_array().unwrap();
+    assert_eq!(firsts.len(), keys.len(), "{r}");
+    for (f, (k, file)) in firsts.iter().zip(&keys) {
+        assert_eq!(f["request"], *file);
+        assert_eq!(f["key"], k.to_string());
+    }
+    let failed_firsts = firsts.iter().filter(|f| !f["error"].is_null()).count();
+    assert_eq!(
+        r["latency_ms"]["count"].as_u64().unwrap(),
+        9 - (firsts.len() - failed_firsts) as u64
+    );
+}
+
+/// --rate paces the sends: 200 requests at 200/s are sent at 200/s (within 5 % on a
+/// busy test machine); --duration at a rate sends rate × duration requests; the human
+/// report has its histogram and the first calls; bad values are usage errors.
+#[test]
+fn load_rate_duration_and_usage() {
+    let srv = eas_server();
+    let url = srv.url("/api/predict/faq");
+    let (code, r) = load_json(&[
+        "tests/data/eas/faq_prod.bin",
+        "--to",
+        &url,
+        "--token",
+        TOKEN,
+        "--rate",
+        "200",
+        "-n",
+        "200",
+        "-c",
+        "2",
+    ]);
+    assert_eq!(code, Some(0), "{r}");
+    let rate = r["send_rate_per_s"].as_f64().unwrap();
+    assert!((rate - 200.0).abs() < 10.0, "{rate}");
+    let (code, r) = load_json(&[
+        "tests/data/eas/faq_prod.bin",
+        "--to",
+        &url,
+        "--token",
+        TOKEN,
+        "--rate",
+        "100",
+        "--duration",
+        "300ms",
+    ]);
+    assert_eq!(code, Some(0), "{r}");
+    assert_eq!(r["requests"], 30);
+    let out = tfreq()
+        .args([
+            "load",
+            "tests/data/eas/faq_prod.bin",
+            "--to",
+            &url,
+            "--token",
+            TOKEN,
+            "-n",
+            "20",
+        ])
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("load: 20 requests to"), "{text}");
+    assert!(text.contains("p99.9") && text.contains('■'), "{text}");
+    assert!(text.contains("first call of each executor key:"), "{text}");
+    for bad in [
+        &["--rate", "0"][..],
+        &["--rate", "fast"],
+        &["--duration", "0s"],
+        &["--duration", "1s", "-n", "3"],
+        &["-n", "0"],
+        &["-c", "0"],
+    ] {
+        let out = tfreq()
+            .args(["load", "tests/data/eas/faq_prod.bin", "--to", &url])
+            .args(bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+}
