@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use tfreq::analysis::key::ExecutorKey;
@@ -220,6 +219,93 @@ pub fn run(a: Args) -> Outcome {
     Ok(code)
 }
 
+/// What one worker measured; the workers' tallies are added up at the end (no
+/// message between threads per call: a wake-up of another thread for every call would
+/// cost more CPU than the call itself).
+#[derive(Default)]
+struct Tally {
+    latencies: Latencies,
+    errors: BTreeMap<String, Errors>,
+    firsts: Vec<(u64, First)>,
+    points: Vec<(f32, f32)>,
+    sent: u64,
+    answers: u64,
+    errors_total: u64,
+    first_sent: Option<Duration>,
+    last_sent: Duration,
+    last_end: Duration,
+}
+
+impl Tally {
+    /// Counts one call. `is_first`: the first call of its key; `label` and `key` name
+    /// it; at most `max_points` points are kept for the plot.
+    fn add(&mut self, r: Record, first: Option<(&str, &ExecutorKey)>, max_points: usize) {
+        self.sent += 1;
+        self.first_sent = Some(self.first_sent.map_or(r.sent, |f| f.min(r.sent)));
+        self.last_sent = self.last_sent.max(r.sent);
+        self.last_end = self.last_end.max(r.due + r.latency);
+        if self.points.len() < max_points {
+            self.points.push((
+                r.due.as_secs_f32(),
+                (r.latency.as_secs_f64() * 1000.0) as f32,
+            ));
+        }
+        let error = match &r.result {
+            Ok(()) => {
+                self.answers += 1;
+                if first.is_none() {
+                    self.latencies.record(r.latency);
+                }
+                None
+            }
+            Err(e) => {
+                self.errors_total += 1;
+                let entry = self.errors.entry(status_of(e)).or_insert_with(|| Errors {
+                    count: 0,
+                    example: e.to_string(),
+                });
+                entry.count += 1;
+                Some(e.to_string())
+            }
+        };
+        if let Some((label, key)) = first {
+            self.firsts.push((
+                r.i,
+                First {
+                    key: key.to_string(),
+                    request: label.to_string(),
+                    latency_ms: r.latency.as_secs_f64() * 1000.0,
+                    error,
+                },
+            ));
+        }
+    }
+
+    /// Adds another worker's tally.
+    fn merge(&mut self, o: Tally) {
+        self.latencies.merge(&o.latencies);
+        for (status, e) in o.errors {
+            // The first example kept is the one of the worker merged first: any of them
+            // shows what the status means.
+            self.errors
+                .entry(status)
+                .and_modify(|mine| mine.count += e.count)
+                .or_insert(e);
+        }
+        self.firsts.extend(o.firsts);
+        self.points.extend(o.points);
+        self.sent += o.sent;
+        self.answers += o.answers;
+        self.errors_total += o.errors_total;
+        self.first_sent = match (self.first_sent, o.first_sent) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_sent = self.last_sent.max(o.last_sent);
+        self.last_end = self.last_end.max(o.last_end);
+    }
+}
+
 /// Sends the run's requests and gathers what they measured.
 fn drive(
     a: &Args,
@@ -232,124 +318,87 @@ fn drive(
 ) -> Report {
     let n = planned.len() as u64;
     let next = AtomicU64::new(0);
-    let (tx, rx) = mpsc::channel::<Record>();
     let start = Instant::now();
     let stop_at = a.duration.and_then(|d| start.checked_add(d));
-    let mut latencies = Latencies::new();
-    let mut errors: BTreeMap<String, Errors> = BTreeMap::new();
-    let mut firsts: Vec<(u64, First)> = Vec::new();
-    let mut points = Vec::new();
-    let (mut sent, mut answers, mut errors_total) = (0u64, 0u64, 0u64);
-    let (mut first_sent, mut last_sent, mut last_end) =
-        (None::<Duration>, Duration::ZERO, Duration::ZERO);
+    let max_points = MAX_POINTS / clients.len().max(1);
+    let mut t = Tally::default();
     std::thread::scope(|s| {
+        let mut running = Vec::new();
         for c in clients.iter_mut() {
-            let tx = tx.clone();
             let next = &next;
-            s.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= total {
-                    break;
-                }
-                let due = schedule.at(i).and_then(|o| start.checked_add(o));
-                if let (Some(due), Some(stop)) = (due, stop_at) {
-                    if due >= stop {
+            running.push(s.spawn(move || {
+                let mut t = Tally::default();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= total {
                         break;
                     }
-                }
-                if let Some(due) = due {
-                    let now = Instant::now();
-                    if due > now {
-                        std::thread::sleep(due - now);
+                    let due = schedule.at(i).and_then(|o| start.checked_add(o));
+                    if let (Some(due), Some(stop)) = (due, stop_at) {
+                        if due >= stop {
+                            break;
+                        }
                     }
+                    if let Some(due) = due {
+                        let now = Instant::now();
+                        if due > now {
+                            std::thread::sleep(due - now);
+                        }
+                    }
+                    let at = Instant::now();
+                    if due.is_none() && stop_at.is_some_and(|stop| at >= stop) {
+                        break;
+                    }
+                    // `i % n` is below the number of files, so it fits a usize.
+                    let file = (i % n) as usize;
+                    let result = c.send(&planned[file].2).map(drop);
+                    let end = Instant::now();
+                    let rec = Record {
+                        i,
+                        sent: at - start,
+                        due: due.unwrap_or(at) - start,
+                        latency: end - due.unwrap_or(at),
+                        result,
+                    };
+                    let first = (i < n && first_of_key[file])
+                        .then(|| (planned[file].0.as_str(), &planned[file].1));
+                    t.add(rec, first, max_points);
                 }
-                let at = Instant::now();
-                if due.is_none() && stop_at.is_some_and(|stop| at >= stop) {
-                    break;
-                }
-                // u64 → usize: `i % n` is below the number of files.
-                let req = &planned[(i % n) as usize].2;
-                let result = c.send(req).map(drop);
-                let end = Instant::now();
-                let rec = Record {
-                    i,
-                    sent: at - start,
-                    due: due.unwrap_or(at) - start,
-                    latency: end - due.unwrap_or(at),
-                    result,
-                };
-                if tx.send(rec).is_err() {
-                    break;
-                }
-            });
+                t
+            }));
         }
-        drop(tx);
-        for r in rx {
-            sent += 1;
-            first_sent = Some(first_sent.map_or(r.sent, |f| f.min(r.sent)));
-            last_sent = last_sent.max(r.sent);
-            last_end = last_end.max(r.due + r.latency);
-            let file = (r.i % n) as usize;
-            let is_first = r.i < n && first_of_key[file];
-            if points.len() < MAX_POINTS {
-                points.push((
-                    r.due.as_secs_f32(),
-                    (r.latency.as_secs_f64() * 1000.0) as f32,
-                ));
-            }
-            let error = match &r.result {
-                Ok(()) => {
-                    answers += 1;
-                    if !is_first {
-                        latencies.record(r.latency);
-                    }
-                    None
-                }
-                Err(e) => {
-                    errors_total += 1;
-                    let e2 = errors.entry(status_of(e)).or_insert_with(|| Errors {
-                        count: 0,
-                        example: e.to_string(),
-                    });
-                    e2.count += 1;
-                    Some(e.to_string())
-                }
-            };
-            if is_first {
-                let (label, key, _) = &planned[file];
-                firsts.push((
-                    r.i,
-                    First {
-                        key: key.to_string(),
-                        request: label.clone(),
-                        latency_ms: r.latency.as_secs_f64() * 1000.0,
-                        error,
-                    },
-                ));
+        for h in running {
+            match h.join() {
+                Ok(w) => t.merge(w),
+                Err(p) => std::panic::resume_unwind(p),
             }
         }
     });
-    firsts.sort_by_key(|(i, _)| *i);
-    let elapsed = last_end.as_secs_f64();
+    t.firsts.sort_by_key(|(i, _)| *i);
+    t.points
+        .sort_by(|x, y| x.0.partial_cmp(&y.0).unwrap_or(std::cmp::Ordering::Equal));
+    let elapsed = t.last_end.as_secs_f64();
     let per_s = |count: u64, secs: f64| if secs > 0.0 { count as f64 / secs } else { 0.0 };
-    let span = first_sent.map_or(0.0, |f| (last_sent - f).as_secs_f64());
+    let span = t
+        .first_sent
+        .map_or(0.0, |f| (t.last_sent - f).as_secs_f64());
     Report {
         to: a.conn.to.clone(),
         protocol,
         concurrency: a.concurrency,
         rate: schedule.rate(),
-        requests: sent,
-        answers,
-        errors_total,
+        requests: t.sent,
+        answers: t.answers,
+        errors_total: t.errors_total,
         elapsed_s: elapsed,
-        throughput_per_s: per_s(sent, elapsed),
-        send_rate_per_s: per_s(sent.saturating_sub(1), span),
-        errors,
-        latency_ms: latencies.summary(),
-        histogram: latencies.bins(12),
-        curve: latencies.curve(),
-        first_calls: firsts.into_iter().map(|(_, f)| f).collect(),
-        points,
+        throughput_per_s: per_s(t.sent, elapsed),
+        send_rate_per_s: per_s(t.sent.saturating_sub(1), span),
+        errors: t.errors,
+        latency_ms: t.latencies.summary(),
+        histogram: t.latencies.bins(12),
+        curve: t.latencies.curve(),
+        first_calls: t.firsts.into_iter().map(|(_, f)| f).collect(),
+        points: t.points,
     }
 }
 
