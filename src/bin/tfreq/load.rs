@@ -448,6 +448,7 @@ fn write_human(out: &mut dyn Write, r: &Report) -> std::io::Result<()> {
             m(p.p999_ms),
             m(p.max_ms)
         )?;
+        writeln!(out, "  histogram (each bin: latencies up to its bound):")?;
         let most = r.histogram.iter().map(|b| b.count).max().unwrap_or(0);
         let width = r
             .histogram
@@ -458,7 +459,7 @@ fn write_human(out: &mut dyn Write, r: &Report) -> std::io::Result<()> {
         for b in &r.histogram {
             writeln!(
                 out,
-                "  {:>10} ms [{:>width$}] {}",
+                "  {:>12} ms [{:>width$}] {}",
                 m(b.to_ms),
                 b.count,
                 bar(b.count, most, 40)
