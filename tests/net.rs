@@ -2093,3 +2093,44 @@ fn load_rate_duration_and_usage() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
     }
 }
+
+/// Ctrl-C (SIGINT) ends a run early: no request is started after it, the report of what
+/// was measured is printed (`interrupted`), and the process ends within moments.
+#[cfg(unix)]
+#[test]
+fn load_ctrl_c_reports_what_was_measured() {
+    let srv = eas_server();
+    let url = srv.url("/api/predict/faq");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_tfreq"))
+        .args([
+            "load",
+            "tests/data/eas/faq_prod.bin",
+            "--to",
+            &url,
+            "--token",
+            TOKEN,
+        ])
+        .args(["--rate", "50", "--duration", "60s", "-f", "json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let sent = Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", common::output_text(&out));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["interrupted"], true, "{r}");
+    let n = r["requests"].as_u64().unwrap();
+    assert!((10..=100).contains(&n), "{n}");
+    assert_eq!(r["answers"], n);
+}

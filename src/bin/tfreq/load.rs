@@ -14,7 +14,8 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tfreq::analysis::key::ExecutorKey;
@@ -59,7 +60,8 @@ pub struct Args {
     /// counted from that time. Without it, each worker sends as soon as it is free.
     #[arg(long, value_name = "R/s", value_parser = parse_rate)]
     rate: Option<f64>,
-    /// Send for this long (30s, 500ms, 2m), then wait for the calls under way.
+    /// Send for this long (30s, 500ms, 2m), then wait for the calls under way. Ctrl-C
+    /// ends any run early: the calls under way end, and the report shows what was measured.
     #[arg(long, value_parser = parse_duration, conflicts_with = "requests")]
     duration: Option<Duration>,
     /// Send this many requests in all [default: 200].
@@ -115,6 +117,8 @@ struct Report {
     concurrency: u32,
     /// The rate asked for, a second (open loop), or none.
     rate: Option<f64>,
+    /// Ctrl-C ended the run early: no request was started after it.
+    interrupted: bool,
     /// Requests sent.
     requests: u64,
     answers: u64,
@@ -306,6 +310,21 @@ impl Tally {
     }
 }
 
+/// A flag the first Ctrl-C (SIGINT) sets: the run then starts no further request, waits
+/// for the calls under way and reports what it measured, as hey does. A second Ctrl-C
+/// ends the process at once (exit 130).
+fn interrupt_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::SIGINT;
+        // Registered first, so it sees the flag before the first Ctrl-C sets it.
+        let _ = signal_hook::flag::register_conditional_shutdown(SIGINT, 130, Arc::clone(&flag));
+        let _ = signal_hook::flag::register(SIGINT, Arc::clone(&flag));
+    }
+    flag
+}
+
 /// Sends the run's requests and gathers what they measured.
 fn drive(
     a: &Args,
@@ -318,6 +337,7 @@ fn drive(
 ) -> Report {
     let n = planned.len() as u64;
     let next = AtomicU64::new(0);
+    let stop = interrupt_flag();
     let start = Instant::now();
     let stop_at = a.duration.and_then(|d| start.checked_add(d));
     let max_points = MAX_POINTS / clients.len().max(1);
@@ -325,10 +345,13 @@ fn drive(
     std::thread::scope(|s| {
         let mut running = Vec::new();
         for c in clients.iter_mut() {
-            let next = &next;
+            let (next, stop) = (&next, &stop);
             running.push(s.spawn(move || {
                 let mut t = Tally::default();
                 loop {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= total {
                         break;
@@ -340,9 +363,16 @@ fn drive(
                         }
                     }
                     if let Some(due) = due {
-                        let now = Instant::now();
-                        if due > now {
-                            std::thread::sleep(due - now);
+                        // In steps of at most 50 ms, so that Ctrl-C is seen at a low rate.
+                        loop {
+                            let now = Instant::now();
+                            if due <= now || stop.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            std::thread::sleep((due - now).min(Duration::from_millis(50)));
+                        }
+                        if stop.load(Ordering::Relaxed) {
+                            break;
                         }
                     }
                     let at = Instant::now();
@@ -387,6 +417,7 @@ fn drive(
         protocol,
         concurrency: a.concurrency,
         rate: schedule.rate(),
+        interrupted: stop.load(Ordering::Relaxed),
         requests: t.sent,
         answers: t.answers,
         errors_total: t.errors_total,
@@ -421,6 +452,9 @@ fn write_human(out: &mut dyn Write, r: &Report) -> std::io::Result<()> {
         r.elapsed_s, r.throughput_per_s, r.send_rate_per_s
     )?;
     writeln!(out, "  answers {}, errors {}", r.answers, r.errors_total)?;
+    if r.interrupted {
+        writeln!(out, "  interrupted (Ctrl-C): no request started after it")?;
+    }
     for (status, e) in &r.errors {
         writeln!(
             out,
