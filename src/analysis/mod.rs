@@ -13,6 +13,8 @@ mod diff;
 pub mod expect;
 pub mod key;
 mod lint;
+#[cfg(feature = "net")]
+pub mod load;
 pub mod report;
 pub mod summary;
 pub mod timing;
