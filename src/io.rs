@@ -188,6 +188,19 @@ const CHUNK: usize = 64 << 10;
 /// allocation into an error, instead of the allocator's abort; `read_to_end` alone
 /// doubled past the cap (to 512 MiB for a 256 MiB cap and one byte more), so under
 /// `ulimit -v` the error was "out of memory" instead of the size limit (issue 21).
+/// Reads all of `r` (a pipe, a socket, standard input already partly read) into memory
+/// under `opts`' size cap; `name` names the input in errors.
+///
+/// ```
+/// let opts = tfreq::io::ReadOptions::default().max_size(4);
+/// assert_eq!(&tfreq::io::read_from(&b"abc"[..], "-".as_ref(), &opts)?[..], b"abc");
+/// assert!(tfreq::io::read_from(&b"abcdef"[..], "-".as_ref(), &opts).is_err());
+/// # Ok::<(), tfreq::Error>(())
+/// ```
+pub fn read_from(r: impl Read, name: &Path, opts: &ReadOptions) -> Result<Bytes, Error> {
+    read_capped(r, name, opts.max_size, None)
+}
+
 pub(crate) fn read_capped(
     mut r: impl Read,
     path: &Path,

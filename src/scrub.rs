@@ -29,7 +29,7 @@ use num_complex::Complex;
 use crate::builder::{make_tensor, FeedValues};
 use crate::dtype::{DType, ValueField};
 use crate::error::BuildError;
-use crate::model::{Fill, Message, Scalar, Tensor};
+use crate::model::{Fill, Message, Scalar, Shape, Tensor};
 
 /// What replaces the values.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,6 +55,14 @@ pub enum ScrubError {
         "feed {name:?}: shape {shape} has no element count; cannot size its replacement values"
     )]
     BadShape {
+        /// Feed name.
+        name: String,
+        /// The shape.
+        shape: String,
+    },
+    /// A scalar feed where [`scrub_batch`] resizes the 0th dimension.
+    #[error("feed {name:?}: shape {shape} has no 0th dimension to resize to a batch size")]
+    NoBatchDimension {
         /// Feed name.
         name: String,
         /// The shape.
@@ -149,7 +157,53 @@ pub fn scrub(msg: &Message, fill: FillMode) -> Result<Message, ScrubError> {
         return Ok(out);
     }
     for t in &msg.tensors {
-        out.tensors.push(scrub_tensor(t, msg, fill, rng.as_mut())?);
+        out.tensors
+            .push(scrub_tensor(t, msg, fill, rng.as_mut(), None)?);
+    }
+    Ok(out)
+}
+
+/// [`scrub`] with every feed's 0th dimension set to `rows`: the warm-up request for one
+/// batch size (`tfreq warmup --allowed-batch-sizes`). Rows are repeated (or cut) along
+/// the 0th dimension, so a string keeps the length of the string in its row; names,
+/// dtypes and the other dimensions stay. A feed with a value TensorFlow fills or repeats
+/// (one value or none) keeps it so. A scalar feed has no 0th dimension: refused.
+///
+/// ```
+/// use tfreq::{scrub::{scrub_batch, FillMode}, DType, TFRequest};
+/// let mut req = TFRequest::for_wire("", tfreq::WireFormat::TfServing);
+/// req.add_feed("q", &[2, 1], DType::String, vec!["ab", "cdef"])?;
+/// let m = tfreq::decode(&req.to_bytes()?)?;
+/// let w = scrub_batch(&m, FillMode::Zeros, 3)?;
+/// assert_eq!(w.tensors[0].shape.sizes(), [3, 1]);
+/// let e = w.tensors[0].elements(w.wire);
+/// let lens: Vec<_> = (0..3).map(|i| e.get(i).unwrap().to_string().len()).collect();
+/// assert_eq!(lens, [4, 6, 4]); // "xx", "xxxx", "xx" (quoted)
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn scrub_batch(msg: &Message, fill: FillMode, rows: u64) -> Result<Message, ScrubError> {
+    if msg.method.takes_examples() {
+        // A tf.Example request's batch is its number of examples: the scrubbed examples,
+        // repeated in turn (or cut) to `rows`.
+        let mut out = scrub(msg, fill)?;
+        if let Some(i) = out.input.as_mut().filter(|i| !i.examples.is_empty()) {
+            let n = i.examples.len();
+            let rows = usize::try_from(rows).unwrap_or(usize::MAX);
+            i.examples = (0..rows).map(|k| i.examples[k % n].clone()).collect();
+        }
+        return Ok(out);
+    }
+    let mut rng = match fill {
+        FillMode::Random { seed } => Some(Rng(seed)),
+        _ => None,
+    };
+    let mut out = Message::new(msg.wire, msg.kind);
+    out.signature_name = msg.signature_name.clone();
+    out.model_spec = msg.model_spec.clone();
+    out.fetches = msg.fetches.clone();
+    for t in &msg.tensors {
+        out.tensors
+            .push(scrub_tensor(t, msg, fill, rng.as_mut(), Some(rows))?);
     }
     Ok(out)
 }
@@ -205,6 +259,7 @@ fn scrub_tensor(
     msg: &Message,
     fill: FillMode,
     mut rng: Option<&mut Rng>,
+    rows: Option<u64>,
 ) -> Result<Tensor, ScrubError> {
     let name = t.name.clone();
     let unscrubbable = || ScrubError::Unscrubbable {
@@ -213,16 +268,46 @@ fn scrub_tensor(
     };
     let d = t.dtype.dtype().ok_or_else(unscrubbable)?;
     let e = t.elements(msg.wire);
-    let n = match e.fill {
-        Fill::Exact => e.expected.unwrap_or(0) as usize,
-        Fill::BadShape => {
-            return Err(ScrubError::BadShape {
+    let bad_shape = || ScrubError::BadShape {
+        name: t.name.clone(),
+        shape: t.shape.to_string(),
+    };
+    let mut shape = t.shape.clone();
+    // Element i of the result is element src(i) of the source: rows repeated along the
+    // 0th dimension when it is resized.
+    let (old_rows, row_len) = match (rows, shape.dims.first()) {
+        (None, _) => (1, u64::MAX),
+        (Some(_), None) => {
+            return Err(ScrubError::NoBatchDimension {
                 name,
                 shape: t.shape.to_string(),
             })
         }
-        // Keep what TensorFlow does with it: fill, repeat or cut the same way.
-        _ => e.stored,
+        (Some(r), Some(d0)) => {
+            let old = u64::try_from(d0.size).map_err(|_| bad_shape())?;
+            shape.dims[0].size = i64::try_from(r).map_err(|_| bad_shape())?;
+            let row = Shape {
+                dims: shape.dims[1..].to_vec(),
+                ..Shape::default()
+            };
+            (old, row.num_elements().ok_or_else(bad_shape)?)
+        }
+    };
+    let src = |i: usize| -> usize {
+        let i = i as u64;
+        if row_len == u64::MAX || row_len == 0 || old_rows == 0 {
+            return i as usize;
+        }
+        (((i / row_len) % old_rows) * row_len + i % row_len) as usize
+    };
+    let n = match e.fill {
+        Fill::BadShape => return Err(bad_shape()),
+        Fill::Exact if rows.is_some() => shape.num_elements().ok_or_else(bad_shape)? as usize,
+        Fill::Exact => e.expected.unwrap_or(0) as usize,
+        // Keep what TensorFlow does with it: fill or repeat the same way.
+        _ if rows.is_none() || e.stored <= 1 => e.stored,
+        // Resized: the values the new shape holds.
+        _ => shape.num_elements().ok_or_else(bad_shape)? as usize,
     };
     let mut unit = || rng.as_deref_mut().map_or(0.0, Rng::unit);
     let num = |u: f64| match fill {
@@ -245,7 +330,7 @@ fn scrub_tensor(
         DType::String => {
             let mut v = Vec::with_capacity(n);
             for i in 0..n {
-                let src = match e.stored_get(i) {
+                let src = match e.stored_get(src(i)) {
                     Some(Scalar::Bytes(b)) => b,
                     _ => Bytes::new(),
                 };
@@ -297,7 +382,7 @@ fn scrub_tensor(
     if msg.wire == crate::model::WireFormat::Eas {
         crate::builder::to_eas_fields(&mut s);
     }
-    s.shape = t.shape.clone();
+    s.shape = shape;
     s.version_number = t.version_number;
     Ok(s)
 }

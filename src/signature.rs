@@ -61,6 +61,51 @@ pub struct Signature {
     /// Input aliases that have a default value (TF Serving fills them when a request
     /// omits them). Sorted.
     pub defaults: Vec<String>,
+    /// The `tf.Example` features the graph parses from the signature's serialized
+    /// input (`ParseExample` / `ParseExampleV2`), when the model file has the graph (a
+    /// `saved_model.pb`; metadata JSON and `saved_model_cli` text do not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub examples: Option<ExampleSpec>,
+}
+
+/// The features a `ParseExample` (or `ParseExampleV2`) node reads from each serialized
+/// `tf.Example`: what a classify or regress request's examples must carry
+/// (<https://www.tensorflow.org/api_docs/python/tf/io/parse_example>).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ExampleSpec {
+    /// Fixed-length features (`tf.io.FixedLenFeature`), in the node's order.
+    pub dense: Vec<DenseFeature>,
+    /// Variable-length features (`tf.io.VarLenFeature`), read as sparse tensors.
+    pub sparse: Vec<VarLenFeature>,
+    /// Ragged features (`tf.io.RaggedFeature`).
+    pub ragged: Vec<VarLenFeature>,
+}
+
+/// One fixed-length feature.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DenseFeature {
+    /// The feature's key in the example.
+    pub key: String,
+    /// Its dtype (`DT_FLOAT` from a `float_list`, `DT_INT64` from an `int64_list`,
+    /// `DT_STRING` from a `bytes_list`).
+    #[serde(serialize_with = "dtype_name")]
+    pub dtype: DTypeCode,
+    /// Its shape in one example (`[2]`: two values).
+    pub shape: Vec<i64>,
+    /// The default an example without the feature gets, as text (`0`, `[1, 2]`);
+    /// `None`: the feature is required ("Feature: x (data type: float) is required but
+    /// could not be found").
+    pub default: Option<String>,
+}
+
+/// One variable-length or ragged feature.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VarLenFeature {
+    /// The feature's key in the example.
+    pub key: String,
+    /// Its values' dtype.
+    #[serde(serialize_with = "dtype_name")]
+    pub dtype: DTypeCode,
 }
 
 /// One `TensorInfo`: the tensor an alias stands for.

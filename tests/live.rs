@@ -557,3 +557,48 @@ fn tls_with_a_private_ca() {
         "{all}"
     );
 }
+
+/// `load` over EAS, gRPC and REST, and `send --concurrency` with the queue: every call
+/// answered, none failed, the first call of the key apart from the rest.
+#[test]
+#[ignore]
+fn load_and_concurrent_send_over_every_protocol() {
+    let l = live();
+    let prod = "tests/data/eas/faq_prod.bin";
+    let (eas, grpc, rest) = (l.eas("faq"), l.grpc(), l.rest("faq"));
+    for to in [&eas, &grpc, &rest] {
+        let o = l.tfreq(&[
+            "load",
+            prod,
+            "--to",
+            to,
+            "--model-name",
+            "faq",
+            "-n",
+            "40",
+            "-c",
+            "4",
+            "--rate",
+            "200",
+            "-f",
+            "json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{to}\n{}", text(&o));
+        let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["answers"], 40, "{r}");
+        assert_eq!(r["errors_total"], 0, "{r}");
+        assert_eq!(r["first_calls"].as_array().unwrap().len(), 1, "{r}");
+        assert_eq!(r["latency_ms"]["count"], 39, "{r}");
+    }
+    let queue = l.eas("faq_async");
+    let o = l.tfreq(&[
+        "send", prod, prod, prod, "--async", "-c", "3", "--to", &queue,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        stdout(&o).matches("sorted_probs").count(),
+        3,
+        "{}",
+        text(&o)
+    );
+}

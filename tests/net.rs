@@ -1578,3 +1578,559 @@ fn send_and_replay_take_max_size_stdin_and_go_on_past_a_bad_file() {
     assert_eq!(v["production"].as_array().unwrap().len(), 1, "{v:#}");
     assert_eq!(seen.lock().unwrap().len(), 3);
 }
+
+// ---------------------------------------------------------------------------------------
+// send --concurrency
+// ---------------------------------------------------------------------------------------
+
+/// Calls under way now and the most ever at once, counted by a server's handler.
+#[derive(Default)]
+struct InFlight {
+    now: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+impl InFlight {
+    /// Counts a call for as long as the guard lives.
+    fn enter(self: &Arc<Self>) -> impl Drop {
+        use std::sync::atomic::Ordering::SeqCst;
+        let n = self.now.fetch_add(1, SeqCst) + 1;
+        self.most.fetch_max(n, SeqCst);
+        struct Leave(Arc<InFlight>);
+        impl Drop for Leave {
+            fn drop(&mut self) {
+                self.0.now.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        Leave(self.clone())
+    }
+
+    fn most(&self) -> usize {
+        self.most.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// The four request files of the concurrency tests, each a different EAS request.
+const FOUR: [&str; 4] = [
+    "tests/data/eas/dtype_float.bin",
+    "tests/data/eas/dtype_int32.bin",
+    "tests/data/eas/dtype_bool.bin",
+    "tests/data/eas/scalar.bin",
+];
+
+/// An EAS server answering each of [`FOUR`] after its delay (ms), with `status` for
+/// the third when not 200.
+fn slow_eas_server(delays: [u64; 4], third_status: u16, flight: Arc<InFlight>) -> HttpServer {
+    let bodies: Vec<Vec<u8>> = FOUR.iter().map(|f| data(f)).collect();
+    HttpServer::start(Box::new(move |s: &Seen| {
+        let _g = flight.enter();
+        let i = bodies
+            .iter()
+            .position(|b| *b == s.body)
+            .expect("one of FOUR");
+        std::thread::sleep(Duration::from_millis(delays[i]));
+        if i == 2 && third_status != 200 {
+            return (third_status, vec![], b"overloaded".to_vec());
+        }
+        (200, vec![], data("tests/data/eas/response.bin"))
+    }))
+}
+
+/// The request labels of `send`'s human output, in the order shown.
+fn shown_order(stdout: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter(|l| l.contains(" -> http://"))
+        .map(|l| l.split(" -> ").next().unwrap().to_string())
+        .collect()
+}
+
+/// Four requests of 300 ms, four at once, take about 300 ms, not 1.2 s: the server sees
+/// four calls under way at once, and the answers are shown in the files' order although
+/// the first file's answer comes last.
+#[test]
+fn send_concurrency_sends_at_once_and_shows_answers_in_file_order() {
+    let flight = Arc::new(InFlight::default());
+    let srv = slow_eas_server([600, 300, 300, 300], 200, flight.clone());
+    let url = srv.url("/api/predict/faq");
+    let start = Instant::now();
+    let out = tfreq()
+        .args(["send", "--concurrency", "4", "--to", &url])
+        .args(FOUR)
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    assert_ok(&out);
+    assert_eq!(flight.most(), 4);
+    // One at a time it would be 1.5 s; four at once, the slowest call's 600 ms.
+    assert!(took < Duration::from_millis(1300), "{took:?}");
+    assert_eq!(shown_order(&out.stdout), FOUR);
+    // The default stays one at a time, in order.
+    let flight1 = Arc::new(InFlight::default());
+    let srv1 = slow_eas_server([50, 10, 10, 10], 200, flight1.clone());
+    let out = tfreq()
+        .args(["send", "--to", &srv1.url("/api/predict/faq")])
+        .args(FOUR)
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    assert_eq!(flight1.most(), 1);
+    assert_eq!(shown_order(&out.stdout), FOUR);
+    let seen: Vec<Vec<u8>> = srv1.seen().into_iter().map(|s| s.body).collect();
+    let want: Vec<Vec<u8>> = FOUR.iter().map(|f| data(f)).collect();
+    assert_eq!(seen, want);
+}
+
+/// One refused request and one that times out among four sent at once: the other two
+/// answers are shown, saved and compared, both failures reported in their place, and
+/// the exit code is the worst (2 for the timeout).
+#[test]
+fn send_concurrency_one_failure_never_loses_the_others() {
+    let flight = Arc::new(InFlight::default());
+    // The second answers after the 1 s --timeout; the third is refused (503).
+    let srv = slow_eas_server([10, 3000, 10, 10], 503, flight);
+    let url = srv.url("/api/predict/faq");
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("saved");
+    let out = tfreq()
+        .args(["send", "-c", "3", "--timeout", "1", "--to", &url, "--save"])
+        .arg(&save)
+        .args(["--expect", "tests/data/eas/response.bin"])
+        .args(["tests/data/eas/dtype_float.bin"])
+        .output()
+        .unwrap();
+    // --expect FILE with one request still works under -c.
+    assert_ok(&out);
+    let out = tfreq()
+        .args(["send", "-c", "3", "--timeout", "1", "--to", &url, "--save"])
+        .arg(&save)
+        .args(FOUR)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}", common::output_text(&out));
+    assert_eq!(
+        shown_order(&out.stdout),
+        [
+            "tests/data/eas/dtype_float.bin",
+            "tests/data/eas/scalar.bin"
+        ]
+    );
+    assert!(
+        err.contains("dtype_int32.bin: ") && err.contains("no answer within 1.0 s"),
+        "{err}"
+    );
+    assert!(
+        err.contains("dtype_bool.bin: ") && err.contains("HTTP 503"),
+        "{err}"
+    );
+    let mut saved: Vec<String> = std::fs::read_dir(&save)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    saved.sort();
+    assert_eq!(saved, ["dtype_float.response.bin", "scalar.response.bin"]);
+    // --expect DIR compares the answers that came (the refused request has no expected
+    // answer: reported, exit 2, not sent); JSON is one well-formed array of the answers.
+    let out = tfreq()
+        .args([
+            "send",
+            "-c",
+            "4",
+            "--timeout",
+            "1",
+            "--to",
+            &url,
+            "-f",
+            "json",
+            "--expect",
+        ])
+        .arg(&save)
+        .args([
+            "tests/data/eas/dtype_bool.bin",
+            "tests/data/eas/dtype_float.bin",
+            "tests/data/eas/scalar.bin",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", common::output_text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dtype_bool.response.bin"));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let docs = doc.as_array().unwrap();
+    assert_eq!(docs.len(), 2);
+    assert_eq!(docs[0]["request"], "tests/data/eas/dtype_float.bin");
+    assert_eq!(docs[1]["request"], "tests/data/eas/scalar.bin");
+    assert!(docs
+        .iter()
+        .all(|d| d["findings"].as_array().unwrap().is_empty()));
+    // A refused first request, one at a time: the JSON array has no stray comma.
+    let out = tfreq()
+        .args(["send", "--to", &url, "-f", "json"])
+        .args([
+            "tests/data/eas/dtype_bool.bin",
+            "tests/data/eas/dtype_float.bin",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", common::output_text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc.as_array().unwrap().len(), 1);
+}
+
+/// `--async --concurrency 2`: every request is put on the queue before any result is
+/// asked for (as a pool of queue clients does), each once, and every result is fetched
+/// by its own request id and shown in the files' order.
+#[test]
+fn send_async_concurrency_puts_all_then_waits_for_all() {
+    let next_id = Arc::new(Mutex::new(0u32));
+    let srv = HttpServer::start(Box::new(move |s: &Seen| {
+        if s.method == "POST" {
+            let mut n = next_id.lock().unwrap();
+            *n += 1;
+            let id = format!("req-{n}");
+            return (
+                200,
+                vec![("X-Eas-Queueservice-Request-Id".into(), id)],
+                b"1".to_vec(),
+            );
+        }
+        let id = s.target.split("requestId=").nth(1).unwrap().to_string();
+        let list = DataFrameList {
+            index: vec![DataFrame {
+                index: 1,
+                tags: [("requestId".to_string(), id)].into(),
+                data: data("tests/data/eas/response.bin").into(),
+                message: String::new(),
+            }],
+        };
+        (200, vec![], list.encode_to_vec())
+    }));
+    let out = tfreq()
+        .args(["send", "--async", "-c", "2", "--to"])
+        .arg(srv.url("/api/predict/q"))
+        .args(FOUR)
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    assert_eq!(shown_order(&out.stdout), FOUR);
+    let seen = srv.seen();
+    let methods: Vec<&str> = seen.iter().map(|s| s.method.as_str()).collect();
+    assert_eq!(
+        methods,
+        ["POST", "POST", "POST", "POST", "GET", "GET", "GET", "GET"]
+    );
+    let mut asked: Vec<String> = seen[4..]
+        .iter()
+        .map(|s| s.target.split("requestId=").nth(1).unwrap().to_string())
+        .collect();
+    asked.sort();
+    assert_eq!(asked, ["req-1", "req-2", "req-3", "req-4"]);
+    // One identity for the whole run, whichever connection sends.
+    let uids: std::collections::BTreeSet<_> = seen
+        .iter()
+        .map(|s| s.headers["x-eas-queueservice-redis-uid"].clone())
+        .collect();
+    assert_eq!(uids.len(), 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// tfreq load
+// ---------------------------------------------------------------------------------------
+
+/// `tfreq load ARGS... -f json`: its exit code and JSON report.
+fn load_json(args: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let out = tfreq()
+        .arg("load")
+        .args(args)
+        .args(["-f", "json"])
+        .output()
+        .unwrap();
+    let doc = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", common::output_text(&out)));
+    (out.status.code(), doc)
+}
+
+/// Eight calls of 200 ms, four at once, closed loop: about 400 ms, not 1.6 s, with four
+/// under way at once; the first call (one key) is apart from the other seven.
+#[test]
+fn load_sends_concurrency_calls_at_once() {
+    let flight = Arc::new(InFlight::default());
+    let srv = slow_eas_server([200, 200, 200, 200], 200, flight.clone());
+    let url = srv.url("/api/predict/faq");
+    let (code, r) = load_json(&[
+        "tests/data/eas/dtype_float.bin",
+        "--to",
+        &url,
+        "-c",
+        "4",
+        "-n",
+        "8",
+    ]);
+    assert_eq!(code, Some(0), "{r}");
+    assert_eq!(flight.most(), 4);
+    assert_eq!(r["requests"], 8);
+    assert_eq!(r["answers"], 8);
+    assert_eq!(r["errors_total"], 0);
+    assert_eq!(r["first_calls"].as_array().unwrap().len(), 1);
+    assert_eq!(r["latency_ms"]["count"], 7);
+    let elapsed = r["elapsed_s"].as_f64().unwrap();
+    assert!((0.39..1.2).contains(&elapsed), "{elapsed}");
+    let p50 = r["latency_ms"]["p50_ms"].as_f64().unwrap();
+    assert!((199.0..400.0).contains(&p50), "{p50}");
+    let bins: u64 = r["histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(bins, 7);
+}
+
+/// Open loop at 50/s, one worker, and a service that stalls once for a second: the
+/// requests scheduled during the stall wait for it, and their latencies include the
+/// wait (measured from the scheduled send time), so p90 is hundreds of milliseconds —
+/// a measurement from the actual send would see one slow call and p90 near 0. The
+/// HTML report is well-formed XML whose plot has the curve's points.
+#[test]
+fn load_open_loop_counts_a_stall_in_the_latencies_scheduled_during_it() {
+    let calls = Arc::new(Mutex::new(0u32));
+    let srv = HttpServer::start(Box::new(move |_s: &Seen| {
+        let n = {
+            let mut c = calls.lock().unwrap();
+            *c += 1;
+            *c
+        };
+        if n == 5 {
+            std::thread::sleep(Duration::from_millis(1000));
+        }
+        (200, vec![], data("tests/data/eas/response.bin"))
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let url = srv.url("/api/predict/faq");
+    let (code, r) = load_json(&[
+        "tests/data/eas/faq_prod.bin",
+        "--to",
+        &url,
+        "--rate",
+        "50/s",
+        "-n",
+        "100",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{r}");
+    assert_eq!(r["answers"], 100);
+    let p = &r["latency_ms"];
+    let (p90, p99, max) = (
+        p["p90_ms"].as_f64().unwrap(),
+        p["p99_ms"].as_f64().unwrap(),
+        p["max_ms"].as_f64().unwrap(),
+    );
+    // Requests 5 to about 53 were due during the stall: latencies from ~1000 ms down.
+    assert!(
+        p90 > 400.0,
+        "p90 {p90}: the wait during the stall is not counted\n{r}"
+    );
+    assert!(p99 > 900.0 && (999.0..1500.0).contains(&max), "{r}");
+    // After the stall the backlog is sent at once: the run still ends near 2 s.
+    let elapsed = r["elapsed_s"].as_f64().unwrap();
+    assert!((1.9..3.0).contains(&elapsed), "{elapsed}");
+    // The page: well-formed XML (so also parseable HTML), a circle a curve point with
+    // the JSON's values, one mark a request in the plot over time. No browser here:
+    // the structure is checked, not the rendering.
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    // Self-contained: no script, nothing loaded from elsewhere.
+    assert!(!html.contains("<script") && !html.contains(" src=") && !html.contains(" href="));
+    let curve: Vec<String> = r["curve"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| format!("{}:{}", c["percentile"], c["latency_ms"]))
+        .collect();
+    assert_eq!(curve.len(), 16);
+    let check = r#"
+import sys, xml.etree.ElementTree as E
+root = E.parse(sys.argv[1]).getroot()
+svg = '{http://www.w3.org/2000/svg}'
+curve = [s for s in root.iter(svg + 'svg') if s.get('id') == 'curve'][0]
+for c in curve.iter(svg + 'circle'):
+    print('%s:%s' % (c.get('data-percentile'), c.get('data-latency-ms')))
+over = [s for s in root.iter(svg + 'svg') if s.get('id') == 'over-time'][0]
+print('marks', sum(p.get('d').count('M') for p in over.iter(svg + 'path')))
+"#;
+    match std::process::Command::new("python3")
+        .args(["-c", check])
+        .arg(&page)
+        .output()
+    {
+        Ok(out) => {
+            assert!(out.status.success(), "{}", common::output_text(&out));
+            let text = String::from_utf8(out.stdout).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines.len(), 17, "{text}");
+            for (got, want) in lines.iter().zip(&curve) {
+                let (gp, gl) = got.split_once(':').unwrap();
+                let (wp, wl) = want.split_once(':').unwrap();
+                assert_eq!(gp.parse::<f64>().unwrap(), wp.parse::<f64>().unwrap());
+                assert_eq!(gl.parse::<f64>().unwrap(), wl.parse::<f64>().unwrap());
+            }
+            assert_eq!(lines[16], "marks 100");
+        }
+        Err(e) => eprintln!("python3 not available ({e}): the page's XML is not parsed"),
+    }
+}
+
+/// Errors are counted by status, the failed calls' latencies left out; the first call
+/// of each distinct executor key is shown apart, in the order sent; exit 1.
+#[test]
+fn load_counts_errors_by_status_and_each_keys_first_call() {
+    let flight = Arc::new(InFlight::default());
+    let srv = slow_eas_server([1, 1, 1, 1], 503, flight);
+    let url = srv.url("/api/predict/faq");
+    let mut args = FOUR.to_vec();
+    args.extend(["--to", &url, "-c", "2", "-n", "12"]);
+    let (code, r) = load_json(&args);
+    assert_eq!(code, Some(1), "{r}");
+    assert_eq!(r["requests"], 12);
+    assert_eq!(r["errors_total"], 3);
+    assert_eq!(r["answers"], 9);
+    assert_eq!(
+        r["errors"]["HTTP 503 Service Unavailable"]["count"], 3,
+        "{r}"
+    );
+    // The files' executor keys, as the library computes them: one first call each,
+    // from the first file of the key.
+    let mut keys: Vec<(tfreq::analysis::key::ExecutorKey, &str)> = Vec::new();
+    for f in FOUR {
+        let m = tfreq::decode_as(&data(f), WireFormat::Eas, Kind::Request).unwrap();
+        let k = tfreq::analysis::key::ExecutorKey::of(&m);
+        if !keys.iter().any(|(seen, _)| *seen == k) {
+            keys.push((k, f));
+        }
+    }
+    let firsts = r["first_calls"].as_array().unwrap();
+    assert_eq!(firsts.len(), keys.len(), "{r}");
+    for (f, (k, file)) in firsts.iter().zip(&keys) {
+        assert_eq!(f["request"], *file);
+        assert_eq!(f["key"], k.to_string());
+    }
+    let failed_firsts = firsts.iter().filter(|f| !f["error"].is_null()).count();
+    assert_eq!(
+        r["latency_ms"]["count"].as_u64().unwrap(),
+        9 - (firsts.len() - failed_firsts) as u64
+    );
+}
+
+/// --rate paces the sends: 200 requests at 200/s are sent at 200/s (within 5 % on a
+/// busy test machine); --duration at a rate sends rate × duration requests; the human
+/// report has its histogram and the first calls; bad values are usage errors.
+#[test]
+fn load_rate_duration_and_usage() {
+    let srv = eas_server();
+    let url = srv.url("/api/predict/faq");
+    let (code, r) = load_json(&[
+        "tests/data/eas/faq_prod.bin",
+        "--to",
+        &url,
+        "--token",
+        TOKEN,
+        "--rate",
+        "200",
+        "-n",
+        "200",
+        "-c",
+        "2",
+    ]);
+    assert_eq!(code, Some(0), "{r}");
+    let rate = r["send_rate_per_s"].as_f64().unwrap();
+    assert!((rate - 200.0).abs() < 10.0, "{rate}");
+    let (code, r) = load_json(&[
+        "tests/data/eas/faq_prod.bin",
+        "--to",
+        &url,
+        "--token",
+        TOKEN,
+        "--rate",
+        "100",
+        "--duration",
+        "300ms",
+    ]);
+    assert_eq!(code, Some(0), "{r}");
+    assert_eq!(r["requests"], 30);
+    let out = tfreq()
+        .args([
+            "load",
+            "tests/data/eas/faq_prod.bin",
+            "--to",
+            &url,
+            "--token",
+            TOKEN,
+            "-n",
+            "20",
+        ])
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("load: 20 requests to"), "{text}");
+    assert!(text.contains("p99.9") && text.contains('■'), "{text}");
+    assert!(text.contains("first call of each executor key:"), "{text}");
+    for bad in [
+        &["--rate", "0"][..],
+        &["--rate", "fast"],
+        &["--duration", "0s"],
+        &["--duration", "1s", "-n", "3"],
+        &["-n", "0"],
+        &["-c", "0"],
+    ] {
+        let out = tfreq()
+            .args(["load", "tests/data/eas/faq_prod.bin", "--to", &url])
+            .args(bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+}
+
+/// Ctrl-C (SIGINT) ends a run early: no request is started after it, the report of what
+/// was measured is printed (`interrupted`), and the process ends within moments.
+#[cfg(unix)]
+#[test]
+fn load_ctrl_c_reports_what_was_measured() {
+    let srv = eas_server();
+    let url = srv.url("/api/predict/faq");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_tfreq"))
+        .args([
+            "load",
+            "tests/data/eas/faq_prod.bin",
+            "--to",
+            &url,
+            "--token",
+            TOKEN,
+        ])
+        .args(["--rate", "50", "--duration", "60s", "-f", "json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let sent = Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", common::output_text(&out));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["interrupted"], true, "{r}");
+    let n = r["requests"].as_u64().unwrap();
+    assert!((10..=100).contains(&n), "{n}");
+    assert_eq!(r["answers"], n);
+}

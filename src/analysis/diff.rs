@@ -34,6 +34,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::analysis::batch::BatchRule;
 use crate::analysis::key::ExecutorKey;
 use crate::analysis::report::{Command, Coverage, Labeled, Report, RequestReport, Verdict};
 use crate::analysis::{Code, Finding, Severity};
@@ -700,6 +701,52 @@ fn values_equal(a: &Tensor, wa: WireFormat, b: &Tensor, wb: WireFormat) -> bool 
         // values.
         _ => false,
     }
+}
+
+/// With batching parameters ([`crate::analysis::batch`]): adds the batch-size comparison
+/// of the same warm-up and production requests to their [`diff_labeled`] report: each
+/// production request gets its batch
+/// findings, and its `BATCH_SIZE_CHANGED` is judged again by padded size (a note when
+/// the padded sizes are warmed; dropped when `BATCH_SIZE_NOT_WARMED`, `BATCH_TOO_LARGE`
+/// or `NOT_BATCHABLE` says more); the warm-up requests' refusals are input problems;
+/// the section is the report's `batching`.
+pub fn diff_batches(
+    report: &mut Report,
+    rule: &BatchRule,
+    source: &str,
+    warmup: &[Labeled],
+    prod: &[Labeled],
+    strict: bool,
+) {
+    let w: Vec<(&str, &Message)> = warmup.iter().map(|l| (l.label, l.message)).collect();
+    let p: Vec<(&str, &Message)> = prod.iter().map(|l| (l.label, l.message)).collect();
+    let d = crate::analysis::batch::diff(rule, source, &w, &p, strict);
+    for (req, (findings, warmed)) in report.requests.iter_mut().zip(d.production) {
+        let keep_as_note = warmed && findings.is_empty();
+        req.findings.retain_mut(|f| {
+            if f.code != Code::BatchSizeChanged {
+                return true;
+            }
+            if keep_as_note {
+                f.severity = Severity::Note;
+                f.message = format!(
+                    "{:?}: shape {} in the warm-up, {} in production; with the batching parameters given, production's batch runs padded to a size the warm-up reaches: no new compiled shape",
+                    f.name.as_deref().unwrap_or_default(),
+                    f.left.as_deref().unwrap_or_default(),
+                    f.right.as_deref().unwrap_or_default()
+                );
+            }
+            keep_as_note
+        });
+        req.findings.extend(findings);
+    }
+    for (w, f) in warmup.iter().zip(d.warmup) {
+        if !f.is_empty() {
+            report.add_problems(w.file, w.label, f);
+        }
+    }
+    report.batching = Some(d.sizes);
+    report.summarise();
 }
 
 #[cfg(test)]

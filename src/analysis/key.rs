@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{Message, Method, WireFormat};
 
@@ -41,11 +41,11 @@ use crate::model::{Message, Method, WireFormat};
 /// assert_eq!(k.to_string(), "classify serving_default: (the signature's serialized-examples input) -> (its outputs)");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ExecutorKey {
     /// The request's method; every key of a predict request is [`Method::Predict`]
     /// (left out of JSON).
-    #[serde(skip_serializing_if = "Method::is_predict")]
+    #[serde(default, skip_serializing_if = "Method::is_predict")]
     pub method: Method,
     /// The signature TensorFlow runs (TF Serving's empty name resolved to `serving_default`).
     pub signature: String,

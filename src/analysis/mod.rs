@@ -6,12 +6,15 @@
 //! pipeline can match on it, a severity, the name it is about, and a sentence; they are
 //! defined in `src/finding/`, below the formats, whose detection makes findings too.
 
+pub mod batch;
 mod check;
 pub mod coverage;
 mod diff;
 pub mod expect;
 pub mod key;
 mod lint;
+#[cfg(feature = "net")]
+pub mod load;
 pub mod report;
 pub mod summary;
 pub mod timing;
@@ -19,5 +22,5 @@ pub mod warmup;
 
 pub use crate::finding::{Code, Commands, Finding, Rule, Severity};
 pub use check::{check, check_labeled, CheckOptions};
-pub use diff::{diff, diff_labeled, DiffOptions};
+pub use diff::{diff, diff_batches, diff_labeled, DiffOptions};
 pub use lint::lint;

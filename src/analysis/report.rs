@@ -228,6 +228,10 @@ pub struct Report {
     /// Input files that could not be read (absent from the JSON when there are none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<Unreadable>,
+    /// `diff` with batching parameters: the padded batch sizes production and the
+    /// warm-up run ([`crate::analysis::batch`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batching: Option<crate::analysis::batch::BatchSizes>,
 }
 
 impl Report {
@@ -245,6 +249,7 @@ impl Report {
             requests,
             coverage: None,
             unreadable: Vec::new(),
+            batching: None,
         };
         r.summarise();
         r

@@ -71,6 +71,12 @@ pub struct Summary {
     pub unreadable: Vec<Unreadable>,
     /// The executor keys.
     pub keys: Vec<KeySummary>,
+    /// `keys --allowed-batch-sizes` / `--batching-parameters-file`: the padded batch
+    /// sizes the requests run at ([`crate::analysis::batch::count`]); merging
+    /// recomputes it from the merged keys when every summary that has it used the
+    /// same rule, and leaves it out otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batching: Option<crate::analysis::batch::BatchSizes>,
 }
 
 /// A file read: its path as given and its size in bytes.
@@ -166,6 +172,15 @@ impl Summary {
     /// kept, files and unreadable files joined.
     pub fn merge(&mut self, other: Summary) {
         let mut table = Table::default();
+        let rules: Vec<(crate::analysis::batch::BatchRule, String)> = [&*self, &other]
+            .iter()
+            .filter_map(|s| s.batching.as_ref())
+            .map(|b| (b.rule.clone(), b.source.clone()))
+            .collect();
+        let rule = rules
+            .first()
+            .filter(|(r, _)| rules.iter().all(|(o, _)| o == r))
+            .cloned();
         for s in [std::mem::replace(self, Summary::empty()), other] {
             table.add_summary(&s);
             self.requests += s.requests;
@@ -176,6 +191,19 @@ impl Summary {
         let files = std::mem::take(&mut self.files);
         let unreadable = std::mem::take(&mut self.unreadable);
         *self = table.into_summary(self.requests, self.skipped, files, unreadable);
+        if let Some((rule, source)) = rule {
+            self.batching = Some(self.batch_sizes(&rule, &source));
+        }
+    }
+
+    /// The padded batch sizes of this summary's requests under `rule`.
+    pub fn batch_sizes(
+        &self,
+        rule: &crate::analysis::batch::BatchRule,
+        source: &str,
+    ) -> crate::analysis::batch::BatchSizes {
+        let cov = self.counts();
+        crate::analysis::batch::count(rule, source, cov.keys.iter().map(|(k, s)| (k, s.count)))
     }
 
     /// The counts again, as [`crate::scan`] makes them (for the human table): origins
@@ -383,6 +411,7 @@ impl Table {
             files,
             unreadable,
             keys,
+            batching: None,
         }
     }
 }

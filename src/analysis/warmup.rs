@@ -143,40 +143,90 @@ pub fn file_findings(c: &Container) -> Vec<Finding> {
 /// assert_eq!(codes, vec!["UNSUPPORTED_LOG_TYPE", "NO_LOG_TYPE"]);
 /// ```
 pub fn limits(kinds: &[LogKind]) -> Vec<Finding> {
-    let mut out = Vec::new();
-    if kinds.len() > MAX_RECORDS {
-        out.push(Finding::new(
+    let mut out: Vec<Finding> = too_many(kinds.len()).into_iter().collect();
+    out.extend(
+        kinds
+            .iter()
+            .enumerate()
+            .filter_map(|(i, k)| record_limit(i, *k)),
+    );
+    out
+}
+
+/// `TOO_MANY_RECORDS` for a file of `n` records.
+fn too_many(n: usize) -> Option<Finding> {
+    (n > MAX_RECORDS).then(|| {
+        Finding::new(
             Code::TooManyRecords,
             Severity::Error,
             format!(
-                "{} records: TF Serving's warm-up runs at most {MAX_RECORDS}; record {MAX_RECORDS} (the 1001st) fails the model load with 'Number of warmup records exceeds the maximum (1000)'",
-                kinds.len()
+                "{n} records: TF Serving's warm-up runs at most {MAX_RECORDS}; record {MAX_RECORDS} (the 1001st) fails the model load with 'Number of warmup records exceeds the maximum (1000)'"
             ),
-        ));
+        )
+    })
+}
+
+/// What the loader says of record `i` of kind `k`: refused, skipped, or nothing.
+fn record_limit(i: usize, k: LogKind) -> Option<Finding> {
+    match k {
+        LogKind::SessionRun | LogKind::PredictStreamed => Some(
+            Finding::new(
+                Code::UnsupportedLogType,
+                Severity::Error,
+                format!(
+                    "record {i}: {k} is refused by the classic (SavedModelBundle) warm-up with UNIMPLEMENTED 'Unsupported log_type for warmup', which fails the model load{}",
+                    if k == LogKind::PredictStreamed { " (the TFRT runtime accepts it with exactly one request)" } else { "" }
+                ),
+            )
+            .name(format!("record {i}")),
+        ),
+        LogKind::None => Some(
+            Finding::new(
+                Code::NoLogType,
+                Severity::Warning,
+                format!("record {i}: no log_type set; the classic warm-up silently skips it (warms nothing), TFRT returns UNIMPLEMENTED"),
+            )
+            .name(format!("record {i}")),
+        ),
+        _ => None,
     }
-    for (i, k) in kinds.iter().enumerate() {
-        match k {
-            LogKind::SessionRun | LogKind::PredictStreamed => out.push(
-                Finding::new(
-                    Code::UnsupportedLogType,
-                    Severity::Error,
-                    format!(
-                        "record {i}: {k} is refused by the classic (SavedModelBundle) warm-up with UNIMPLEMENTED 'Unsupported log_type for warmup', which fails the model load{}",
-                        if *k == LogKind::PredictStreamed { " (the TFRT runtime accepts it with exactly one request)" } else { "" }
-                    ),
-                )
-                .name(format!("record {i}")),
-            ),
-            LogKind::None => out.push(
-                Finding::new(
-                    Code::NoLogType,
-                    Severity::Warning,
-                    format!("record {i}: no log_type set; the classic warm-up silently skips it (warms nothing), TFRT returns UNIMPLEMENTED"),
-                )
-                .name(format!("record {i}")),
-            ),
-            _ => {}
-        }
+}
+
+/// The rules of [`file_findings`] applied record by record, for a log read as a stream
+/// (whose records are not all kept): [`RecordCheck::entry`] says what the loader makes
+/// of each record, [`RecordCheck::finish`] what it makes of their number.
+///
+/// ```
+/// use tfreq::analysis::warmup::RecordCheck;
+/// use tfreq::formats::{read, InputOptions};
+/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_unsupported.tfrecord".as_ref())?;
+/// let mut check = RecordCheck::default();
+/// let mut codes = Vec::new();
+/// for e in read(bytes, &InputOptions::new())? {
+///     codes.extend(check.entry(&e?).into_iter().map(|f| f.code.as_str()));
+/// }
+/// assert!(check.finish().is_empty());
+/// assert_eq!(codes, ["UNSUPPORTED_LOG_TYPE", "UNSUPPORTED_LOG_TYPE"]);
+/// # Ok::<(), tfreq::Error>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct RecordCheck {
+    records: usize,
+}
+
+impl RecordCheck {
+    /// The findings about one record of the log.
+    pub fn entry(&mut self, e: &crate::formats::Entry) -> Vec<Finding> {
+        self.records += 1;
+        let mut out: Vec<Finding> = record_limit(e.index, e.log_kind.unwrap_or(LogKind::None))
+            .into_iter()
+            .collect();
+        out.extend(empty_inputs(std::slice::from_ref(e)));
+        out
     }
-    out
+
+    /// The findings about the log as a whole, once every record was read.
+    pub fn finish(&self) -> Vec<Finding> {
+        too_many(self.records).into_iter().collect()
+    }
 }

@@ -193,6 +193,12 @@ rules! {
         "another batch size (dim 0): shape-specialising compilers recompile; error with --strict-shapes";
     ShapeChanged = "SHAPE_CHANGED", Warning, DIFF,
         "another non-batch dim: shape-specialising compilers recompile; error with --strict-shapes";
+    BatchSizeNotWarmed = "BATCH_SIZE_NOT_WARMED", Warning, DIFF,
+        "with --allowed-batch-sizes / --batching-parameters-file: production runs at a padded batch size no warm-up request of its key and shape reaches; error with --strict-shapes";
+    BatchTooLarge = "BATCH_TOO_LARGE", Error, DIFF,
+        "with batching parameters: a request larger than max_batch_size, which TF Serving refuses ('Task size 33 is larger than maximum input batch size 32'); in the warm-up it fails the model load";
+    NotBatchable = "NOT_BATCHABLE", Error, DIFF,
+        "with batching parameters: a request whose inputs have no common 0th dimension (a scalar input, or two row counts), which TF Serving's batching session refuses";
     WireFormatChanged = "WIRE_FORMAT_CHANGED", Warning, DIFF,
         "one is an EAS request, the other TF Serving";
     FetchAllResolved = "FETCH_ALL_RESOLVED", Note, DIFF,

@@ -120,6 +120,67 @@ pub fn inflate(b: &[u8], c: Compression, limit: u64) -> Result<Vec<u8>, Error> {
     Ok(out)
 }
 
+/// A writer that compresses what it is given into `w`, as TensorFlow's writer does
+/// (the default level), for output that is written as it is made. [`Compressor::finish`]
+/// writes the trailer and hands `w` back.
+///
+/// ```
+/// use std::io::Write;
+/// use tfreq::formats::compression::{inflate, Compression, Compressor};
+/// let mut z = Compressor::new(Vec::new(), Compression::Gzip);
+/// z.write_all(b"hello")?;
+/// let gz = z.finish()?;
+/// assert_eq!(inflate(&gz, Compression::Gzip, 100)?, b"hello");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub enum Compressor<W: Write> {
+    /// gzip.
+    Gzip(flate2::write::GzEncoder<W>),
+    /// zlib.
+    Zlib(flate2::write::ZlibEncoder<W>),
+}
+
+impl<W: Write> Compressor<W> {
+    /// Compresses into `w`.
+    pub fn new(w: W, c: Compression) -> Self {
+        match c {
+            Compression::Gzip => Compressor::Gzip(flate2::write::GzEncoder::new(
+                w,
+                flate2::Compression::default(),
+            )),
+            Compression::Zlib => Compressor::Zlib(flate2::write::ZlibEncoder::new(
+                w,
+                flate2::Compression::default(),
+            )),
+        }
+    }
+
+    /// Ends the compressed stream and returns the writer.
+    pub fn finish(self) -> io::Result<W> {
+        match self {
+            Compressor::Gzip(z) => z.finish(),
+            Compressor::Zlib(z) => z.finish(),
+        }
+    }
+}
+
+impl<W: Write> Write for Compressor<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Compressor::Gzip(z) => z.write(buf),
+            Compressor::Zlib(z) => z.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Compressor::Gzip(z) => z.flush(),
+            Compressor::Zlib(z) => z.flush(),
+        }
+    }
+}
+
 /// Compresses `b` as TensorFlow's writer does for this compression (the default level).
 pub fn compress(b: &[u8], c: Compression) -> Result<Vec<u8>, Error> {
     let io = |e: io::Error| Error::from(ErrorDetail::Format(format!("{c} compression: {e}")));

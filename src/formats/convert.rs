@@ -40,7 +40,7 @@ use crate::error::{Error, ErrorDetail};
 use crate::formats::detect::unframed_records;
 use crate::formats::prediction_log::{beside_request, replace_predict_request, LogKind};
 use crate::formats::scrub_log::scrub_log_record;
-use crate::formats::tfrecord::{write_record, Records};
+use crate::formats::tfrecord::{write_record, RecordReader, Records};
 use crate::formats::{
     log_entry, read, set_model_name, style_for, ContainerKind, Content, InputOptions, Layout,
 };
@@ -108,8 +108,98 @@ pub fn convert_file(
     target: Option<Layout>,
     opts: &ConvertOptions,
 ) -> Result<Converted, Error> {
-    let decode = src.decode;
     let entries = read(bytes.clone(), src)?;
+    let kind = entries.kind();
+    let items = items_of(entries, bytes, src)?;
+    let first_wire = items.iter().find_map(|i| match i {
+        Item::Request { msg, .. } => Some(msg.wire),
+        Item::Record { .. } => None,
+    });
+    let target = target.unwrap_or(match (kind, first_wire) {
+        (ContainerKind::TfRecord | ContainerKind::UnframedLogs, _) => Layout::TfRecord,
+        (_, Some(WireFormat::Eas)) => Layout::Eas,
+        _ => Layout::TfServing,
+    });
+    let mut out = Conversion::new(target, opts);
+    let mut items = items;
+    // Scrub and name, before anything is written.
+    for item in &mut items {
+        out.prepare(item)?;
+    }
+    let (data, records) = match target {
+        Layout::TfRecord => {
+            let mut data = Vec::new();
+            for item in &items {
+                out.write_record(item, &mut data)?;
+            }
+            (data, items.len())
+        }
+        Layout::Eas | Layout::TfServing => (out.bare(&items)?, 1),
+    };
+    out.finish(data, records)
+}
+
+/// Converts (or scrubs) a TFRecord log read from `r` record by record, in constant
+/// memory whatever its length, writing a TFRecord to `w` as it goes (`compression`: the
+/// log is gzip or zlib; offsets and record numbers are those of the inflated stream; a
+/// record longer than `max_record` bytes is refused). Fails as [`convert_file`] does,
+/// and then `w` holds part of the output: write it somewhere that is discarded on
+/// error (the command line writes to a temporary file renamed into place).
+/// [`Converted::data`] is empty.
+///
+/// ```
+/// use tfreq::formats::convert::{convert_stream, ConvertOptions};
+/// let f = std::fs::File::open("tests/data/tfrecord/warmup_mixed.tfrecord")?;
+/// let mut out = Vec::new();
+/// let c = convert_stream(f, None, 1 << 20, &ConvertOptions::default(), &mut out)?;
+/// assert_eq!(c.records, 6);
+/// assert_eq!(out, std::fs::read("tests/data/tfrecord/warmup_mixed.tfrecord")?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn convert_stream(
+    r: impl std::io::Read,
+    compression: Option<crate::formats::compression::Compression>,
+    max_record: u64,
+    opts: &ConvertOptions,
+    w: &mut dyn std::io::Write,
+) -> Result<Converted, Error> {
+    let mut src: Box<dyn std::io::Read + '_> = match compression {
+        Some(c) => crate::formats::compression::reader(r, c),
+        None => Box::new(r),
+    };
+    let mut out = Conversion::new(Layout::TfRecord, opts);
+    let mut records = 0;
+    let mut buf = Vec::new();
+    for rec in RecordReader::new(&mut src, max_record) {
+        let rec = rec?;
+        let mut item = record_item(
+            rec.index,
+            rec.offset,
+            rec.data_offset(),
+            rec.data,
+            opts_decode(),
+        )?;
+        out.prepare(&mut item)?;
+        buf.clear();
+        out.write_record(&item, &mut buf)?;
+        w.write_all(&buf)
+            .map_err(|e| Error::from(ErrorDetail::Format(format!("writing the output: {e}"))))?;
+        records += 1;
+    }
+    out.finish(Vec::new(), records)
+}
+
+fn opts_decode() -> crate::decode::DecodeOptions {
+    crate::decode::DecodeOptions::default()
+}
+
+/// The entries of a file as items to write: every record of a log (of any kind), the
+/// requests of anything else.
+fn items_of(
+    entries: crate::formats::Entries,
+    bytes: Bytes,
+    src: &InputOptions,
+) -> Result<Vec<Item>, Error> {
     let kind = entries.kind();
     let mut items = Vec::new();
     match kind {
@@ -133,24 +223,7 @@ pub fn convert_file(
                     .collect()
             };
             for (index, offset, data_offset, data) in records {
-                let label = format!("record {index}");
-                let e = log_entry(index, offset, data_offset, data.clone(), decode)?;
-                match e.content {
-                    // A classify, regress or multi-inference record is copied (or
-                    // scrubbed) whole, as a record, by `scrub_log_record`.
-                    Content::Message(msg) if !msg.method.takes_examples() => {
-                        items.push(Item::Request {
-                            at: label,
-                            msg: Box::new(msg),
-                            record: Some(data),
-                        })
-                    }
-                    _ => items.push(Item::Record {
-                        at: label,
-                        kind: e.log_kind.unwrap_or(LogKind::None),
-                        data,
-                    }),
-                }
+                items.push(record_item(index, offset, data_offset, data, src.decode)?);
             }
         }
         ContainerKind::Bare | ContainerKind::TextFormat | ContainerKind::RestJson => {
@@ -167,23 +240,59 @@ pub fn convert_file(
             }
         }
     }
-    let first_wire = items.iter().find_map(|i| match i {
-        Item::Request { msg, .. } => Some(msg.wire),
-        Item::Record { .. } => None,
-    });
-    let target = target.unwrap_or(match (kind, first_wire) {
-        (ContainerKind::TfRecord | ContainerKind::UnframedLogs, _) => Layout::TfRecord,
-        (_, Some(WireFormat::Eas)) => Layout::Eas,
-        _ => Layout::TfServing,
-    });
+    Ok(items)
+}
 
-    // Scrub and name, before anything is written.
-    let mut scrubbed_out = Vec::new();
-    if let Some(fill) = opts.scrub {
-        for item in &mut items {
+/// One record of a log as an item: its predict request, or the record as it is.
+fn record_item(
+    index: usize,
+    offset: usize,
+    data_offset: usize,
+    data: Bytes,
+    decode: crate::decode::DecodeOptions,
+) -> Result<Item, Error> {
+    let label = format!("record {index}");
+    let e = log_entry(index, offset, data_offset, data.clone(), decode)?;
+    Ok(match e.content {
+        // A classify, regress or multi-inference record is copied (or scrubbed) whole,
+        // as a record, by `scrub_log_record`.
+        Content::Message(msg) if !msg.method.takes_examples() => Item::Request {
+            at: label,
+            msg: Box::new(msg),
+            record: Some(data),
+        },
+        _ => Item::Record {
+            at: label,
+            kind: e.log_kind.unwrap_or(LogKind::None),
+            data,
+        },
+    })
+}
+
+/// A conversion under way: the target, the options, and what was left out so far.
+struct Conversion<'a> {
+    target: Layout,
+    opts: &'a ConvertOptions,
+    left_out: Vec<String>,
+    scrubbed_out: Vec<String>,
+}
+
+impl<'a> Conversion<'a> {
+    fn new(target: Layout, opts: &'a ConvertOptions) -> Self {
+        Conversion {
+            target,
+            opts,
+            left_out: Vec::new(),
+            scrubbed_out: Vec::new(),
+        }
+    }
+
+    /// Scrubs and names one item, and refuses a response.
+    fn prepare(&mut self, item: &mut Item) -> Result<(), Error> {
+        if let Some(fill) = self.opts.scrub {
             match item {
                 Item::Request { at: label, msg, .. } => {
-                    scrubbed_out.extend(
+                    self.scrubbed_out.extend(
                         crate::scrub::left_out(msg)
                             .into_iter()
                             .map(|g| at(label, g)),
@@ -196,136 +305,132 @@ pub fn convert_file(
                 } => {
                     let (b, gone) = scrub_log_record(data, fill)
                         .map_err(|e| Error::from(ErrorDetail::Format(at(label, e))))?;
-                    scrubbed_out.extend(gone.into_iter().map(|g| at(label, g)));
+                    self.scrubbed_out
+                        .extend(gone.into_iter().map(|g| at(label, g)));
                     *data = Bytes::from(b);
                 }
             }
         }
-    }
-    if let Some(name) = &opts.model_name {
-        for item in &mut items {
-            if let Item::Request { msg, .. } = item {
+        if let Item::Request { at: label, msg, .. } = item {
+            if let Some(name) = &self.opts.model_name {
                 set_model_name(msg, name);
             }
-        }
-    }
-    for item in &items {
-        if let Item::Request { at: label, msg, .. } = item {
             if msg.kind != Kind::Request {
                 return Err(Error::from(ErrorDetail::Format(at(
                     label,
                     format!(
                         "only requests can be written as {}; got a {}",
-                        target.as_str(),
+                        self.target.as_str(),
                         msg.kind
                     ),
                 ))));
             }
         }
+        Ok(())
     }
 
-    let mut left_out = Vec::new();
-    let mut data = Vec::new();
-    let records;
-    match target {
-        Layout::TfRecord => {
-            for item in &items {
-                match item {
-                    Item::Request {
-                        at: label,
-                        msg,
-                        record,
-                    } => {
-                        let (m, lost) = fit(msg, WireFormat::TfServing);
-                        left_out.extend(lost.into_iter().map(|l| at(label, l)));
-                        let req = encode(&m, WireFormat::TfServing, style_for(&m))?;
-                        let rec = match record {
-                            Some(r) => replace_predict_request(r, &req, opts.scrub.is_some())
-                                .map_err(|e| Error::from(ErrorDetail::Format(at(label, e))))?,
-                            None => crate::formats::prediction_log::encode_request_log(
-                                m.method, &req,
-                            )
-                            .ok_or_else(|| {
-                                Error::from(ErrorDetail::Format(at(
-                                    label,
-                                    "a bare ClassificationRequest or RegressionRequest: its bytes do not say which it is, and a warm-up record's log type must",
-                                )))
-                            })?,
-                        };
-                        if record.as_ref().is_some_and(has_response) && opts.scrub.is_some() {
-                            scrubbed_out.push(at(label, "predict_log.response"));
-                        }
-                        write_record(&mut data, &rec);
-                    }
-                    Item::Record { data: d, .. } => write_record(&mut data, d),
+    /// Appends one item to a TFRecord output, framed.
+    fn write_record(&mut self, item: &Item, data: &mut Vec<u8>) -> Result<(), Error> {
+        match item {
+            Item::Request {
+                at: label,
+                msg,
+                record,
+            } => {
+                let (m, lost) = fit(msg, WireFormat::TfServing);
+                self.left_out.extend(lost.into_iter().map(|l| at(label, l)));
+                let req = encode(&m, WireFormat::TfServing, style_for(&m))?;
+                let rec = match record {
+                    Some(r) => replace_predict_request(r, &req, self.opts.scrub.is_some())
+                        .map_err(|e| Error::from(ErrorDetail::Format(at(label, e))))?,
+                    None => crate::formats::prediction_log::encode_request_log(m.method, &req)
+                        .ok_or_else(|| {
+                            Error::from(ErrorDetail::Format(at(
+                                label,
+                                "a bare ClassificationRequest or RegressionRequest: its bytes do not say which it is, and a warm-up record's log type must",
+                            )))
+                        })?,
+                };
+                if record.as_ref().is_some_and(has_response) && self.opts.scrub.is_some() {
+                    self.scrubbed_out.push(at(label, "predict_log.response"));
                 }
+                write_record(data, &rec);
             }
-            records = items.len();
+            Item::Record { data: d, .. } => write_record(data, d),
         }
-        Layout::Eas | Layout::TfServing => {
-            let wire = if target == Layout::Eas {
-                WireFormat::Eas
-            } else {
-                WireFormat::TfServing
-            };
-            let mut chosen = None;
-            for item in &items {
-                match item {
-                    Item::Request {
-                        at: label,
-                        msg,
-                        record,
-                    } if chosen.is_none() => {
-                        if let Some(r) = record {
-                            let beside = beside_request(r).map_err(|e| Error::from(ErrorDetail::Format(at(label, e))))?;
-                            left_out.extend(beside.into_iter().map(|b| at(label, b)));
-                        }
-                        let (m, lost) = fit(msg, wire);
-                        left_out.extend(lost.into_iter().map(|l| at(label, l)));
-                        chosen = Some(m.into_owned());
+        Ok(())
+    }
+
+    /// The one request a bare output holds (the first), naming what else is left out.
+    fn bare(&mut self, items: &[Item]) -> Result<Vec<u8>, Error> {
+        let target = self.target;
+        let wire = if target == Layout::Eas {
+            WireFormat::Eas
+        } else {
+            WireFormat::TfServing
+        };
+        let mut chosen = None;
+        for item in items {
+            match item {
+                Item::Request {
+                    at: label,
+                    msg,
+                    record,
+                } if chosen.is_none() => {
+                    if let Some(r) = record {
+                        let beside = beside_request(r)
+                            .map_err(|e| Error::from(ErrorDetail::Format(at(label, e))))?;
+                        self.left_out.extend(beside.into_iter().map(|b| at(label, b)));
                     }
-                    Item::Request { at: label, .. } => left_out.push(at(
-                        label,
-                        "a further PredictRequest (a bare request file holds one; write a TFRecord for several)",
-                    )),
-                    Item::Record {
-                        at: label, kind, ..
-                    } => left_out.push(at(
-                        label,
-                        format!(
-                            "{} (a bare request file holds one PredictRequest)",
-                            if *kind == LogKind::None {
-                                "a record with no log_type".to_string()
-                            } else {
-                                format!("{kind} record")
-                            }
-                        ),
-                    )),
+                    let (m, lost) = fit(msg, wire);
+                    self.left_out.extend(lost.into_iter().map(|l| at(label, l)));
+                    chosen = Some(m.into_owned());
                 }
+                Item::Request { at: label, .. } => self.left_out.push(at(
+                    label,
+                    "a further PredictRequest (a bare request file holds one; write a TFRecord for several)",
+                )),
+                Item::Record {
+                    at: label, kind, ..
+                } => self.left_out.push(at(
+                    label,
+                    format!(
+                        "{} (a bare request file holds one PredictRequest)",
+                        if *kind == LogKind::None {
+                            "a record with no log_type".to_string()
+                        } else {
+                            format!("{kind} record")
+                        }
+                    ),
+                )),
             }
-            let Some(m) = chosen else {
-                return Err(Error::from(ErrorDetail::Format(format!(
-                    "holds no PredictRequest to write as a bare {} request",
-                    target.as_str()
-                ))));
-            };
-            data = encode(&m, wire, style_for(&m))?;
-            records = 1;
         }
+        let Some(m) = chosen else {
+            return Err(Error::from(ErrorDetail::Format(format!(
+                "holds no PredictRequest to write as a bare {} request",
+                target.as_str()
+            ))));
+        };
+        Ok(encode(&m, wire, style_for(&m))?)
     }
-    if !left_out.is_empty() && !opts.lossy {
-        return Err(Error::from(ErrorDetail::WouldLose {
-            target: target.as_str(),
-            left_out,
-        }));
+
+    /// The result, or the items the target could not carry when a lossy conversion was
+    /// not allowed.
+    fn finish(self, data: Vec<u8>, records: usize) -> Result<Converted, Error> {
+        if !self.left_out.is_empty() && !self.opts.lossy {
+            return Err(Error::from(ErrorDetail::WouldLose {
+                target: self.target.as_str(),
+                left_out: self.left_out,
+            }));
+        }
+        Ok(Converted {
+            data,
+            target: self.target,
+            records,
+            left_out: self.left_out,
+            scrubbed_out: self.scrubbed_out,
+        })
     }
-    Ok(Converted {
-        data,
-        target,
-        records,
-        left_out,
-        scrubbed_out,
-    })
 }
 
 fn has_response(record: &Bytes) -> bool {

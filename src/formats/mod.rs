@@ -41,9 +41,11 @@
 //!
 //! [saved_model_warmup_test_util.cc]: https://github.com/tensorflow/serving/blob/master/tensorflow_serving/servables/tensorflow/saved_model_warmup_test_util.cc
 
+pub mod batching_params;
 pub mod compression;
 pub mod convert;
 mod detect;
+mod example_spec;
 mod options;
 pub mod prediction_log;
 pub mod rest_json;

@@ -34,7 +34,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::dtype::{DType, DTypeCode};
-use crate::signature::{MetaGraph, ModelSignatures, Signature, TensorSpec, SERVE_TAG};
+use crate::signature::{
+    DenseFeature, ExampleSpec, MetaGraph, ModelSignatures, Signature, TensorSpec, VarLenFeature,
+    SERVE_TAG,
+};
 use crate::wire::tf;
 
 /// Which kind of file a model's signatures came from.
@@ -235,7 +238,7 @@ pub fn from_saved_model_pb(bytes: &[u8], file: &str) -> Result<ModelSignatures, 
         path: file.to_string(),
         source,
     })?;
-    let meta_graphs = sm
+    let mut meta_graphs: Vec<MetaGraph> = sm
         .meta_graphs
         .into_iter()
         .map(|mg| MetaGraph {
@@ -243,6 +246,9 @@ pub fn from_saved_model_pb(bytes: &[u8], file: &str) -> Result<ModelSignatures, 
             signatures: signatures(mg.signature_def),
         })
         .collect();
+    // The tf.Example features each signature parses, read from the graph; a graph that
+    // cannot be read leaves them unknown (the signatures stand without them).
+    crate::formats::example_spec::attach(bytes, &mut meta_graphs);
     Ok(ModelSignatures { meta_graphs })
 }
 
@@ -257,6 +263,7 @@ pub fn signatures(defs: BTreeMap<String, tf::SignatureDef>) -> BTreeMap<String, 
                 inputs: specs(sd.inputs),
                 outputs: specs(sd.outputs),
                 defaults: sd.defaults.into_keys().collect(),
+                examples: None,
             };
             (key, sig)
         })
@@ -290,6 +297,52 @@ fn specs(m: BTreeMap<String, tf::TensorInfo>) -> BTreeMap<String, TensorSpec> {
 // ---------------------------------------------------------------------------------------
 // GetModelMetadata JSON
 // ---------------------------------------------------------------------------------------
+
+/// The line `tfreq signature` puts before the features a signature parses
+/// (`render::signature`), read back here.
+pub(crate) const EXAMPLES_HEADER: &str =
+    "Parses tf.Example features (from the graph's ParseExample):";
+
+/// One feature line under [`EXAMPLES_HEADER`]: `KEY: DT_X [DIMS], required`,
+/// `KEY: DT_X [DIMS], default V`, `KEY: DT_X, variable length (sparse)` or
+/// `KEY: DT_X, ragged`.
+fn example_line(line: &str, spec: &mut ExampleSpec) -> Option<()> {
+    let at = line.rfind(": DT_")?;
+    let (key, rest) = (&line[..at], &line[at + 2..]);
+    let (dtype, rest) = rest.split_once([' ', ','])?;
+    let dtype = DTypeCode::from(DType::from_name(dtype)?);
+    let rest = rest.trim_start_matches([',', ' ']);
+    if rest == "variable length (sparse)" {
+        spec.sparse.push(VarLenFeature {
+            key: key.to_string(),
+            dtype,
+        });
+    } else if rest == "ragged" {
+        spec.ragged.push(VarLenFeature {
+            key: key.to_string(),
+            dtype,
+        });
+    } else {
+        let (dims, how) = rest.strip_prefix('[')?.split_once("], ")?;
+        let shape = dims
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| d.parse().ok())
+            .collect::<Option<Vec<i64>>>()?;
+        let default = match how {
+            "required" => None,
+            d => Some(d.strip_prefix("default ")?.to_string()),
+        };
+        spec.dense.push(DenseFeature {
+            key: key.to_string(),
+            dtype,
+            shape,
+            default,
+        });
+    }
+    Some(())
+}
 
 /// Reads TF Serving's GetModelMetadata REST JSON (`file` names it in errors).
 ///
@@ -344,6 +397,7 @@ pub fn from_metadata_json(bytes: &[u8], file: &str) -> Result<ModelSignatures, M
                 inputs: io("inputs")?,
                 outputs: io("outputs")?,
                 defaults,
+                examples: None,
             },
         );
     }
@@ -480,6 +534,7 @@ pub fn from_saved_model_cli(text: &str, file: &str) -> Result<ModelSignatures, M
         None,
         Inputs,
         Outputs,
+        Examples,
         Skip,
     }
     let mut out = ModelSignatures::default();
@@ -546,6 +601,15 @@ pub fn from_saved_model_cli(text: &str, file: &str) -> Result<ModelSignatures, M
             s.method_name = m.trim().to_string();
             section = Section::None;
             current = None;
+        } else if line == EXAMPLES_HEADER {
+            // tfreq's own addition to the text (`tfreq signature` of a SavedModel).
+            section = Section::Examples;
+            s.examples = Some(ExampleSpec::default());
+            current = None;
+        } else if section == Section::Examples {
+            let spec = s.examples.get_or_insert_with(ExampleSpec::default);
+            example_line(line, spec)
+                .ok_or_else(|| err(n, format!("not a tf.Example feature line: {line:?}")))?;
         } else if let Some((is_input, alias)) = tensor_header(line) {
             if section != Section::Inputs && section != Section::Outputs
                 || is_input != (section == Section::Inputs)

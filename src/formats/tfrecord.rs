@@ -108,6 +108,181 @@ fn le_u64(b: &[u8]) -> u64 {
     u64::from_le_bytes(a)
 }
 
+/// Reads TFRecord records one at a time from a stream (a pipe, standard input, an
+/// inflating reader), in memory bounded by the longest record: the framing and both
+/// checksums are checked as [`Records`] checks them, and a record longer than
+/// `max_record` bytes is refused before its data is read. Offsets are those of the
+/// stream.
+///
+/// ```
+/// use tfreq::formats::tfrecord::{frame, RecordReader};
+/// let file = frame([&b"hello"[..], b"", b"world"]);
+/// let data: Vec<_> = RecordReader::new(&file[..], 1 << 20)
+///     .map(|r| r.map(|r| r.data))
+///     .collect::<Result<_, _>>()?;
+/// assert_eq!(data, vec![&b"hello"[..], b"", b"world"]);
+/// // A stream cut short is an error naming the record.
+/// let err = RecordReader::new(&file[..file.len() - 2], 1 << 20).last().unwrap().unwrap_err();
+/// assert!(err.to_string().contains("record 2"), "{err}");
+/// # Ok::<(), tfreq::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct RecordReader<R> {
+    r: R,
+    index: usize,
+    offset: u64,
+    max_record: u64,
+    done: bool,
+}
+
+impl<R: std::io::Read> RecordReader<R> {
+    /// Reads records from `r`, refusing one longer than `max_record` bytes.
+    pub fn new(r: R, max_record: u64) -> Self {
+        RecordReader {
+            r,
+            index: 0,
+            offset: 0,
+            max_record,
+            done: false,
+        }
+    }
+
+    /// Bytes of the stream read so far (the end of the last record read).
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Reads the next record's data into `data` (reused, so a long walk allocates once
+    /// per size), returning its number and the offset of its header; `None` at the end
+    /// of the stream.
+    pub fn next_into(
+        &mut self,
+        data: &mut Vec<u8>,
+    ) -> Result<Option<(usize, usize)>, crate::error::Error> {
+        use crate::error::ErrorDetail;
+        if self.done {
+            return Ok(None);
+        }
+        let (index, at) = (self.index, self.offset as usize);
+        let fail = |s: &mut Self, e: crate::error::Error| {
+            s.done = true;
+            Err(e)
+        };
+        let mut header = [0u8; HEADER_LEN];
+        let got = match fill(&mut self.r, &mut header) {
+            Ok(n) => n,
+            Err(e) => return fail(self, e),
+        };
+        if got == 0 {
+            self.done = true;
+            return Ok(None);
+        }
+        if got < HEADER_LEN {
+            let e = TfRecordError::TruncatedHeader {
+                record: index,
+                offset: at,
+                available: got,
+            };
+            return fail(self, e.into());
+        }
+        let stored = le_u32(&header[8..12]);
+        let computed = masked_crc(&header[..8]);
+        if stored != computed {
+            let e = TfRecordError::LengthCrc {
+                record: index,
+                offset: at,
+                stored,
+                computed,
+            };
+            return fail(self, e.into());
+        }
+        let length = le_u64(&header[..8]);
+        if length > self.max_record {
+            let e = ErrorDetail::Format(format!(
+                "TFRecord record {index} at byte {at}: length {length} is over the size limit of {} bytes",
+                crate::digits::group_digits(self.max_record)
+            ));
+            return fail(self, e.into());
+        }
+        data.resize(length as usize, 0);
+        let mut footer = [0u8; FOOTER_LEN];
+        let n = match fill(&mut self.r, data) {
+            Ok(n) => n,
+            Err(e) => return fail(self, e),
+        };
+        let m = if n == data.len() {
+            match fill(&mut self.r, &mut footer) {
+                Ok(m) => m,
+                Err(e) => return fail(self, e),
+            }
+        } else {
+            0
+        };
+        if n < data.len() || m < FOOTER_LEN {
+            let e = TfRecordError::Truncated {
+                record: index,
+                offset: at,
+                length,
+                needed: length + FOOTER_LEN as u64,
+                available: n + m,
+            };
+            return fail(self, e.into());
+        }
+        let stored = u32::from_le_bytes(footer);
+        let computed = masked_crc(data);
+        if stored != computed {
+            let e = TfRecordError::DataCrc {
+                record: index,
+                offset: at,
+                stored,
+                computed,
+            };
+            return fail(self, e.into());
+        }
+        self.index += 1;
+        self.offset += (HEADER_LEN + FOOTER_LEN) as u64 + length;
+        Ok(Some((index, at)))
+    }
+}
+
+impl<R: std::io::Read> Iterator for RecordReader<R> {
+    type Item = Result<RawRecord, crate::error::Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut data = Vec::new();
+        match self.next_into(&mut data) {
+            Ok(Some((index, offset))) => {
+                let stored_crc = masked_crc(&data);
+                Some(Ok(RawRecord {
+                    index,
+                    offset,
+                    data: Bytes::from(data),
+                    stored_crc,
+                }))
+            }
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+/// Fills `buf` from `r`, or as much as the stream has left; a read error is an error
+/// naming how far the stream got.
+fn fill(r: &mut impl std::io::Read, buf: &mut [u8]) -> Result<usize, crate::error::Error> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(crate::error::ErrorDetail::Format(e.to_string()).into());
+            }
+        }
+    }
+    Ok(n)
+}
+
 /// Whether `bytes` starts with a TFRecord header whose length checksum is right (the
 /// first record's length CRC: a 1 in 2^32 chance for other data).
 ///

@@ -24,6 +24,7 @@
 
 pub mod eas;
 pub mod grpc;
+pub mod pool;
 pub mod queue;
 pub mod rest;
 pub(crate) mod web;
@@ -664,6 +665,24 @@ impl Client {
             latency: start.elapsed(),
             notes: req.notes.clone(),
         })
+    }
+
+    /// Does ahead what the first call would do besides sending: for TF Serving REST,
+    /// reads the model's output dtypes from its metadata (JSON carries none), so that
+    /// no call's latency includes that read. Nothing for EAS and gRPC. A metadata
+    /// endpoint that does not answer is left for the first call to try again.
+    pub fn ready(&mut self) {
+        let t = self.opts.deadline();
+        if let (Inner::Rest(h, outs), target) = (&mut self.inner, &self.target) {
+            if outs.is_empty() {
+                let meta = rest::metadata_url(target);
+                if let Ok(r) = self.rt.block_on(h.get(&meta, vec![], t)) {
+                    if let Ok(b) = web::ok_body(r) {
+                        outs.learn(&b);
+                    }
+                }
+            }
+        }
     }
 
     /// Reads the served model's signatures: gRPC GetModelMetadata, or REST

@@ -137,11 +137,36 @@ impl Queue {
         h
     }
 
+    /// Another client of the same queue, with its own connection and the same identity
+    /// (user id, tags, options): one a thread for many requests at once.
+    pub fn worker(&self) -> Result<Queue, NetError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| NetError::Unreachable(format!("cannot start the I/O runtime: {e}")))?;
+        let http = Http::new(&rt, self.opts.ca_cert.as_deref(), self.opts.http_limit())?;
+        Ok(Queue {
+            rt,
+            http,
+            input: self.input.clone(),
+            sink: self.sink.clone(),
+            tags: self.tags.clone(),
+            opts: self.opts.clone(),
+            uid: self.uid.clone(),
+        })
+    }
+
     /// Puts the request on the input queue and waits for its result on the sink.
     pub fn send(&mut self, req: &Prepared) -> Result<Exchange, NetError> {
+        let t = self.put(req)?;
+        self.wait(&t, req)
+    }
+
+    /// Puts the request on the input queue (once: see the module's notes) and returns
+    /// what [`wait`](Self::wait) needs to fetch its result.
+    pub fn put(&self, req: &Prepared) -> Result<Ticket, NetError> {
         let timeout = self.opts.deadline();
         let start = Instant::now();
-        let deadline = start.checked_add(timeout).unwrap_or(start);
         let url = with_query(&self.input, &self.tags);
         let put =
             self.rt.block_on(
@@ -157,6 +182,16 @@ impl Queue {
             .ok_or_else(|| {
                 NetError::BadResponse(format!("the put answer has no {REQUEST_ID_HEADER} header"))
             })?;
+        Ok(Ticket { id, start })
+    }
+
+    /// Waits for the result of a request [`put`](Self::put) on the queue, on the sink,
+    /// until `--timeout` after the put began; the latency is counted from then too.
+    pub fn wait(&self, ticket: &Ticket, req: &Prepared) -> Result<Exchange, NetError> {
+        let timeout = self.opts.deadline();
+        let start = ticket.start;
+        let deadline = start.checked_add(timeout).unwrap_or(start);
+        let id = &ticket.id;
         let mut pause = FIRST_PAUSE;
         loop {
             let asked = Instant::now();
@@ -181,7 +216,7 @@ impl Queue {
                 h,
                 left.saturating_add(Duration::from_secs(1)),
             ))?;
-            let Some((response, raw)) = sink_answer(got.status, &got.body, &id)? else {
+            let Some((response, raw)) = sink_answer(got.status, &got.body, id)? else {
                 // Not yet: ask again after the pause (counted from this ask), never past
                 // the deadline.
                 let next = asked.checked_add(pause).unwrap_or(deadline).min(deadline);
@@ -197,6 +232,15 @@ impl Queue {
             });
         }
     }
+}
+
+/// A request on the queue: its id, and when its put began.
+#[derive(Debug, Clone)]
+pub struct Ticket {
+    /// The request id the put answer named ([`REQUEST_ID_HEADER`]).
+    pub id: String,
+    /// When the put began.
+    pub start: Instant,
 }
 
 /// Reads the sink's answer to a get for `request_id`: `None` while the sink is empty,

@@ -413,6 +413,9 @@ struct EntryJson<'a> {
     size: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     message: Option<MessageJson<'a>>,
+    /// A streamed record that is not a message: what the warm-up loader makes of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problems: Option<FindingsJson<'a>>,
 }
 
 /// Streams the document of a multi-entry file (TFRecord or text warm-up): the file's
@@ -447,29 +450,8 @@ pub fn write_container(
         .zip(labels.iter().zip(&specs))
         .enumerate()
         .map(|(i, (e, (label, specs)))| {
-            let mut j = EntryJson {
-                index: e.index,
-                line: None,
-                log_metadata_model_spec: e.log_model_spec.as_ref().map(SpecJson::of),
-                log_type: e.log_kind.map(|k| k.name()),
-                model_specs: None,
-                offset: e.offset,
-                requests: None,
-                size: e.size,
-                message: None,
-            };
-            match &e.content {
-                Content::Line(l) => j.line = Some(String::from_utf8_lossy(l).into_owned()),
-                Content::Log(log) => {
-                    j.requests = Some(log.requests.len());
-                    j.model_specs = Some(specs.iter().map(SpecJson::of).collect());
-                }
-                Content::Message(msg) => {
-                    let p = problems.get(i).map(Vec::as_slice).unwrap_or(&[]);
-                    j.message = Some(MessageJson::new(label, msg, p, mode));
-                }
-            }
-            j
+            let p = problems.get(i).map(Vec::as_slice).unwrap_or(&[]);
+            entry_json(e, label, specs, p, mode)
         })
         .collect();
     let doc = ContainerJson {
@@ -481,6 +463,110 @@ pub fn write_container(
     };
     crate::escape::json_write(out, &doc, false)?;
     Ok(())
+}
+
+/// One entry's object in a container document.
+fn entry_json<'a>(
+    e: &'a crate::formats::Entry,
+    label: &'a str,
+    specs: &'a [ModelSpec],
+    problems: &'a [Finding],
+    mode: ValuesMode,
+) -> EntryJson<'a> {
+    use crate::formats::Content;
+    let mut j = EntryJson {
+        index: e.index,
+        line: None,
+        log_metadata_model_spec: e.log_model_spec.as_ref().map(SpecJson::of),
+        log_type: e.log_kind.map(|k| k.name()),
+        model_specs: None,
+        offset: e.offset,
+        requests: None,
+        size: e.size,
+        message: None,
+        problems: None,
+    };
+    match &e.content {
+        Content::Line(l) => j.line = Some(String::from_utf8_lossy(l).into_owned()),
+        Content::Log(log) => {
+            j.requests = Some(log.requests.len());
+            j.model_specs = Some(specs.iter().map(SpecJson::of).collect());
+            if !problems.is_empty() {
+                j.problems = Some(FindingsJson(problems));
+            }
+        }
+        Content::Message(msg) => j.message = Some(MessageJson::new(label, msg, problems, mode)),
+    }
+    j
+}
+
+/// The document of a TFRecord log read as a stream (standard input), written a record
+/// at a time so that memory does not grow with the log: the keys of
+/// [`write_container`]'s document, with `"streamed": true`, and the count and the
+/// findings about the log as a whole after the entries (they are known only at the end).
+///
+/// ```
+/// use tfreq::formats::{read, InputOptions};
+/// use tfreq::render::json::StreamedContainer;
+/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
+/// let mut out = Vec::new();
+/// let mut doc = StreamedContainer::start(&mut out, "-", Default::default())?;
+/// for e in read(bytes, &InputOptions::new())? {
+///     doc.entry(&mut out, &e?, &[])?;
+/// }
+/// doc.finish(&mut out, &[])?;
+/// let v: serde_json::Value = serde_json::from_slice(&out)?;
+/// assert_eq!((v["entries_count"].as_u64(), v["streamed"].as_bool()), (Some(3), Some(true)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct StreamedContainer {
+    file: String,
+    mode: ValuesMode,
+    entries: usize,
+}
+
+impl StreamedContainer {
+    /// Writes the head of the document of `file` (a TFRecord log).
+    pub fn start(out: &mut dyn Write, file: &str, mode: ValuesMode) -> io::Result<Self> {
+        write!(out, "{{\"container\":\"tfrecord\",\"file\":")?;
+        crate::escape::json_write(&mut *out, &file, false)?;
+        write!(out, ",\"streamed\":true,\"entries\":[")?;
+        Ok(StreamedContainer {
+            file: file.to_string(),
+            mode,
+            entries: 0,
+        })
+    }
+
+    /// Writes one entry, with its findings.
+    pub fn entry(
+        &mut self,
+        out: &mut dyn Write,
+        e: &crate::formats::Entry,
+        problems: &[Finding],
+    ) -> io::Result<()> {
+        use crate::formats::Content;
+        if self.entries > 0 {
+            out.write_all(b",")?;
+        }
+        self.entries += 1;
+        let label = format!("{} record {}", self.file, e.index);
+        let specs = match &e.content {
+            Content::Log(log) => log.request_model_specs(),
+            _ => Vec::new(),
+        };
+        let j = entry_json(e, &label, &specs, problems, self.mode);
+        crate::escape::json_write(out, &j, false)
+    }
+
+    /// Ends the document with the entry count and the findings about the log as a
+    /// whole.
+    pub fn finish(self, out: &mut dyn Write, problems: &[Finding]) -> io::Result<()> {
+        write!(out, "],\"entries_count\":{},\"problems\":", self.entries)?;
+        crate::escape::json_write(&mut *out, &FindingsJson(problems), false)?;
+        out.write_all(b"}")
+    }
 }
 
 /// The `tfreq keys` document: the summary of

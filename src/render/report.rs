@@ -183,6 +183,9 @@ pub fn write_human(out: &mut dyn Write, r: &Report, color: crate::render::Color)
             }
         }
     }
+    if let Some(b) = &r.batching {
+        batching_section(out, b)?;
+    }
     writeln!(out)?;
     let c = r.counts;
     let (word, col) = if r.failed || !r.unreadable.is_empty() {
@@ -202,6 +205,90 @@ pub fn write_human(out: &mut dyn Write, r: &Report, color: crate::render::Color)
         plural(c.warnings, "warning"),
         plural(c.notes, "note"),
     )
+}
+
+fn sizes(v: impl IntoIterator<Item = u64>) -> String {
+    let v: Vec<String> = v.into_iter().map(|n| n.to_string()).collect();
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// The `batch sizes` section of `diff` and `keys` with batching parameters: the rule,
+/// then each group's padded sizes (with their request counts) and, for `diff`, the ones
+/// no warm-up request reaches.
+pub fn write_batching(
+    out: &mut dyn Write,
+    b: &crate::analysis::batch::BatchSizes,
+    color: crate::render::Color,
+) -> io::Result<()> {
+    batching_section(&mut crate::render::Paint::new(out, color), b)
+}
+
+fn batching_section(out: &mut dyn Write, b: &crate::analysis::batch::BatchSizes) -> io::Result<()> {
+    use style::*;
+    let r = &b.rule;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{BOLD}batch sizes{RESET} ({}): allowed {}, max_batch_size {}{}",
+        sanitize(&b.source),
+        sizes(r.allowed_batch_sizes.iter().copied()),
+        r.max_batch_size,
+        r.max_execution_batch_size
+            .map(|m| format!(", split into batches of at most {m}"))
+            .unwrap_or_default()
+    )?;
+    for g in &b.groups {
+        writeln!(
+            out,
+            "  {}  {}",
+            sanitize(&g.key.to_string()),
+            sanitize(&g.feeds)
+        )?;
+        let reached: Vec<String> = g
+            .production
+            .iter()
+            .map(|(p, n)| format!("{p} ({})", plural(*n as usize, "request")))
+            .collect();
+        writeln!(out, "    production runs padded to: {}", reached.join(", "))?;
+        if let Some(w) = &g.warmup {
+            writeln!(
+                out,
+                "    the warm-up runs:          {}",
+                sizes(w.iter().copied())
+            )?;
+        }
+        if let Some(cold) = &g.not_warmed {
+            if cold.is_empty() {
+                writeln!(out, "    {GREEN}every padded size is warmed{RESET}")?;
+            } else {
+                writeln!(
+                    out,
+                    "    {RED}not warmed{RESET}:                {}",
+                    sizes(cold.iter().copied())
+                )?;
+            }
+        }
+    }
+    if b.too_large > 0 {
+        writeln!(
+            out,
+            "  {RED}refused{RESET}: {} larger than max_batch_size {}",
+            plural(b.too_large as usize, "request"),
+            r.max_batch_size
+        )?;
+    }
+    if b.not_batchable > 0 {
+        writeln!(
+            out,
+            "  {RED}refused{RESET}: {} without one common 0th dimension",
+            plural(b.not_batchable as usize, "request")
+        )?;
+    }
+    Ok(())
 }
 
 fn plural(n: usize, what: &str) -> String {

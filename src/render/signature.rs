@@ -46,6 +46,9 @@ pub fn write_saved_model_cli(out: &mut dyn Write, m: &ModelSignatures) -> io::Re
                 tensor(out, "outputs", alias, t)?;
             }
             writeln!(out, "  Method name is: {}", sig.method_name)?;
+            if let Some(spec) = &sig.examples {
+                write_examples(out, spec)?;
+            }
         }
     }
     Ok(())
@@ -56,4 +59,41 @@ fn tensor(out: &mut dyn Write, which: &str, alias: &str, t: &TensorSpec) -> io::
     writeln!(out, "        dtype: {}", t.dtype)?;
     writeln!(out, "        shape: {}", t.shape_text())?;
     writeln!(out, "        name: {}", t.name)
+}
+
+/// The `tf.Example` features a signature parses (not part of `saved_model_cli`'s
+/// output: tfreq reads them from the graph, see `crate::formats::savedmodel`).
+fn write_examples(out: &mut dyn Write, spec: &crate::signature::ExampleSpec) -> io::Result<()> {
+    writeln!(out, "  {}", crate::formats::savedmodel::EXAMPLES_HEADER)?;
+    for f in &spec.dense {
+        let shape: Vec<String> = f.shape.iter().map(|d| d.to_string()).collect();
+        let default = match &f.default {
+            None => "required".to_string(),
+            Some(d) => format!("default {}", crate::escape::sanitize(d)),
+        };
+        writeln!(
+            out,
+            "    {}: {} [{}], {default}",
+            crate::escape::escape(&f.key),
+            f.dtype,
+            shape.join(", ")
+        )?;
+    }
+    for f in &spec.sparse {
+        writeln!(
+            out,
+            "    {}: {}, variable length (sparse)",
+            crate::escape::escape(&f.key),
+            f.dtype
+        )?;
+    }
+    for f in &spec.ragged {
+        writeln!(
+            out,
+            "    {}: {}, ragged",
+            crate::escape::escape(&f.key),
+            f.dtype
+        )?;
+    }
+    Ok(())
 }

@@ -13,6 +13,7 @@ use std::sync::mpsc;
 use crate::analysis::coverage::{KeyCounts, Origin};
 use crate::error::{Error, ErrorDetail, TfRecordError};
 use crate::formats::compression::{self, Compression};
+use crate::formats::tfrecord::RecordReader;
 use crate::formats::{self, Content};
 
 use super::{fingerprint, Seen};
@@ -133,6 +134,15 @@ impl Blocks {
     }
 }
 
+impl Read for Blocks {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        // One block at a time is enough for a reader; `fill` says what failed and where.
+        let want = buf.len().min(BLOCK);
+        self.fill(&mut buf[..want])
+            .map_err(|e| io::Error::other(e.to_string()))
+    }
+}
+
 fn walk_stream(
     r: &mut Blocks,
     file: usize,
@@ -144,100 +154,42 @@ fn walk_stream(
     let mut seen = Seen::default();
     let mut print = Vec::new();
     let mut data = Vec::new();
-    let mut header = [0u8; 12];
-    let mut footer = [0u8; 4];
+    let mut records = RecordReader::new(r, max_record);
     let mut index = 0usize;
-    let mut offset = 0u64;
-    // Before the first record, a failure means "not a log of this kind".
-    let first = |index: usize, e: Error| if index == 0 { Ok(None) } else { Err(e) };
     loop {
-        let got = match r.fill(&mut header) {
-            Ok(n) => n,
-            Err(e) => return first(index, e),
+        let (i, at) = match records.next_into(&mut data) {
+            Ok(Some(got)) => got,
+            Ok(None) => break,
+            // Before the first record, a bad header means "not a log of this kind".
+            Err(e)
+                if index == 0
+                    && matches!(
+                        e.detail(),
+                        ErrorDetail::TfRecord(
+                            TfRecordError::TruncatedHeader { .. } | TfRecordError::LengthCrc { .. }
+                        )
+                    ) =>
+            {
+                return Ok(None)
+            }
+            Err(e) => return Err(e),
         };
-        if got == 0 {
-            break;
-        }
-        let at = offset as usize;
-        if got < header.len() {
-            let e = TfRecordError::TruncatedHeader {
-                record: index,
-                offset: at,
-                available: got,
-            };
-            return first(index, e.into());
-        }
-        let stored = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
-        let computed = formats::tfrecord::masked_crc(&header[..8]);
-        if stored != computed {
-            let e = TfRecordError::LengthCrc {
-                record: index,
-                offset: at,
-                stored,
-                computed,
-            };
-            return first(index, e.into());
-        }
-        let mut len8 = [0u8; 8];
-        len8.copy_from_slice(&header[..8]);
-        let length = u64::from_le_bytes(len8);
-        if length > max_record {
-            return Err(ErrorDetail::Format(format!(
-                "TFRecord record {index} at byte {at}: length {length} is over the size limit of {} bytes",
-                crate::digits::group_digits(max_record)
-            ))
-            .into());
-        }
-        data.resize(length as usize, 0);
-        let n = r.fill(&mut data)?;
-        let m = if n == data.len() {
-            r.fill(&mut footer)?
-        } else {
-            0
-        };
-        if n < data.len() || m < footer.len() {
-            let e = TfRecordError::Truncated {
-                record: index,
-                offset: at,
-                length,
-                needed: length + 4,
-                available: n + m,
-            };
-            return Err(e.into());
-        }
-        let stored = u32::from_le_bytes(footer);
-        let computed = formats::tfrecord::masked_crc(&data);
-        if stored != computed {
-            let e = TfRecordError::DataCrc {
-                record: index,
-                offset: at,
-                stored,
-                computed,
-            };
-            return Err(e.into());
-        }
+        index = i + 1;
         let origin = Origin {
             file,
-            entry: index,
+            entry: i,
             record: true,
         };
         let printed = fingerprint::print(&data, &mut print);
         if !(printed && seen.count(&print)) {
-            let e = formats::log_entry(
-                index,
-                at,
-                at + 12,
-                bytes::Bytes::copy_from_slice(&data),
-                opts,
-            )?;
+            let e = formats::log_entry(i, at, at + 12, bytes::Bytes::copy_from_slice(&data), opts)?;
             match &e.content {
                 Content::Message(m) if printed => seen.insert(&print, m, origin, 0, keep),
                 _ => c.add_entry(&e, file, true, keep),
             }
         }
-        index += 1;
-        offset += 12 + length + 4;
     }
+    let offset = records.offset();
     if index == 0 {
         return Ok(None);
     }

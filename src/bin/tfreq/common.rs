@@ -268,6 +268,21 @@ pub fn write_output(out: Option<&Path>, data: &[u8]) -> Result<(), Failure> {
     }
 }
 
+/// [`write_output`] for output made as it is written (see
+/// `crate::output::write_atomic_with`).
+pub fn write_output_with(
+    out: Option<&Path>,
+    produce: &mut crate::output::Produce,
+) -> Result<(), Failure> {
+    match out {
+        Some(p) => Ok(crate::output::write_atomic_with(p, produce)?),
+        None if io::stdout().is_terminal() => Err(Failure::msg(
+            "refusing to write binary output to a terminal; give -o FILE, or -o - to force",
+        )),
+        None => Ok(crate::output::write_atomic_with(Path::new("-"), produce)?),
+    }
+}
+
 /// Inputs at least this large (in all) get a progress display.
 pub const PROGRESS_MIN_BYTES: u64 = 100 << 20;
 

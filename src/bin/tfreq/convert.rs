@@ -2,14 +2,16 @@
 
 use std::path::PathBuf;
 
-use tfreq::formats::convert::{convert_file, ConvertOptions};
+use tfreq::formats::compression::{Compression, Compressor};
+use tfreq::formats::convert::{convert_file, convert_stream, ConvertOptions};
 use tfreq::formats::ContainerKind;
 
 use crate::args::OutWire;
 use crate::common::{
-    human_size, in_file, lossy_hint, refuse_same_file, report_left_out, write_output, Failure,
-    Outcome, Progress,
+    human_size, in_file, lossy_hint, refuse_same_file, report_left_out, write_output,
+    write_output_with, Failure, Outcome, Progress,
 };
+use crate::input::{Inputs, Opened};
 
 #[derive(clap::Args)]
 #[command(mut_arg("lossy", |a| a.help("Write even when the output cannot carry everything (a dtype EAS lacks, a TF Serving model_spec or client_id going to EAS, several records into a bare request), and list what was left out on stderr. Without it, that is an error")))]
@@ -62,8 +64,37 @@ pub fn run(a: Args) -> Outcome {
     if let Some(w) = a.in_wire {
         rewrite.input.from = w;
     }
-    let inputs = crate::input::Inputs::new(&rewrite.input, None);
-    let (bytes, _) = inputs.bytes(&a.input)?;
+    let inputs = Inputs::new(&rewrite.input, None);
+    let opts = ConvertOptions {
+        model_name: a.model_name.clone(),
+        scrub: None,
+        lossy: a.rewrite.lossy,
+    };
+    let compress = a.compress.map(|c| match c {
+        Compress::Gzip => Compression::Gzip,
+        Compress::Zlib => Compression::Zlib,
+    });
+    let bytes = match inputs.open(&a.input)? {
+        // A log written as a log: record by record, in constant memory whatever its
+        // length (a file or standard input).
+        Opened::Log(r, c) if a.wire == OutWire::Tfrecord => {
+            drop(progress);
+            return stream(&a, r, c, rewrite.input.max_size, &opts, compress);
+        }
+        Opened::Log(r, c) => {
+            let read = tfreq::io::ReadOptions::default().max_size(rewrite.input.max_size);
+            let b = tfreq::io::read_from(r, &a.input, &read)?;
+            match c {
+                Some(c) => bytes::Bytes::from(tfreq::formats::compression::inflate(
+                    &b,
+                    c,
+                    rewrite.input.max_size,
+                )?),
+                None => b,
+            }
+        }
+        Opened::Whole(b) => b,
+    };
     progress.step(format!(
         "converting {label} ({})",
         human_size(bytes.len() as u64)
@@ -77,26 +108,52 @@ pub fn run(a: Args) -> Outcome {
             Failure::msg("PredictionLog messages without framing are framed as they are (every record kept): convert FILE --wire tfrecord -o F first, then give --model-name when converting F"),
         ));
     }
-    let opts = ConvertOptions {
-        model_name: a.model_name.clone(),
-        scrub: None,
-        lossy: a.rewrite.lossy,
-    };
     let out = convert_file(bytes, &src, Some(a.wire.into()), &opts)
         .map_err(|e| in_file(&label, lossy_hint(e)))?;
-    let data = match a.compress {
+    let data = match compress {
         None => out.data,
-        Some(c) => tfreq::formats::compression::compress(
-            &out.data,
-            match c {
-                Compress::Gzip => tfreq::formats::compression::Compression::Gzip,
-                Compress::Zlib => tfreq::formats::compression::Compression::Zlib,
-            },
-        )?,
+        Some(c) => tfreq::formats::compression::compress(&out.data, c)?,
     };
     progress.step(format!("writing {}", human_size(data.len() as u64)));
     write_output(a.output.as_deref(), &data)?;
     drop(progress);
     report_left_out(&label, "left out (--lossy)", &out.left_out);
+    Ok(0)
+}
+
+/// Converts a log read from standard input as it comes, writing each record as it is
+/// converted (to a temporary file renamed into place when all went well).
+fn stream(
+    a: &Args,
+    mut r: Box<dyn std::io::Read>,
+    c: Option<Compression>,
+    max_record: u64,
+    opts: &ConvertOptions,
+    compress: Option<Compression>,
+) -> Outcome {
+    let mut left_out = Vec::new();
+    let label = a.input.display().to_string();
+    let fail = |e: tfreq::Error| -> tfreq::Error {
+        tfreq::ErrorDetail::Format(in_file(&label, lossy_hint(e)).to_string()).into()
+    };
+    write_output_with(a.output.as_deref(), &mut |w| {
+        let converted = match compress {
+            None => convert_stream(&mut r, c, max_record, opts, w).map_err(fail)?,
+            Some(z) => {
+                let mut zw = Compressor::new(w, z);
+                let converted =
+                    convert_stream(&mut r, c, max_record, opts, &mut zw).map_err(fail)?;
+                zw.finish().map_err(|e| {
+                    tfreq::Error::from(tfreq::ErrorDetail::Format(format!(
+                        "writing the output: {e}"
+                    )))
+                })?;
+                converted
+            }
+        };
+        left_out = converted.left_out;
+        Ok(())
+    })?;
+    report_left_out(&label, "left out (--lossy)", &left_out);
     Ok(0)
 }

@@ -1,4 +1,5 @@
-//! `tfreq diff WARMUP PROD... [--strict-shapes] [--model PATH] [--format human|json|github]`
+//! `tfreq diff WARMUP PROD... [--strict-shapes] [--model PATH] [--allowed-batch-sizes N,N,... |
+//! --batching-parameters-file FILE] [--format human|json|github]`
 
 use std::path::{Path, PathBuf};
 
@@ -31,6 +32,8 @@ pub struct Args {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = ReportFormat::Human)]
     format: ReportFormat,
+    #[command(flatten)]
+    batch: crate::batch::BatchArgs,
     #[command(flatten)]
     input: InputArgs,
 }
@@ -68,6 +71,7 @@ fn run_diff(a: Args) -> Result<u8, Fatal> {
     crate::common::stdin_at_most_once(
         std::iter::once(a.warmup.as_path()).chain(a.prod.iter().map(PathBuf::as_path)),
     )?;
+    let batching = a.batch.rule()?;
     let model = a
         .model
         .as_deref()
@@ -101,7 +105,11 @@ fn run_diff(a: Args) -> Result<u8, Fatal> {
         strict_shapes: a.strict_shapes,
         model: mg,
     };
-    let mut report = diff_labeled(&labeled(&warm.requests), &labeled(&prod.requests), &opts);
+    let (wl, pl) = (labeled(&warm.requests), labeled(&prod.requests));
+    let mut report = diff_labeled(&wl, &pl, &opts);
+    if let Some((rule, source)) = &batching {
+        tfreq::analysis::diff_batches(&mut report, rule, source, &wl, &pl, a.strict_shapes);
+    }
     warm.report_problems(&mut report);
     prod.report_problems(&mut report);
     report.model = a.model.as_ref().map(|p| p.display().to_string());

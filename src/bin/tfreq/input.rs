@@ -242,13 +242,37 @@ impl<'a> Inputs<'a> {
             "decoding {file} ({})",
             human_size(bytes.len() as u64)
         ));
+        Ok((self.container_of(path, bytes)?, compressed))
+    }
+
+    /// [`Inputs::container`] of bytes already read from `path`.
+    pub fn container_of(&self, path: &Path, bytes: Bytes) -> Result<Container, Failure> {
         let opts = self.options_for(path, &bytes)?;
         let mut c = tfreq::formats::read(bytes, &opts)
             .and_then(|e| e.into_container())
-            .map_err(|e| in_file(&file, e))?;
+            .map_err(|e| in_file(&path.display().to_string(), e))?;
         let limits = tfreq::analysis::warmup::file_findings(&c);
         c.findings.extend(limits);
-        Ok((c, compressed))
+        Ok(c)
+    }
+
+    /// The records of a log opened as a stream (see [`Inputs::open`]), decoded one at
+    /// a time, each with its TFRecord framing checked; `--max-size` bounds one record.
+    pub fn records(
+        &self,
+        r: Box<dyn std::io::Read>,
+        c: Option<Compression>,
+    ) -> impl Iterator<Item = Result<tfreq::formats::Entry, tfreq::Error>> {
+        let r = match c {
+            Some(c) => tfreq::formats::compression::reader(r, c),
+            None => r,
+        };
+        let opts = tfreq::DecodeOptions {
+            kind: self.kind,
+            ..Default::default()
+        };
+        tfreq::formats::tfrecord::RecordReader::new(r, self.args.max_size)
+            .map(move |rec| rec.and_then(|rec| tfreq::formats::record_entry(rec, opts)))
     }
 
     /// Reads every request of each input (a file may hold several, e.g. a TFRecord
@@ -341,6 +365,63 @@ impl<'a> Inputs<'a> {
             out.problems.push((file, c.findings));
         }
         Ok(())
+    }
+}
+
+/// An input as the commands that stream read it: a TFRecord log (plain or gzip,
+/// recognised from its first bytes) to read record by record in constant memory, or
+/// anything else read whole.
+pub enum Opened {
+    /// A TFRecord log: its stream (the bytes already looked at put back in front), and
+    /// the compression to inflate.
+    Log(Box<dyn std::io::Read>, Option<Compression>),
+    /// Anything else, read whole under the cap (inflated when compressed).
+    Whole(Bytes),
+}
+
+impl Inputs<'_> {
+    /// Opens `path` (`-`: standard input) and looks at its first bytes to say how to read
+    /// it (see [`Opened`]). A file over `--max-size` is refused before it is read;
+    /// `--from` other than `auto` or `tfrecord` reads it whole.
+    pub fn open(&self, path: &Path) -> Result<Opened, Failure> {
+        use std::io::Read;
+        let file = path.display().to_string();
+        let mut input: Box<dyn Read> = if path == Path::new("-") {
+            Box::new(std::io::stdin())
+        } else {
+            let f = std::fs::File::open(path).map_err(|e| in_file(&file, e))?;
+            let meta = f.metadata().map_err(|e| in_file(&file, e))?;
+            if !meta.is_file() {
+                // A directory, a device, a FIFO: read whole as every input is.
+                return Ok(Opened::Whole(self.bytes(path)?.0));
+            }
+            if meta.len() > self.args.max_size {
+                // The size check of a whole read, with its words.
+                return Ok(Opened::Whole(self.bytes(path)?.0));
+            }
+            Box::new(f)
+        };
+        let mut head = Vec::with_capacity(16);
+        (&mut input)
+            .take(16)
+            .read_to_end(&mut head)
+            .map_err(|e| in_file(&file, e))?;
+        let framed = tfreq::formats::tfrecord::is_tfrecord(&head);
+        let c = tfreq::formats::compression::sniff(&head);
+        let streams = matches!(self.args.from, InputFrom::Auto | InputFrom::Tfrecord)
+            && (c == Some(Compression::Gzip) || (c.is_none() && framed));
+        let stream = std::io::Cursor::new(head).chain(input);
+        if streams {
+            return Ok(Opened::Log(Box::new(stream), c));
+        }
+        let read = tfreq::io::ReadOptions::default().max_size(self.args.max_size);
+        let bytes = tfreq::io::read_from(stream, path, &read).map_err(|e| in_file(&file, e))?;
+        match tfreq::formats::compression::detect(&bytes, self.args.max_size)
+            .map_err(|e| in_file(&file, e))?
+        {
+            Some((_, inflated)) => Ok(Opened::Whole(Bytes::from(inflated))),
+            None => Ok(Opened::Whole(bytes)),
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use tfreq::Kind;
 
 use crate::args::{InputFrom, KindArg, MessageFormat as Format, Values};
 use crate::common::{in_file, report_error, stdout, stdout_plain, Failure, Outcome, Progress};
-use crate::input::{InputArgs, Inputs};
+use crate::input::{InputArgs, Inputs, Opened};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -63,28 +63,44 @@ pub fn run(mut a: Args) -> Outcome {
         if a.format == Format::Json && i > 0 {
             out.write_all(b",")?;
         }
-        match load_one(&inputs, path, &progress) {
-            Ok((c, problems)) => {
-                tally.add(&c, &problems);
-                if a.format == Format::Human && tally.shown > 1 {
-                    writeln!(out)?;
-                }
-                if let Err(e) = show(&mut out, &a, &label, &c, &problems, json_many) {
-                    if e.is_broken_pipe() {
-                        return Err(e);
+        if path.as_os_str() == "-" {
+            // Standard input: a log is shown record by record as it is read, in
+            // constant memory; anything else is read whole.
+            match inputs.open(path) {
+                Ok(Opened::Log(r, c)) => {
+                    let outcome = stream_log(&mut out, &a, &inputs, r, c, &mut tally, json_many)?;
+                    if let Some(e) = outcome {
+                        tally.unreadable += 1;
+                        progress.suspend(|| report_error(&e));
                     }
-                    tally.unreadable += 1;
-                    write_unreadable(&mut out, &a, &label, &e, &progress)?;
+                    progress.suspend(|| out.flush())?;
+                    continue;
                 }
-            }
-            Err(e) => {
-                tally.unreadable += 1;
-                write_unreadable(&mut out, &a, &label, &e, &progress)?;
-                if a.format == Format::Json && !json_many {
-                    writeln!(out)?;
+                Ok(Opened::Whole(bytes)) => {
+                    let shown = inputs.container_of(path, bytes).map(linted);
+                    show_or_report(
+                        &mut out, &a, &label, shown, &mut tally, &progress, json_many,
+                    )?;
+                    continue;
+                }
+                Err(e) => {
+                    show_or_report(
+                        &mut out,
+                        &a,
+                        &label,
+                        Err(e),
+                        &mut tally,
+                        &progress,
+                        json_many,
+                    )?;
+                    continue;
                 }
             }
         }
+        let loaded = load_one(&inputs, path, &progress);
+        show_or_report(
+            &mut out, &a, &label, loaded, &mut tally, &progress, json_many,
+        )?;
         progress.suspend(|| out.flush())?;
     }
     if json_many {
@@ -104,6 +120,87 @@ pub fn run(mut a: Args) -> Outcome {
     })
 }
 
+/// Shows one record of a streamed log with its findings: `linted` (about the request)
+/// and `loader` (what the warm-up loader makes of the record, which names it).
+fn show_record(
+    out: &mut impl Write,
+    a: &Args,
+    json: &mut Option<tfreq::render::json::StreamedContainer>,
+    e: &tfreq::formats::Entry,
+    linted: &[Finding],
+    loader: &[Finding],
+) -> Result<(), Failure> {
+    let label = "-";
+    let elabel = format!("{label} {}", e.label(ContainerKind::TfRecord));
+    let problems: Vec<Finding> = linted.iter().chain(loader).cloned().collect();
+    match (json, a.format) {
+        (Some(doc), _) => doc.entry(out, e, &problems)?,
+        (None, Format::Human) => match &e.content {
+            Content::Message(msg) => {
+                writeln!(out)?;
+                human::write_summary(out, &elabel, msg, &problems, Color::Always)?;
+            }
+            _ => {
+                human::write_entry_line(out, &elabel, e, Color::Always)?;
+                human::write_findings(out, &problems, Color::Always)?;
+            }
+        },
+        (None, Format::Text) => write_text_entry(out, label, e, false)?,
+        (None, _) => {
+            for f in linted {
+                tfreq::render::report::write_github_finding(out, label, &elabel, f)?;
+            }
+            for f in loader {
+                tfreq::render::report::write_github_finding(out, label, label, f)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Shows one file read whole, or reports why it could not be read.
+fn show_or_report(
+    out: &mut impl Write,
+    a: &Args,
+    label: &str,
+    loaded: Result<Loaded, Failure>,
+    tally: &mut Tally,
+    progress: &Progress,
+    json_many: bool,
+) -> Result<(), Failure> {
+    match loaded {
+        Ok((c, problems)) => {
+            tally.add(&c, &problems);
+            if a.format == Format::Human && tally.shown > 1 {
+                writeln!(out)?;
+            }
+            if let Err(e) = show(out, a, label, &c, &problems, json_many) {
+                if e.is_broken_pipe() {
+                    return Err(e);
+                }
+                tally.unreadable += 1;
+                write_unreadable(out, a, label, &e, progress)?;
+            }
+        }
+        Err(e) => {
+            tally.unreadable += 1;
+            write_unreadable(out, a, label, &e, progress)?;
+            if a.format == Format::Json && !json_many {
+                writeln!(out)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn values_mode(v: Values) -> ValuesMode {
+    match v {
+        Values::None => ValuesMode::None,
+        Values::Preview => ValuesMode::Preview,
+        Values::All => ValuesMode::All,
+    }
+}
+
 /// What the files shown so far hold: findings by severity, files unreadable.
 #[derive(Default)]
 struct Tally {
@@ -115,11 +212,18 @@ struct Tally {
 
 impl Tally {
     fn add(&mut self, c: &Container, problems: &[Vec<Finding>]) {
-        for f in problems.iter().flatten().chain(&c.findings) {
+        for p in problems {
+            self.count(p);
+        }
+        self.count(&c.findings);
+        self.shown += 1;
+    }
+
+    fn count(&mut self, findings: &[Finding]) {
+        for f in findings {
             self.counts[f.severity as usize] += 1;
             self.failed |= f.severity == Severity::Error;
         }
-        self.shown += 1;
     }
 
     /// The closing line of `--format github`.
@@ -150,11 +254,7 @@ fn show(
 ) -> Result<(), Failure> {
     let bare = c.kind == ContainerKind::Bare
         || (c.kind == ContainerKind::TextFormat && c.entries.len() == 1);
-    let mode = match a.values {
-        Values::None => ValuesMode::None,
-        Values::Preview => ValuesMode::Preview,
-        Values::All => ValuesMode::All,
-    };
+    let mode = values_mode(a.values);
     match a.format {
         Format::Human => write_human(out, label, c, problems, bare)?,
         Format::Text => write_text(out, label, c, bare)?,
@@ -198,13 +298,17 @@ fn show(
 
 type Loaded = (Container, Vec<Vec<Finding>>);
 
-/// Reads, detects and lints one file; the error names it.
 fn load_one(
     inputs: &Inputs,
     path: &std::path::Path,
     progress: &Progress,
 ) -> Result<Loaded, Failure> {
-    let (mut c, _) = inputs.container(path, progress)?;
+    let (c, _) = inputs.container(path, progress)?;
+    Ok(linted(c))
+}
+
+/// A file read whole, with each entry's findings.
+fn linted(mut c: Container) -> Loaded {
     let mut problems: Vec<Vec<_>> = c
         .entries
         .iter()
@@ -221,11 +325,96 @@ fn load_one(
         p.append(&mut problems[0]);
         problems[0] = p;
     }
-    Ok((c, problems))
+    (c, problems)
 }
 
-/// An input that could not be read: an error on stderr, in its place among the others,
-/// and in JSON an entry `{"file", "error"}`, in `github` an `::error` annotation.
+/// Shows a TFRecord log read from standard input record by record, as it comes: each
+/// record with its findings (lint, and what TF Serving's warm-up loader makes of it),
+/// then what the loader makes of the log as a whole. A record that cannot be read ends
+/// the log: what came before it is shown, and the error is returned for the caller to
+/// report (the document of `--format json` is closed first).
+fn stream_log(
+    out: &mut impl Write,
+    a: &Args,
+    inputs: &Inputs,
+    r: Box<dyn std::io::Read>,
+    c: Option<tfreq::formats::compression::Compression>,
+    tally: &mut Tally,
+    json_many: bool,
+) -> Result<Option<Failure>, Failure> {
+    let label = "-";
+    let mode = values_mode(a.values);
+    let mut check = tfreq::analysis::warmup::RecordCheck::default();
+    let mut kinds: std::collections::BTreeMap<&'static str, u64> = Default::default();
+    let mut failure = None;
+    tally.shown += 1;
+    if a.format == Format::Human {
+        if tally.shown > 1 {
+            writeln!(out)?;
+        }
+        let how = c.map_or(String::new(), |c| format!("{c}-compressed "));
+        writeln!(
+            out,
+            "{label}: {how}TFRecord of PredictionLog, read as a stream"
+        )?;
+    }
+    let mut json = match a.format {
+        Format::Json => Some(tfreq::render::json::StreamedContainer::start(
+            out, label, mode,
+        )?),
+        _ => None,
+    };
+    for e in inputs.records(r, c) {
+        let e = match e {
+            Ok(e) => e,
+            Err(e) => {
+                failure = Some(crate::common::in_file(label, e));
+                break;
+            }
+        };
+        *kinds
+            .entry(e.log_kind.map_or("none", |k| k.name()))
+            .or_default() += 1;
+        let linted = match &e.content {
+            Content::Message(m) => lint(m),
+            _ => Vec::new(),
+        };
+        // What the loader makes of the record names the record itself.
+        let loader = check.entry(&e);
+        tally.count(&linted);
+        tally.count(&loader);
+        show_record(out, a, &mut json, &e, &linted, &loader)?;
+    }
+    let whole = check.finish();
+    tally.count(&whole);
+    match (json, a.format) {
+        (Some(doc), _) => {
+            doc.finish(out, &whole)?;
+            if !json_many {
+                writeln!(out)?;
+            }
+        }
+        (None, Format::Human) => {
+            let n: u64 = kinds.values().sum();
+            let by: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            writeln!(
+                out,
+                "\n{label}: {} ({})",
+                crate::common::count(n, "record"),
+                by.join(", ")
+            )?;
+            human::write_findings(out, &whole, Color::Always)?;
+        }
+        (None, Format::Text) => {}
+        (None, _) => {
+            for f in &whole {
+                tfreq::render::report::write_github_finding(out, label, label, f)?;
+            }
+        }
+    }
+    Ok(failure)
+}
+
 fn write_unreadable(
     out: &mut impl Write,
     a: &Args,
@@ -294,25 +483,40 @@ fn write_text(
     bare: bool,
 ) -> Result<(), Failure> {
     for e in &c.entries {
-        let Content::Message(msg) = &e.content else {
-            if !bare {
-                let what = e.log_kind.map_or("text line", |k| k.name());
-                writeln!(out, "# {}: {what} (not a PredictRequest)", e.label(c.kind))?;
-            }
-            continue;
-        };
-        if !bare {
-            let log = e.log_kind.map_or("predict_log", |k| k.name());
-            writeln!(out, "# {}: {log} request", e.label(c.kind))?;
-        }
-        let name = if msg.method.takes_examples() {
-            msg.method.request_message()
-        } else {
-            tfreq::wire::message_name(msg.wire, msg.kind)
-        };
-        tfreq::render::text::write_text(out, e.bytes.clone(), name)
-            .map_err(|e| in_file(label, e))?;
-        writeln!(out)?;
+        write_text_entry(out, label, e, bare)?;
     }
+    Ok(())
+}
+
+/// One entry of a file in protobuf text format (a heading per record unless `bare`).
+fn write_text_entry(
+    out: &mut impl Write,
+    label: &str,
+    e: &tfreq::formats::Entry,
+    bare: bool,
+) -> Result<(), Failure> {
+    let kind = if bare {
+        ContainerKind::Bare
+    } else {
+        ContainerKind::TfRecord
+    };
+    let Content::Message(msg) = &e.content else {
+        if !bare {
+            let what = e.log_kind.map_or("text line", |k| k.name());
+            writeln!(out, "# {}: {what} (not a PredictRequest)", e.label(kind))?;
+        }
+        return Ok(());
+    };
+    if !bare {
+        let log = e.log_kind.map_or("predict_log", |k| k.name());
+        writeln!(out, "# {}: {log} request", e.label(kind))?;
+    }
+    let name = if msg.method.takes_examples() {
+        msg.method.request_message()
+    } else {
+        tfreq::wire::message_name(msg.wire, msg.kind)
+    };
+    tfreq::render::text::write_text(out, e.bytes.clone(), name).map_err(|e| in_file(label, e))?;
+    writeln!(out)?;
     Ok(())
 }

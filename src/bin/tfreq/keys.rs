@@ -33,6 +33,8 @@ pub struct KeysArgs {
     #[command(flatten)]
     rest: RestArgs,
     #[command(flatten)]
+    batch: crate::batch::BatchArgs,
+    #[command(flatten)]
     input: InputArgs,
 }
 
@@ -129,11 +131,16 @@ fn run_merge(a: MergeArgs) -> Outcome {
             tfreq::render::json::write_summary(&mut out, &merged)?;
             writeln!(out)?;
         }
-        Format::Human => tfreq::render::human::write_coverage(
-            &mut out,
-            &merged.counts(),
-            tfreq::render::Color::Always,
-        )?,
+        Format::Human => {
+            tfreq::render::human::write_coverage(
+                &mut out,
+                &merged.counts(),
+                tfreq::render::Color::Always,
+            )?;
+            if let Some(b) = &merged.batching {
+                tfreq::render::report::write_batching(&mut out, b, tfreq::render::Color::Always)?;
+            }
+        }
     }
     out.flush()?;
     Ok(if bad || !merged.unreadable.is_empty() {
@@ -147,6 +154,7 @@ pub fn run_keys(mut a: KeysArgs) -> Outcome {
     if let Some(KeysCommand::Merge(m)) = a.merge.take() {
         return run_merge(m);
     }
+    let batching = a.batch.rule()?;
     let inputs = Inputs::new(&a.input, a.rest.model.as_deref());
     a.files = inputs.expand(&a.files)?;
     if a.format == Format::Json {
@@ -156,12 +164,20 @@ pub fn run_keys(mut a: KeysArgs) -> Outcome {
     }
     let cov = count(&a.files, false, &inputs, a.format == Format::Json)?;
     let mut out = stdout();
+    let sizes = batching.map(|(rule, source)| {
+        tfreq::analysis::batch::count(&rule, &source, cov.keys.iter().map(|(k, s)| (k, s.count)))
+    });
     match a.format {
         Format::Human => {
-            tfreq::render::human::write_coverage(&mut out, &cov, tfreq::render::Color::Always)?
+            tfreq::render::human::write_coverage(&mut out, &cov, tfreq::render::Color::Always)?;
+            if let Some(b) = &sizes {
+                tfreq::render::report::write_batching(&mut out, b, tfreq::render::Color::Always)?;
+            }
         }
         Format::Json => {
-            tfreq::render::json::write_coverage(&mut out, &cov)?;
+            let mut summary = tfreq::analysis::summary::Summary::of(&cov);
+            summary.batching = sizes;
+            tfreq::render::json::write_summary(&mut out, &summary)?;
             writeln!(out)?;
         }
     }
@@ -209,6 +225,12 @@ pub struct WarmupArgs {
     model_name: Option<String>,
     #[command(flatten)]
     rest: RestArgs,
+    /// With --allowed-batch-sizes or --batching-parameters-file: for each key (executor
+    /// key and the feeds' dims after the 0th; --top the most frequent), one request per
+    /// allowed batch size, its 0th dimension resized (rows repeated or cut), so that
+    /// every padded size a batching server runs is warmed. --by is then not used.
+    #[command(flatten)]
+    batch: crate::batch::BatchArgs,
     /// Allow -o to name an input file and replace it (refused otherwise).
     #[arg(long)]
     overwrite_input: bool,
@@ -251,7 +273,11 @@ pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
     let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
     crate::common::stdin_at_most_once(paths.iter().copied())?;
     refuse_same_file(a.output.as_deref(), &paths, a.overwrite_input)?;
+    let batching = a.batch.rule()?;
     let cov = count(&a.files, true, &inputs, false)?;
+    if let Some((rule, _)) = batching {
+        return warmup_batches(&a, &cov, &rule);
+    }
     let reps: Vec<&tfreq::Message> = match a.by {
         By::Shape => cov
             .shape_keys()
@@ -312,6 +338,116 @@ pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
             err,
             "tfreq: wrote {} covering {} of {}",
             crate::common::count(n as u64, "request"),
+            crate::common::group_digits(covered),
+            crate::common::count(cov.requests, "request"),
+        );
+    }
+    Ok(if cov.unreadable.is_empty() { 0 } else { 2 })
+}
+
+/// `warmup --allowed-batch-sizes`: per batch group (most requests first), the most
+/// frequent batchable shape's first request, scrubbed, at every allowed size.
+fn warmup_batches(
+    a: &WarmupArgs,
+    cov: &tfreq::analysis::coverage::KeyCounts,
+    rule: &tfreq::analysis::batch::BatchRule,
+) -> Outcome {
+    use tfreq::analysis::batch::{batch_of, BatchGroup};
+    use tfreq::analysis::warmup::MAX_RECORDS;
+    // Groups in order of their request counts (ties: first seen), each with its most
+    // frequent batchable shape key's request.
+    let mut groups: Vec<(BatchGroup, u64, Option<&tfreq::Message>)> = Vec::new();
+    let mut skipped: Vec<String> = Vec::new();
+    for (k, stat) in cov.shape_keys() {
+        let batchable = batch_of(
+            k.shapes
+                .iter()
+                .map(|(n, (_, d))| (n.as_str(), d.as_slice())),
+        );
+        let g = BatchGroup::of(k);
+        let i = match groups.iter().position(|(x, _, _)| *x == g) {
+            Some(i) => i,
+            None => {
+                groups.push((g, 0, None));
+                groups.len() - 1
+            }
+        };
+        // Requests a warm-up can cover: those the server runs (not refused for size).
+        let runs = |n: u64| matches!(rule.run(n), tfreq::analysis::batch::Run::Padded(_));
+        if matches!(batchable, Ok(Some(n)) if runs(n)) {
+            groups[i].1 += stat.count;
+        }
+        match batchable {
+            Ok(Some(n)) if runs(n) && groups[i].2.is_none() => {
+                groups[i].2 = stat.representative.as_ref()
+            }
+            Err(e) => skipped.push(format!(
+                "{} ({}): not batchable, \"{}\" ({})",
+                k.key,
+                cov.describe(stat.first),
+                e.message,
+                e.detail
+            )),
+            _ => {}
+        }
+    }
+    groups.sort_by_key(|g| std::cmp::Reverse(g.1));
+    let groups: Vec<(BatchGroup, u64, &tfreq::Message)> = groups
+        .into_iter()
+        .filter_map(|(g, n, m)| m.map(|m| (g, n, m)))
+        .collect();
+    if groups.is_empty() {
+        return Err(Failure::msg(
+            "no batchable PredictRequest in the input files (every input needs one common 0th dimension)",
+        ));
+    }
+    let n = a.top.unwrap_or(groups.len()).min(groups.len());
+    let sizes = rule.warmup_sizes();
+    let records = n * sizes.len();
+    if records > MAX_RECORDS {
+        return Err(Failure::msg(format!(
+            "{n} keys x {} batch sizes = {records} requests: TF Serving's warm-up runs at most {MAX_RECORDS} records (the model fails to load past that); cover fewer keys with --top {}",
+            sizes.len(),
+            (MAX_RECORDS / sizes.len().max(1)).max(1)
+        )));
+    }
+    let wire = a.wire.unwrap_or(OutWire::Tfrecord);
+    if records > 1 && wire != OutWire::Tfrecord {
+        return Err(Failure::msg(format!(
+            "{records} requests to write (batch sizes {}) and a bare {} file holds one request: write --wire tfrecord",
+            sizes.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+            tfreq::formats::Layout::from(wire).as_str(),
+        )));
+    }
+    let mode = a.fill.mode(a.seed);
+    let mut msgs = Vec::with_capacity(records);
+    for (_, _, m) in &groups[..n] {
+        for &size in &sizes {
+            let mut s = tfreq::scrub::scrub_batch(m, mode, size)?;
+            if let Some(name) = &a.model_name {
+                tfreq::formats::set_model_name(&mut s, name);
+            }
+            msgs.push(s);
+        }
+    }
+    let data = write(&msgs, wire.into())?;
+    write_output(a.output.as_deref(), &data)?;
+    if !crate::common::quiet() {
+        let covered: u64 = groups[..n].iter().map(|(_, c, _)| c).sum();
+        let mut err = anstream::stderr();
+        for s in &skipped {
+            let _ = writeln!(err, "tfreq: skipped {}", tfreq::escape::sanitize(s));
+        }
+        let _ = writeln!(
+            err,
+            "tfreq: wrote {} (batch sizes {} for {}) covering {} of {}",
+            crate::common::count(records as u64, "request"),
+            sizes
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            crate::common::count(n as u64, "key"),
             crate::common::group_digits(covered),
             crate::common::count(cov.requests, "request"),
         );

@@ -3,6 +3,7 @@
 //! 2 unreadable input or usage error. A closed pipe ends the program quietly.
 
 pub(crate) mod args;
+pub(crate) mod batch;
 pub(crate) mod build;
 pub(crate) mod check;
 pub(crate) mod common;
@@ -13,6 +14,8 @@ pub(crate) mod inspect;
 pub(crate) mod keys;
 #[cfg(feature = "net")]
 pub(crate) mod live;
+#[cfg(feature = "net")]
+pub(crate) mod load;
 pub(crate) mod output;
 #[cfg(feature = "net")]
 pub(crate) mod replay;
@@ -86,6 +89,9 @@ enum Cmd {
     /// Does the warm-up warm? Send it, then production requests, and time first calls.
     #[cfg(feature = "net")]
     Replay(replay::Args),
+    /// Load a live service: throughput, latency percentiles, errors, cold first calls.
+    #[cfg(feature = "net")]
+    Load(load::Args),
 }
 
 fn main() -> ExitCode {
@@ -125,6 +131,8 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         Cmd::Send(a) => send::run(a),
         #[cfg(feature = "net")]
         Cmd::Replay(a) => replay::run(a),
+        #[cfg(feature = "net")]
+        Cmd::Load(a) => load::run(a),
     };
     common::finish(result)
 }

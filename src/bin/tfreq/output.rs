@@ -38,16 +38,30 @@ fn io_err(path: &Path, source: io::Error) -> Error {
 /// described in the module documentation (atomic replacement of regular files, kept
 /// modes, links followed, devices and FIFOs written into).
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), Error> {
+    write_atomic_with(path, &mut |w| {
+        w.write_all(data).map_err(|e| io_err(path, e))
+    })
+}
+
+/// What writes an output as it is made: given the destination, it writes everything
+/// or fails (an error from the writer or from making the data).
+pub type Produce<'a> = dyn FnMut(&mut dyn Write) -> Result<(), Error> + 'a;
+
+/// [`write_atomic`] for output made as it is written (a log converted record by
+/// record): `produce` writes it. When it fails, a replaced regular file is left as it
+/// was (the temporary is removed); a device, FIFO or standard output has what was
+/// written before the failure.
+pub fn write_atomic_with(path: &Path, produce: &mut Produce) -> Result<(), Error> {
     if path == Path::new("-") || path == Path::new("/dev/stdout") {
         // Our own descriptor: reopening /dev/stdout would start at offset 0 and lose
         // O_APPEND when the shell redirected with `>>`.
-        let mut out = io::stdout().lock();
-        out.write_all(data).map_err(|e| io_err(path, e))?;
+        let mut out = io::BufWriter::new(io::stdout().lock());
+        produce(&mut out)?;
         return out.flush().map_err(|e| io_err(path, e));
     }
     if path == Path::new("/dev/stderr") {
         let mut out = io::stderr().lock();
-        out.write_all(data).map_err(|e| io_err(path, e))?;
+        produce(&mut out)?;
         return out.flush().map_err(|e| io_err(path, e));
     }
     let target = follow_links(path).map_err(|e| io_err(path, e))?;
@@ -63,7 +77,7 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), Error> {
                 io::Error::new(io::ErrorKind::IsADirectory, "is a directory"),
             ))
         }
-        Some(m) if !m.is_file() => return write_in_place(path, &target, data),
+        Some(m) if !m.is_file() => return write_in_place(path, &target, produce),
         Some(m) => {
             // What the shell's `>` could not write is not replaced by a rename either
             // (issue 21: a read-only file, another user's file in a world-writable
@@ -84,7 +98,7 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), Error> {
             if owned_by_another(m) {
                 // We may write it but not give a replacement its owner: write into it,
                 // as `>` does, so it keeps its owner (not atomic, as `>` is not).
-                return write_over(path, &target, data);
+                return write_over(path, &target, produce);
             }
         }
         None => {}
@@ -119,8 +133,7 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), Error> {
         Err(e) => return Err(io_err(&dir, e)),
     }
     let tmp = TempOutput::create(&dir).map_err(|e| io_err(path, e))?;
-    tmp.finish(data, existing.as_ref(), &target)
-        .map_err(|e| io_err(path, e))
+    tmp.finish(path, produce, existing.as_ref(), &target)
 }
 
 /// Resolves a chain of symbolic links (at most 40, as the kernel allows) to the path
@@ -143,23 +156,26 @@ fn follow_links(path: &Path) -> io::Result<PathBuf> {
 }
 
 /// Writes into an existing file that is not a regular file (device, FIFO, socket).
-fn write_in_place(path: &Path, target: &Path, data: &[u8]) -> Result<(), Error> {
-    let mut f = std::fs::OpenOptions::new()
+fn write_in_place(path: &Path, target: &Path, produce: &mut Produce) -> Result<(), Error> {
+    let f = std::fs::OpenOptions::new()
         .write(true)
         .open(target)
         .map_err(|e| io_err(path, e))?;
-    f.write_all(data).map_err(|e| io_err(path, e))?;
-    f.flush().map_err(|e| io_err(path, e))
+    let mut w = io::BufWriter::new(f);
+    produce(&mut w)?;
+    w.flush().map_err(|e| io_err(path, e))
 }
 
 /// Writes over an existing regular file in place (truncating it), as the shell's `>`.
-fn write_over(path: &Path, target: &Path, data: &[u8]) -> Result<(), Error> {
-    let mut f = std::fs::OpenOptions::new()
+fn write_over(path: &Path, target: &Path, produce: &mut Produce) -> Result<(), Error> {
+    let f = std::fs::OpenOptions::new()
         .write(true)
         .truncate(true)
         .open(target)
         .map_err(|e| io_err(path, e))?;
-    f.write_all(data).map_err(|e| io_err(path, e))?;
+    let mut w = io::BufWriter::new(f);
+    produce(&mut w)?;
+    let f = w.into_inner().map_err(|e| io_err(path, e.into_error()))?;
     f.sync_all().map_err(|e| io_err(path, e))
 }
 
@@ -223,17 +239,23 @@ impl TempOutput {
 
     fn finish(
         mut self,
-        data: &[u8],
+        path: &Path,
+        produce: &mut Produce,
         existing: Option<&std::fs::Metadata>,
         target: &Path,
-    ) -> io::Result<()> {
-        self.file.write_all(data)?;
-        if let Some(m) = existing {
-            keep_mode_and_owner(self.file.as_file(), m)?;
+    ) -> Result<(), Error> {
+        // On failure `self` is dropped, which removes the temporary.
+        {
+            let mut w = io::BufWriter::new(&mut self.file);
+            produce(&mut w)?;
+            w.flush().map_err(|e| io_err(path, e))?;
         }
-        self.file.as_file().sync_all()?;
-        // On failure the returned file is dropped, which removes the temporary.
-        self.file.persist(target).map(drop).map_err(|e| e.error)
+        let io = |e| io_err(path, e);
+        if let Some(m) = existing {
+            keep_mode_and_owner(self.file.as_file(), m).map_err(io)?;
+        }
+        self.file.as_file().sync_all().map_err(io)?;
+        self.file.persist(target).map(drop).map_err(|e| io(e.error))
     }
 }
 

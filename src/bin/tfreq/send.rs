@@ -1,4 +1,4 @@
-//! `tfreq send FILE... --to URL [--expect RESPONSE] [--save DIR] [--async]`
+//! `tfreq send FILE... --to URL [--expect RESPONSE] [--save DIR] [--async] [--concurrency N]`
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use tfreq::analysis::expect::{compare, Tolerance};
 use tfreq::analysis::timing::ms;
 use tfreq::analysis::Finding;
-use tfreq::net::{prepare, Exchange, NetError, Protocol};
+use tfreq::net::pool::{self, InOrder};
+use tfreq::net::queue::Ticket;
+use tfreq::net::{prepare, Exchange, NetError, Prepared, Protocol};
 use tfreq::render::json::{FindingsJson, MessageJson, ValuesMode};
 use tfreq::render::{human, Color};
 use tfreq::{DecodeOptions, Kind, Message, WireFormat};
@@ -53,6 +55,12 @@ pub struct Args {
     /// Tags of the queued request (--async), NAME=VALUE, as query parameters.
     #[arg(long = "tag", value_name = "NAME=VALUE")]
     tags: Vec<String>,
+    /// How many requests are sent at once (each on its own connection); the answers
+    /// are shown in the order of the files all the same. Above 1, a request that fails
+    /// is reported in its place and the others still sent (exit: the worst); with
+    /// --async, every request is put on the queue first, then every result waited for.
+    #[arg(long, short = 'c', default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    concurrency: u32,
     #[command(flatten)]
     input: InputArgs,
 }
@@ -103,46 +111,146 @@ pub fn run(a: Args) -> Outcome {
             }
         }
     }
-    let mut client = if a.is_async {
-        None
-    } else {
-        Some(a.conn.connect()?)
+    let protocol = target.protocol();
+    let concurrency = usize::try_from(a.concurrency).unwrap_or(1).max(1);
+    let n_workers = concurrency.min(planned.len()).max(1);
+    let mut p = Printer {
+        a: &a,
+        protocol,
+        out: stdout(),
+        code,
+        json_many: a.format == Format::Json && planned.len() > 1,
+        shown: 0,
+        failed: None,
+        fatal: None,
+        order: InOrder::default(),
     };
-    let mut queue = if a.is_async {
-        Some(
-            tfreq::net::queue::Queue::new(&a.conn.to, &opts, &a.tags)
-                .map_err(|e| fatal(&a.conn.to, e))?,
-        )
-    } else {
-        None
-    };
-    let mut out = stdout();
-    let json_many = a.format == Format::Json && planned.len() > 1;
-    if json_many {
-        out.write_all(b"[")?;
+    if p.json_many {
+        p.out.write_all(b"[")?;
     }
-    for (i, (r, p, want)) in planned.iter().enumerate() {
-        let got = match (&mut client, &mut queue) {
-            (Some(c), _) => c.send(p),
-            (None, Some(q)) => q.send(p),
-            (None, None) => unreachable!("a client or a queue is made above"),
-        };
+    // With one at a time, a service that cannot be reached ends the run at once (as
+    // it always has); with more, every request gets its answer or its error.
+    let stops = |got: &Result<Exchange, NetError>| {
+        concurrency == 1 && matches!(got, Err(e) if !e.is_refusal())
+    };
+    if !a.is_async {
+        let mut clients = (0..n_workers)
+            .map(|_| a.conn.connect())
+            .collect::<Result<Vec<_>, _>>()?;
+        pool::each(
+            &mut clients,
+            &planned,
+            |c, _, (_, req, _)| c.send(req),
+            stops,
+            |i, got| p.take(&planned, i, got),
+        );
+    } else {
+        let first = tfreq::net::queue::Queue::new(&a.conn.to, &opts, &a.tags)
+            .map_err(|e| fatal(&a.conn.to, e))?;
+        let mut queues = vec![first];
+        for _ in 1..n_workers {
+            queues.push(queues[0].worker().map_err(|e| fatal(&a.conn.to, e))?);
+        }
+        if concurrency == 1 {
+            pool::each(
+                &mut queues,
+                &planned,
+                |q, _, (_, req, _)| q.send(req),
+                stops,
+                |i, got| p.take(&planned, i, got),
+            );
+        } else {
+            // As a pool of queue clients does: every request put first, then every
+            // result waited for, each at most `concurrency` at once.
+            let mut tickets: Vec<Option<Result<Ticket, NetError>>> = vec![None; planned.len()];
+            pool::each(
+                &mut queues,
+                &planned,
+                |q, _, (_, req, _)| q.put(req),
+                |_| false,
+                |i, t| tickets[i] = Some(t),
+            );
+            pool::each(
+                &mut queues,
+                &tickets,
+                |q, i, t| match t {
+                    Some(Ok(t)) => q.wait(t, &planned[i].1),
+                    Some(Err(e)) => Err(e.clone()),
+                    None => Err(NetError::BadRequest("not put on the queue".into())),
+                },
+                |_| false,
+                |i, got| p.take(&planned, i, got),
+            );
+        }
+    }
+    if let Some(f) = p.failed.take().or(p.fatal.take()) {
+        p.out.flush()?;
+        return Err(f);
+    }
+    if p.json_many {
+        p.out.write_all(b"]\n")?;
+    }
+    p.out.flush()?;
+    Ok(p.code)
+}
+
+/// A request as it is sent: the file, its prepared body, and the expected answer.
+type Planned = (Req, Prepared, Option<(String, Message)>);
+
+/// Shows the answers in the order of the files, whatever order they come in.
+struct Printer<'a> {
+    a: &'a Args,
+    protocol: Protocol,
+    out: std::io::BufWriter<anstream::AutoStream<std::io::Stdout>>,
+    code: u8,
+    json_many: bool,
+    /// How many answers are shown so far.
+    shown: usize,
+    /// Writing failed (standard output closed): nothing more is written.
+    failed: Option<Failure>,
+    /// The service could not be reached, one request at a time: the run ends.
+    fatal: Option<Failure>,
+    order: InOrder<Result<Exchange, NetError>>,
+}
+
+impl Printer<'_> {
+    /// Takes the answer (or error) of request `i`, and shows every answer now due.
+    fn take(&mut self, planned: &[Planned], i: usize, got: Result<Exchange, NetError>) {
+        let mut order = std::mem::take(&mut self.order);
+        order.push(i, got, |i, got| {
+            if self.failed.is_none() && self.fatal.is_none() {
+                if let Err(e) = self.one(&planned[i], got) {
+                    self.failed = Some(e);
+                }
+            }
+            true
+        });
+        self.order = order;
+    }
+
+    /// Shows one answer, or reports its error in its place.
+    fn one(
+        &mut self,
+        (r, _, want): &Planned,
+        got: Result<Exchange, NetError>,
+    ) -> Result<(), Failure> {
+        let a = self.a;
         let ex = match got {
             Ok(ex) => ex,
-            Err(e @ NetError::Refused { .. }) => {
-                out.flush()?;
+            Err(e) if e.is_refusal() || a.concurrency > 1 => {
+                self.out.flush()?;
                 let mut err = anstream::stderr();
                 writeln!(err, "tfreq: {}: {e}", tfreq::escape::sanitize(&r.label))?;
-                code = code.max(1);
-                continue;
+                self.code = self.code.max(if e.is_refusal() { 1 } else { 2 });
+                return Ok(());
             }
             Err(e) => {
-                out.flush()?;
-                return Err(fatal(&a.conn.to, e));
+                self.fatal = Some(fatal(&a.conn.to, e));
+                return Ok(());
             }
         };
         if let Some(dir) = &a.save {
-            let path = save_path(dir, r, target.protocol());
+            let path = save_path(dir, r, self.protocol);
             crate::output::write_atomic(&path, &ex.raw)
                 .map_err(|e| in_file(&path.display().to_string(), e))?;
         }
@@ -158,20 +266,25 @@ pub fn run(a: Args) -> Outcome {
             .iter()
             .any(|f| f.severity == tfreq::analysis::Severity::Error)
         {
-            code = code.max(1);
+            self.code = self.code.max(1);
         }
         let o = Outcome1 {
             exchange: ex,
             findings,
             expected_from,
         };
-        show(&mut out, &a, i, r, target.protocol(), &o, json_many)?;
+        show(
+            &mut self.out,
+            a,
+            self.shown,
+            r,
+            self.protocol,
+            &o,
+            self.json_many,
+        )?;
+        self.shown += 1;
+        Ok(())
     }
-    if json_many {
-        out.write_all(b"]\n")?;
-    }
-    out.flush()?;
-    Ok(code)
 }
 
 /// Usage errors among the options, given the protocol `--to` speaks.

@@ -136,6 +136,24 @@ def feature_spec():
     }
 
 
+def feature_spec_json():
+    """feature_spec() as the models parse it, for tfreq's reading of their graphs
+    (src/formats/example_spec.rs): every feature with its kind, dtype, shape and default
+    (null: required)."""
+    out = {"dense": [], "sparse": [], "ragged": []}
+    for key, f in sorted(feature_spec().items()):
+        if isinstance(f, tf.io.FixedLenFeature):
+            out["dense"].append({
+                "key": key,
+                "dtype": "DT_" + f.dtype.name.upper().replace("FLOAT32", "FLOAT"),
+                "shape": list(f.shape),
+                "default": None if f.default_value is None else list(f.default_value),
+            })
+        elif isinstance(f, tf.io.VarLenFeature):
+            out["sparse"].append({"key": key, "dtype": "DT_" + f.dtype.name.upper()})
+    return out
+
+
 def head(parsed):
     """scores [B,3] and value [B,1] from the parsed features, with exact float32 arithmetic."""
     x = parsed["x"]
@@ -1220,6 +1238,7 @@ def main():
         for p in (MODELS / name).rglob("*"):
             if p.is_file():
                 WRITTEN.add(str(p.relative_to(OUT)))
+    put("models/feature_spec.json", json.dumps(feature_spec_json(), indent=1) + "\n")
     served = {n: Served(n) for n in (TF1, KERAS, "batch_x2")}
 
     reqs = make_requests(served)

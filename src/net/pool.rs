@@ -1,0 +1,152 @@
+//! Many calls at once: a pool of workers, one thread each, each with its own
+//! connection ([`super::Client`] or [`super::queue::Queue`]), taking the next item
+//! until none is left.
+//!
+//! One blocking client a thread keeps every call as [`super::Client::send`] makes it
+//! (the same deadline, limits and decoding), and the threads only wait on sockets: on
+//! loopback a call costs the same CPU at any concurrency (measured in docs/live.md).
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// Calls `call(worker, i, &items[i])` for every item, at most `workers.len()` at once
+/// (one thread a worker, each worker kept for the next call), and hands each result to `done(i, result)` on the calling
+/// thread as soon as it is ready (in the order they end, not the items' order).
+/// When `stops(&result)` is true no further item is started: the calls under way end
+/// and are handed over, the items never started are not.
+///
+/// With one worker the items are called in order, one after the other, and nothing is
+/// sent after a result that stops.
+pub fn each<W, T, R>(
+    workers: &mut [W],
+    items: &[T],
+    call: impl Fn(&mut W, usize, &T) -> R + Sync,
+    stops: impl Fn(&R) -> bool + Sync,
+    mut done: impl FnMut(usize, R),
+) where
+    W: Send,
+    T: Sync,
+    R: Send,
+{
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<(usize, R)>();
+    std::thread::scope(|s| {
+        for w in workers.iter_mut() {
+            let tx = tx.clone();
+            let (next, stop, call, stops) = (&next, &stop, &call, &stops);
+            s.spawn(move || loop {
+                if stop.load(Ordering::Acquire) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::AcqRel);
+                let Some(item) = items.get(i) else { break };
+                let r = call(w, i, item);
+                if stops(&r) {
+                    stop.store(true, Ordering::Release);
+                }
+                if tx.send((i, r)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for (i, r) in rx {
+            done(i, r);
+        }
+    });
+}
+
+/// Hands results that come in any order to `f` in the order of their index, each as
+/// soon as every one before it has come.
+#[derive(Debug)]
+pub struct InOrder<R> {
+    next: usize,
+    waiting: std::collections::BTreeMap<usize, R>,
+}
+
+impl<R> Default for InOrder<R> {
+    fn default() -> Self {
+        InOrder {
+            next: 0,
+            waiting: std::collections::BTreeMap::new(),
+        }
+    }
+}
+
+impl<R> InOrder<R> {
+    /// Takes result `i` and passes on, in order, every result now ready; returns
+    /// `false` as soon as `f` does (the rest stay).
+    pub fn push(&mut self, i: usize, r: R, mut f: impl FnMut(usize, R) -> bool) -> bool {
+        self.waiting.insert(i, r);
+        while let Some(r) = self.waiting.remove(&self.next) {
+            let i = self.next;
+            self.next += 1;
+            if !f(i, r) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The index of the next result to pass on.
+    pub fn next(&self) -> usize {
+        self.next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn calls_run_at_once_and_every_result_comes_back() {
+        let items: Vec<u64> = (0..8).collect();
+        let start = Instant::now();
+        let mut got = Vec::new();
+        each(
+            &mut [(); 4],
+            &items,
+            |_, _, &x| {
+                std::thread::sleep(Duration::from_millis(100));
+                x * 2
+            },
+            |_| false,
+            |i, r| got.push((i, r)),
+        );
+        let took = start.elapsed();
+        got.sort();
+        assert_eq!(got, (0..8).map(|i| (i, i as u64 * 2)).collect::<Vec<_>>());
+        // 8 calls of 100 ms, 4 at once: 2 rounds, not 8.
+        assert!(took < Duration::from_millis(600), "{took:?}");
+    }
+
+    #[test]
+    fn stopping_starts_nothing_more() {
+        let items: Vec<u32> = (0..100).collect();
+        let mut seen = 0;
+        each(
+            &mut [()],
+            &items,
+            |_, i, _| i,
+            |&i| i >= 2,
+            |_, _| seen += 1,
+        );
+        assert_eq!(seen, 3);
+    }
+
+    #[test]
+    fn in_order_releases_each_when_its_predecessors_came() {
+        let mut o = InOrder::default();
+        let mut out = Vec::new();
+        for i in [2usize, 0, 3, 1, 4] {
+            o.push(i, i * 10, |j, r| {
+                out.push((j, r));
+                true
+            });
+        }
+        assert_eq!(out, vec![(0, 0), (1, 10), (2, 20), (3, 30), (4, 40)]);
+        assert_eq!(o.next(), 5);
+    }
+}

@@ -1,0 +1,111 @@
+//! Issue 25 §2: the `tf.Example` features a SavedModel parses, read from its graph, as
+//! the generator declared them to TensorFlow (`tests/data/gen/make_examples.py`,
+//! `feature_spec()`, written out as tests/data/examples/models/feature_spec.json): a TF1
+//! graph's own `ParseExampleV2`, and a Keras export's inside the function its signature
+//! calls.
+
+use serde_json::Value;
+use tfreq::formats::savedmodel::read_model;
+
+fn dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/examples/models")
+}
+
+#[test]
+fn every_example_signature_parses_the_generators_features() {
+    let want: Value =
+        serde_json::from_slice(&std::fs::read(dir().join("feature_spec.json")).unwrap()).unwrap();
+    for model in ["tf1_examples", "keras_examples"] {
+        let (m, _) = read_model(&dir().join(model)).unwrap();
+        let mut seen = 0;
+        for (key, sig) in &m.meta_graphs[0].signatures {
+            if key.starts_with("__") {
+                assert!(sig.examples.is_none(), "{model} {key}");
+                continue;
+            }
+            let spec = sig
+                .examples
+                .as_ref()
+                .unwrap_or_else(|| panic!("{model} {key}: no spec"));
+            seen += 1;
+            let mut dense = spec.dense.clone();
+            dense.sort_by(|a, b| a.key.cmp(&b.key));
+            let wd = want["dense"].as_array().unwrap();
+            assert_eq!(dense.len(), wd.len(), "{model} {key}");
+            for (got, w) in dense.iter().zip(wd) {
+                assert_eq!(got.key, w["key"].as_str().unwrap());
+                assert_eq!(
+                    got.dtype.to_string(),
+                    w["dtype"].as_str().unwrap(),
+                    "{model} {key} {}",
+                    got.key
+                );
+                let shape: Vec<i64> = w["shape"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|d| d.as_i64().unwrap())
+                    .collect();
+                assert_eq!(got.shape, shape, "{model} {key} {}", got.key);
+                match w["default"].as_array() {
+                    None => assert_eq!(got.default, None, "{model} {key} {} is required", got.key),
+                    Some(d) if d.len() == 1 => {
+                        assert_eq!(got.default.as_deref(), Some(d[0].to_string().as_str()))
+                    }
+                    Some(d) => {
+                        let text: Vec<String> = d.iter().map(|v| v.to_string()).collect();
+                        assert_eq!(got.default, Some(format!("[{}]", text.join(", "))));
+                    }
+                }
+            }
+            let sparse: Vec<(String, String)> = spec
+                .sparse
+                .iter()
+                .map(|f| (f.key.clone(), f.dtype.to_string()))
+                .collect();
+            let ws: Vec<(String, String)> = want["sparse"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| {
+                    (
+                        f["key"].as_str().unwrap().into(),
+                        f["dtype"].as_str().unwrap().into(),
+                    )
+                })
+                .collect();
+            assert_eq!(sparse, ws, "{model} {key}");
+            assert!(spec.ragged.is_empty());
+        }
+        assert_eq!(
+            seen, 3,
+            "{model}: classify, regress and predict over examples"
+        );
+    }
+}
+
+#[test]
+fn a_model_without_parse_example_has_no_spec_and_the_text_round_trips() {
+    let (m, _) = read_model(&dir().join("batch_x2")).unwrap();
+    assert!(m.meta_graphs[0]
+        .signatures
+        .values()
+        .all(|s| s.examples.is_none()));
+    // `tfreq signature` shows the features; its text reads back to the same model.
+    let bin = env!("CARGO_BIN_EXE_tfreq");
+    let out = std::process::Command::new(bin)
+        .arg("signature")
+        .arg(dir().join("tf1_examples"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("    x: DT_FLOAT [2], required"), "{text}");
+    assert!(text.contains("    age: DT_INT64 [1], default 0"), "{text}");
+    assert!(
+        text.contains("    tags: DT_STRING, variable length (sparse)"),
+        "{text}"
+    );
+    let back = tfreq::formats::savedmodel::from_saved_model_cli(&text, "t").unwrap();
+    let (pb, _) = read_model(&dir().join("tf1_examples")).unwrap();
+    assert_eq!(back, pb);
+}
