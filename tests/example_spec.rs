@@ -94,7 +94,7 @@ fn a_model_without_parse_example_has_no_spec_and_the_text_round_trips() {
     // `tfreq signature` shows the features; its text reads back to the same model.
     let bin = env!("CARGO_BIN_EXE_tfreq");
     let out = std::process::Command::new(bin)
-        .arg("signature")
+        .args(["signature", "--examples"])
         .arg(dir().join("tf1_examples"))
         .output()
         .unwrap();

@@ -19,6 +19,27 @@ use crate::signature::{MetaGraph, ModelSignatures, TensorSpec};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn write_saved_model_cli(out: &mut dyn Write, m: &ModelSignatures) -> io::Result<()> {
+    write_signatures(out, m, false)
+}
+
+/// [`write_saved_model_cli`], and under each signature that parses serialized
+/// `tf.Example`s the features it reads (see [`crate::signature::ExampleSpec`]): tfreq's
+/// addition to `saved_model_cli`'s text, which
+/// [`crate::formats::savedmodel::from_saved_model_cli`] reads back.
+///
+/// ```
+/// let (m, _) = tfreq::formats::savedmodel::read_model("tests/data/models/half_plus_two".as_ref())?;
+/// let mut out = Vec::new();
+/// tfreq::render::signature::write_with_examples(&mut out, &m)?;
+/// let text = String::from_utf8(out).unwrap();
+/// assert!(text.contains("    x: DT_FLOAT [1], required\n    x2: DT_FLOAT [1], default 0.0\n"), "{text}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_with_examples(out: &mut dyn Write, m: &ModelSignatures) -> io::Result<()> {
+    write_signatures(out, m, true)
+}
+
+fn write_signatures(out: &mut dyn Write, m: &ModelSignatures, examples: bool) -> io::Result<()> {
     let mut graphs: Vec<&MetaGraph> = m.meta_graphs.iter().collect();
     graphs.sort_by(|a, b| a.tags.cmp(&b.tags));
     for mg in graphs {
@@ -46,7 +67,7 @@ pub fn write_saved_model_cli(out: &mut dyn Write, m: &ModelSignatures) -> io::Re
                 tensor(out, "outputs", alias, t)?;
             }
             writeln!(out, "  Method name is: {}", sig.method_name)?;
-            if let Some(spec) = &sig.examples {
+            if let (true, Some(spec)) = (examples, &sig.examples) {
                 write_examples(out, spec)?;
             }
         }

@@ -15,12 +15,19 @@ pub struct Args {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
     format: Format,
+    /// Also show the tf.Example features each signature parses (read from the graph's
+    /// ParseExample; JSON always has them as `examples`).
+    #[arg(long)]
+    examples: bool,
 }
 
 pub fn run(a: Args) -> Outcome {
     let model = load_model(&a.path)?;
     let mut out = stdout();
     match a.format {
+        Format::Human if a.examples => {
+            tfreq::render::signature::write_with_examples(&mut out, &model)?
+        }
         Format::Human => tfreq::render::signature::write_saved_model_cli(&mut out, &model)?,
         Format::Json => writeln!(out, "{}", tfreq::escape::json_string(&model, true))?,
     }
