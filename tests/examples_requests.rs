@@ -568,3 +568,40 @@ fn text_of_a_log_builds_back_its_requests() {
         assert_eq!(x.bytes, y.bytes, "record {}", x.index);
     }
 }
+
+/// `warmup --allowed-batch-sizes` on classify requests: the batch of a tf.Example request
+/// is its number of examples (TF Serving feeds them as one DT_STRING [n] tensor), so one
+/// record per allowed size holds that many (scrubbed) examples.
+#[test]
+fn warmup_batch_sizes_of_examples_requests_are_example_counts() {
+    let src = dir().join("logs/classify_log.tfrecord");
+    let out = tempfile::tempdir().unwrap();
+    let dst = out.path().join("w.tfrecord");
+    let r = common::run(&[
+        "warmup",
+        src.to_str().unwrap(),
+        "--allowed-batch-sizes",
+        "1,8,32",
+        "-o",
+        dst.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let c = read(
+        Bytes::from(std::fs::read(&dst).unwrap()),
+        &InputOptions::new(),
+    )
+    .unwrap()
+    .into_container()
+    .unwrap();
+    let sizes: Vec<usize> = c
+        .entries
+        .iter()
+        .map(|e| match &e.content {
+            Content::Message(m) if m.method == Method::Classify => {
+                m.input.as_ref().unwrap().examples.len()
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(sizes, [1, 8, 32]);
+}
