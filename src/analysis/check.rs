@@ -198,8 +198,8 @@ fn check_examples(msg: &Message, mg: &MetaGraph, signature: Option<&str>) -> Req
         .filter(|k| !k.starts_with("__"))
         .cloned()
         .collect();
-    for name in names {
-        if !mg.signatures.contains_key(&name) {
+    for name in &names {
+        if !mg.signatures.contains_key(name) {
             rep.findings.push(
                 Finding::new(
                     Code::UnknownSignature,
@@ -210,18 +210,38 @@ fn check_examples(msg: &Message, mg: &MetaGraph, signature: Option<&str>) -> Req
                     ),
                 )
                 .name(name.clone())
-                .sides(Some(name), Some(known.join(", "))),
+                .sides(Some(name.clone()), Some(known.join(", "))),
             );
         }
     }
-    rep.findings.push(Finding::new(
-        Code::RecordNotCompared,
-        Severity::Note,
-        format!(
-            "a {} request: its tf.train.Examples are not checked against the signature's ParseExample feature spec (tfreq does not read it)",
-            msg.method.as_str()
-        ),
-    ));
+    // Each signature's feature spec, when the model file has the graph.
+    let mut compared = false;
+    let mut seen = Vec::new();
+    for name in &names {
+        let Some(spec) = mg.signatures.get(name).and_then(|s| s.examples.as_ref()) else {
+            continue;
+        };
+        compared = true;
+        if let Some(input) = &msg.input {
+            for f in crate::analysis::features::check(input, spec) {
+                // A multi-inference request's tasks parse the same examples: once each.
+                if !seen.contains(&f.message) {
+                    seen.push(f.message.clone());
+                    rep.findings.push(f);
+                }
+            }
+        }
+    }
+    if !compared {
+        rep.findings.push(Finding::new(
+            Code::RecordNotCompared,
+            Severity::Note,
+            format!(
+                "a {} request: its tf.train.Examples are not checked against the signature's ParseExample feature spec (the model file has no graph to read it from: give the SavedModel)",
+                msg.method.as_str()
+            ),
+        ));
+    }
     if rep.findings.iter().any(|f| f.severity == Severity::Error) {
         rep.verdict = Verdict::Incompatible;
     }

@@ -11,6 +11,7 @@ mod check;
 pub mod coverage;
 mod diff;
 pub mod expect;
+pub mod features;
 pub mod key;
 mod lint;
 #[cfg(feature = "net")]

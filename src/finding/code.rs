@@ -132,6 +132,12 @@ rules! {
         "a record with no log type: skipped (warms nothing)";
     EmptyInput = "EMPTY_INPUT", Error, ALL3,
         "a classify / regress / multi_inference request whose Input holds no examples: TF Serving answers 'Input is empty.' (in a warm-up record, that fails the model load)";
+    FeatureMissing = "FEATURE_MISSING", Error, CHECK,
+        "an example lacks a dense feature the signature's ParseExample requires (no default): TensorFlow answers 'Feature: x (data type: float) is required but could not be found.'";
+    FeatureKind = "FEATURE_KIND", Error, CHECK,
+        "an example's feature is another list kind than the signature's ParseExample reads (int64_list for a float feature): 'Data types don't match'";
+    FeatureLength = "FEATURE_LENGTH", Error, CHECK,
+        "an example's fixed-length feature holds another number of values than its shape: 'Number of float values != expected'";
     WarmupCompressed = "WARMUP_COMPRESSED", Error, DIFF_CHECK,
         "a gzip or zlib warm-up file: TF Serving's warm-up loader reads uncompressed TFRecord only, so the model fails to load";
     // What detection finds about a file (formats).
