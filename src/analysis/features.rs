@@ -8,9 +8,9 @@
 //! - a feature of another list kind: `FEATURE_KIND`, "Key: x, Index: 0.  Data types
 //!   don't match. Data type: int64 but expected type: float" (a VarLen feature: "Expected
 //!   type: string, Actual type: float");
-//! - a fixed-length feature with another number of values: `FEATURE_LENGTH`, "Key: x,
+//! - a fixed-length feature with another number of values: `FEATURE_LENGTH`, `Key: x,
 //!   Index: 1.  Number of float values != expected.  Values size: 3 but output shape:
-//!   [2]".
+//!   [2]`.
 //!
 //! Each example is read as TF Serving sends it: the context example's features, then
 //! the example's own, which replace a context feature of the same name

@@ -123,13 +123,13 @@ pub struct ShapeKey {
 
 impl ShapeKey {
     /// The feed name a classify, regress or multi-inference request's shape key gives
-    /// the one tensor TF Serving makes of its examples: a DT_STRING [n] tensor of the
+    /// the one tensor TF Serving makes of its examples: a `DT_STRING [n]` tensor of the
     /// serialized examples, n the number of examples
     /// (`InputToSerializedExampleTensor` in tensorflow_serving/servables/tensorflow/util.cc).
     pub const SERIALIZED_EXAMPLES: &'static str = "(serialized examples)";
 
     /// The shape key of a request. A classify, regress or multi-inference request's is
-    /// its executor key and the DT_STRING [n] tensor of its n examples
+    /// its executor key and the `DT_STRING [n]` tensor of its n examples
     /// ([`ShapeKey::SERIALIZED_EXAMPLES`]).
     ///
     /// ```
