@@ -87,38 +87,17 @@ pub fn run(a: Args) -> Outcome {
     let read = inputs.requests(&files, &progress, false);
     drop(progress);
     // A file that cannot be read was reported in its place; the others are sent.
-    let mut code = if read.unreadable.is_empty() { 0u8 } else { 2 };
-    let mut reqs = read.requests;
+    let code = if read.unreadable.is_empty() { 0u8 } else { 2 };
     if let Some(dir) = &a.save {
-        refuse_colliding_saves(dir, &reqs, target.protocol())?;
+        refuse_colliding_saves(dir, &read.requests, target.protocol())?;
         std::fs::create_dir_all(dir).map_err(|e| in_file(&dir.display().to_string(), e))?;
     }
-    // Every expected response is read, and every request prepared, before anything is
-    // sent; a request that cannot be is reported and left out.
-    let mut planned = Vec::with_capacity(reqs.len());
-    let n = reqs.len();
-    for r in reqs.drain(..) {
-        let plan = expected_for(a.expect.as_deref(), &r, target.protocol(), n).and_then(|want| {
-            let p =
-                prepare(&r.message, &r.bytes, &target, &opts).map_err(|e| in_file(&r.label, e))?;
-            Ok((p, want))
-        });
-        match plan {
-            Ok((p, want)) => planned.push((r, p, want)),
-            Err(e) => {
-                report_error(&e);
-                code = 2;
-            }
-        }
-    }
-    let protocol = target.protocol();
-    let concurrency = usize::try_from(a.concurrency).unwrap_or(1).max(1);
-    let n_workers = concurrency.min(planned.len()).max(1);
+    let (planned, planned_code) = plan(&a, read.requests, &target, &opts);
     let mut p = Printer {
         a: &a,
-        protocol,
+        protocol: target.protocol(),
         out: stdout(),
-        code,
+        code: code.max(planned_code),
         json_many: a.format == Format::Json && planned.len() > 1,
         shown: 0,
         failed: None,
@@ -128,60 +107,10 @@ pub fn run(a: Args) -> Outcome {
     if p.json_many {
         p.out.write_all(b"[")?;
     }
-    // With one at a time, a service that cannot be reached ends the run at once (as
-    // it always has); with more, every request gets its answer or its error.
-    let stops = |got: &Result<Exchange, NetError>| {
-        concurrency == 1 && matches!(got, Err(e) if !e.is_refusal())
-    };
-    if !a.is_async {
-        let mut clients = (0..n_workers)
-            .map(|_| a.conn.connect())
-            .collect::<Result<Vec<_>, _>>()?;
-        pool::each(
-            &mut clients,
-            &planned,
-            |c, _, (_, req, _)| c.send(req),
-            stops,
-            |i, got| p.take(&planned, i, got),
-        );
+    if a.is_async {
+        send_through_queues(&a, &opts, &planned, &mut p)?;
     } else {
-        let first = tfreq::net::queue::Queue::new(&a.conn.to, &opts, &a.tags)
-            .map_err(|e| fatal(&a.conn.to, e))?;
-        let mut queues = vec![first];
-        for _ in 1..n_workers {
-            queues.push(queues[0].worker().map_err(|e| fatal(&a.conn.to, e))?);
-        }
-        if concurrency == 1 {
-            pool::each(
-                &mut queues,
-                &planned,
-                |q, _, (_, req, _)| q.send(req),
-                stops,
-                |i, got| p.take(&planned, i, got),
-            );
-        } else {
-            // As a pool of queue clients does: every request put first, then every
-            // result waited for, each at most `concurrency` at once.
-            let mut tickets: Vec<Option<Result<Ticket, NetError>>> = vec![None; planned.len()];
-            pool::each(
-                &mut queues,
-                &planned,
-                |q, _, (_, req, _)| q.put(req),
-                |_| false,
-                |i, t| tickets[i] = Some(t),
-            );
-            pool::each(
-                &mut queues,
-                &tickets,
-                |q, i, t| match t {
-                    Some(Ok(t)) => q.wait(t, &planned[i].1),
-                    Some(Err(e)) => Err(e.clone()),
-                    None => Err(NetError::BadRequest("not put on the queue".into())),
-                },
-                |_| false,
-                |i, got| p.take(&planned, i, got),
-            );
-        }
+        send_directly(&a, &planned, &mut p)?;
     }
     if let Some(f) = p.failed.take().or(p.fatal.take()) {
         p.out.flush()?;
@@ -192,6 +121,112 @@ pub fn run(a: Args) -> Outcome {
     }
     p.out.flush()?;
     Ok(p.code)
+}
+
+/// Every expected response read, and every request prepared, before anything is sent;
+/// a request that cannot be is reported and left out (exit code 2, returned beside).
+fn plan(
+    a: &Args,
+    reqs: Vec<Req>,
+    target: &tfreq::net::Target,
+    opts: &tfreq::net::Options,
+) -> (Vec<Planned>, u8) {
+    let mut code = 0;
+    let n = reqs.len();
+    let mut planned = Vec::with_capacity(n);
+    for r in reqs {
+        let plan = expected_for(a.expect.as_deref(), &r, target.protocol(), n).and_then(|want| {
+            let p =
+                prepare(&r.message, &r.bytes, target, opts).map_err(|e| in_file(&r.label, e))?;
+            Ok((p, want))
+        });
+        match plan {
+            Ok((p, want)) => planned.push((r, p, want)),
+            Err(e) => {
+                report_error(&e);
+                code = 2;
+            }
+        }
+    }
+    (planned, code)
+}
+
+/// How many requests are in flight at once: `--concurrency`, at most one per request.
+fn workers(a: &Args, planned: &[Planned]) -> usize {
+    usize::try_from(a.concurrency)
+        .unwrap_or(1)
+        .max(1)
+        .min(planned.len())
+        .max(1)
+}
+
+/// With one at a time, a service that cannot be reached ends the run at once (as it
+/// always has); with more, every request gets its answer or its error.
+fn stops(a: &Args) -> impl Fn(&Result<Exchange, NetError>) -> bool {
+    let one_at_a_time = a.concurrency <= 1;
+    move |got| one_at_a_time && matches!(got, Err(e) if !e.is_refusal())
+}
+
+/// The synchronous calls: one connection per worker.
+fn send_directly(a: &Args, planned: &[Planned], p: &mut Printer) -> Result<(), Failure> {
+    let mut clients = (0..workers(a, planned))
+        .map(|_| a.conn.connect())
+        .collect::<Result<Vec<_>, _>>()?;
+    pool::each(
+        &mut clients,
+        planned,
+        |c, _, (_, req, _)| c.send(req),
+        stops(a),
+        |i, got| p.take(planned, i, got),
+    );
+    Ok(())
+}
+
+/// `--async`: through the service's queue, one queue client per worker.
+fn send_through_queues(
+    a: &Args,
+    opts: &tfreq::net::Options,
+    planned: &[Planned],
+    p: &mut Printer,
+) -> Result<(), Failure> {
+    let first = tfreq::net::queue::Queue::new(&a.conn.to, opts, &a.tags)
+        .map_err(|e| fatal(&a.conn.to, e))?;
+    let mut queues = vec![first];
+    for _ in 1..workers(a, planned) {
+        queues.push(queues[0].worker().map_err(|e| fatal(&a.conn.to, e))?);
+    }
+    if a.concurrency <= 1 {
+        pool::each(
+            &mut queues,
+            planned,
+            |q, _, (_, req, _)| q.send(req),
+            stops(a),
+            |i, got| p.take(planned, i, got),
+        );
+        return Ok(());
+    }
+    // As a pool of queue clients does: every request put first, then every result
+    // waited for, each at most `concurrency` at once.
+    let mut tickets: Vec<Option<Result<Ticket, NetError>>> = vec![None; planned.len()];
+    pool::each(
+        &mut queues,
+        planned,
+        |q, _, (_, req, _)| q.put(req),
+        |_| false,
+        |i, t| tickets[i] = Some(t),
+    );
+    pool::each(
+        &mut queues,
+        &tickets,
+        |q, i, t| match t {
+            Some(Ok(t)) => q.wait(t, &planned[i].1),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(NetError::BadRequest("not put on the queue".into())),
+        },
+        |_| false,
+        |i, got| p.take(planned, i, got),
+    );
+    Ok(())
 }
 
 /// A request as it is sent: the file, its prepared body, and the expected answer.
