@@ -128,32 +128,13 @@ pub fn run(a: Args) -> Outcome {
     let wp: Vec<_> = warm.iter().map(prep).collect::<Result<_, _>>()?;
     let pp: Vec<_> = prod.iter().map(prep).collect::<Result<_, _>>()?;
 
-    let started = std::time::Instant::now();
-    let mut calls = 0u64;
-    let mut measure =
-        |p: &tfreq::net::Prepared, n: u32| -> Result<(Timing, Option<NetError>), Failure> {
-            let mut lat = Vec::with_capacity(n as usize);
-            for _ in 0..n {
-                calls += 1;
-                match client.send(p) {
-                    Ok(ex) => lat.push(ex.latency),
-                    Err(e @ NetError::Refused { .. }) => return Ok((Timing::new(lat), Some(e))),
-                    Err(e) => return Err(fatal(&a.conn.to, e)),
-                }
-            }
-            Ok((Timing::new(lat), None))
-        };
-    let mut wrows = Vec::new();
-    for (r, p) in warm.iter().zip(&wp) {
-        let (t, refused) = measure(p, a.count)?;
-        wrows.push(row(r, t, refused, None, rule, false));
-    }
-    let mut prows = Vec::new();
-    for (r, p) in prod.iter().zip(&pp) {
-        let (t, refused) = measure(p, a.prod_count)?;
-        prows.push((r, t, refused));
-    }
-    let seconds = started.elapsed().as_secs_f64();
+    let sent = send_all(&mut client, &a, (&wp, &pp))?;
+    let wrows: Vec<Row> = warm
+        .iter()
+        .zip(sent.warmup)
+        .map(|(r, (t, refused))| row(r, t, refused, None, rule, false))
+        .collect();
+    let (calls, seconds) = (sent.calls, sent.seconds);
 
     // The static verdict for the same pairs.
     let wl: Vec<Labeled> = warm
@@ -165,10 +146,11 @@ pub fn run(a: Args) -> Outcome {
         .map(|r| Labeled::new(&r.file, &r.label, &r.message))
         .collect();
     let report = diff_labeled(&wl, &pl, &DiffOptions::default());
-    let production: Vec<Row> = prows
-        .into_iter()
+    let production: Vec<Row> = prod
+        .iter()
+        .zip(sent.production)
         .zip(&report.requests)
-        .map(|((r, t, refused), rr)| row(r, t, refused, Some(rr.verdict), rule, true))
+        .map(|((r, (t, refused)), rr)| row(r, t, refused, Some(rr.verdict), rule, true))
         .collect();
     let cold = production.iter().filter(|r| r.cold == Some(true)).count();
     let refused = wrows.iter().chain(&production).any(|r| r.cold.is_none());
@@ -197,6 +179,55 @@ pub fn run(a: Args) -> Outcome {
         2
     } else {
         u8::from(cold > 0 || refused)
+    })
+}
+
+/// Each request's timing, and the refusal that ended its calls early if one did.
+type Timed = (Timing, Option<NetError>);
+
+/// What [`send_all`] measured: each warm-up request's and production request's calls.
+struct Sent {
+    warmup: Vec<Timed>,
+    production: Vec<Timed>,
+    calls: u64,
+    seconds: f64,
+}
+
+/// Sends each warm-up request `--count` times, then each production request
+/// `--prod-count` times, in order on one connection. A refusal ends that request's
+/// calls (it is reported in its row); a service that cannot be reached ends the run.
+fn send_all(
+    client: &mut tfreq::net::Client,
+    a: &Args,
+    (warm, prod): (&[tfreq::net::Prepared], &[tfreq::net::Prepared]),
+) -> Result<Sent, Failure> {
+    let started = std::time::Instant::now();
+    let mut calls = 0u64;
+    let mut measure = |p: &tfreq::net::Prepared, n: u32| -> Result<Timed, Failure> {
+        let mut lat = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            calls += 1;
+            match client.send(p) {
+                Ok(ex) => lat.push(ex.latency),
+                Err(e @ NetError::Refused { .. }) => return Ok((Timing::new(lat), Some(e))),
+                Err(e) => return Err(fatal(&a.conn.to, e)),
+            }
+        }
+        Ok((Timing::new(lat), None))
+    };
+    let warmup = warm
+        .iter()
+        .map(|p| measure(p, a.count))
+        .collect::<Result<Vec<_>, _>>()?;
+    let production = prod
+        .iter()
+        .map(|p| measure(p, a.prod_count))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Sent {
+        warmup,
+        production,
+        calls,
+        seconds: started.elapsed().as_secs_f64(),
     })
 }
 
