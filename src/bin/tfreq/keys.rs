@@ -352,50 +352,8 @@ fn warmup_batches(
     cov: &tfreq::analysis::coverage::KeyCounts,
     rule: &tfreq::analysis::batch::BatchRule,
 ) -> Outcome {
-    use tfreq::analysis::batch::{batch_of, BatchGroup};
     use tfreq::analysis::warmup::MAX_RECORDS;
-    // Groups in order of their request counts (ties: first seen), each with its most
-    // frequent batchable shape key's request.
-    let mut groups: Vec<(BatchGroup, u64, Option<&tfreq::Message>)> = Vec::new();
-    let mut skipped: Vec<String> = Vec::new();
-    for (k, stat) in cov.shape_keys() {
-        let batchable = batch_of(
-            k.shapes
-                .iter()
-                .map(|(n, (_, d))| (n.as_str(), d.as_slice())),
-        );
-        let g = BatchGroup::of(k);
-        let i = match groups.iter().position(|(x, _, _)| *x == g) {
-            Some(i) => i,
-            None => {
-                groups.push((g, 0, None));
-                groups.len() - 1
-            }
-        };
-        // Requests a warm-up can cover: those the server runs (not refused for size).
-        let runs = |n: u64| matches!(rule.run(n), tfreq::analysis::batch::Run::Padded(_));
-        if matches!(batchable, Ok(Some(n)) if runs(n)) {
-            groups[i].1 += stat.count;
-        }
-        match batchable {
-            Ok(Some(n)) if runs(n) && groups[i].2.is_none() => {
-                groups[i].2 = stat.representative.as_ref()
-            }
-            Err(e) => skipped.push(format!(
-                "{} ({}): not batchable, \"{}\" ({})",
-                k.key,
-                cov.describe(stat.first),
-                e.message,
-                e.detail
-            )),
-            _ => {}
-        }
-    }
-    groups.sort_by_key(|g| std::cmp::Reverse(g.1));
-    let groups: Vec<(BatchGroup, u64, &tfreq::Message)> = groups
-        .into_iter()
-        .filter_map(|(g, n, m)| m.map(|m| (g, n, m)))
-        .collect();
+    let (groups, skipped) = batch_groups(cov, rule);
     if groups.is_empty() {
         return Err(Failure::msg(
             "no batchable PredictRequest in the input files (every input needs one common 0th dimension)",
@@ -453,4 +411,61 @@ fn warmup_batches(
         );
     }
     Ok(if cov.unreadable.is_empty() { 0 } else { 2 })
+}
+
+/// A batch group (the executor key and every dimension but the 0th), the requests of
+/// it the server runs, and its representative: its most frequent batchable shape key's
+/// request.
+type Group<'a> = (tfreq::analysis::batch::BatchGroup, u64, &'a tfreq::Message);
+
+/// The batch groups of a log in order of their request counts (ties: first seen), and
+/// a line for each shape key that has no common 0th dimension (named, not dropped).
+fn batch_groups<'a>(
+    cov: &'a tfreq::analysis::coverage::KeyCounts,
+    rule: &tfreq::analysis::batch::BatchRule,
+) -> (Vec<Group<'a>>, Vec<String>) {
+    use tfreq::analysis::batch::{batch_of, BatchGroup};
+    // Groups in order of their request counts (ties: first seen), each with its most
+    // frequent batchable shape key's request.
+    let mut groups: Vec<(BatchGroup, u64, Option<&tfreq::Message>)> = Vec::new();
+    let mut skipped: Vec<String> = Vec::new();
+    for (k, stat) in cov.shape_keys() {
+        let batchable = batch_of(
+            k.shapes
+                .iter()
+                .map(|(n, (_, d))| (n.as_str(), d.as_slice())),
+        );
+        let g = BatchGroup::of(k);
+        let i = match groups.iter().position(|(x, _, _)| *x == g) {
+            Some(i) => i,
+            None => {
+                groups.push((g, 0, None));
+                groups.len() - 1
+            }
+        };
+        // Requests a warm-up can cover: those the server runs (not refused for size).
+        let runs = |n: u64| matches!(rule.run(n), tfreq::analysis::batch::Run::Padded(_));
+        if matches!(batchable, Ok(Some(n)) if runs(n)) {
+            groups[i].1 += stat.count;
+        }
+        match batchable {
+            Ok(Some(n)) if runs(n) && groups[i].2.is_none() => {
+                groups[i].2 = stat.representative.as_ref()
+            }
+            Err(e) => skipped.push(format!(
+                "{} ({}): not batchable, \"{}\" ({})",
+                k.key,
+                cov.describe(stat.first),
+                e.message,
+                e.detail
+            )),
+            _ => {}
+        }
+    }
+    groups.sort_by_key(|g| std::cmp::Reverse(g.1));
+    let groups = groups
+        .into_iter()
+        .filter_map(|(g, n, m)| m.map(|m| (g, n, m)))
+        .collect();
+    (groups, skipped)
 }
