@@ -363,15 +363,7 @@ fn drive(
                         }
                     }
                     if let Some(due) = due {
-                        // In steps of at most 50 ms, so that Ctrl-C is seen at a low rate.
-                        loop {
-                            let now = Instant::now();
-                            if due <= now || stop.load(Ordering::Relaxed) {
-                                break;
-                            }
-                            std::thread::sleep((due - now).min(Duration::from_millis(50)));
-                        }
-                        if stop.load(Ordering::Relaxed) {
+                        if !sleep_until(due, stop) {
                             break;
                         }
                     }
@@ -404,6 +396,32 @@ fn drive(
             }
         }
     });
+    report(a, t, schedule, protocol, stop.load(Ordering::Relaxed))
+}
+
+/// Sleeps until `due`, in steps of at most 50 ms so that Ctrl-C is seen at a low rate;
+/// false when Ctrl-C came first.
+fn sleep_until(due: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        let now = Instant::now();
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        if due <= now {
+            return true;
+        }
+        std::thread::sleep((due - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// The report of a run from the workers' merged tally.
+fn report(
+    a: &Args,
+    mut t: Tally,
+    schedule: Schedule,
+    protocol: Protocol,
+    interrupted: bool,
+) -> Report {
     t.firsts.sort_by_key(|(i, _)| *i);
     t.points
         .sort_by(|x, y| x.0.partial_cmp(&y.0).unwrap_or(std::cmp::Ordering::Equal));
@@ -417,7 +435,7 @@ fn drive(
         protocol,
         concurrency: a.concurrency,
         rate: schedule.rate(),
-        interrupted: stop.load(Ordering::Relaxed),
+        interrupted,
         requests: t.sent,
         answers: t.answers,
         errors_total: t.errors_total,
