@@ -401,6 +401,29 @@ impl Seen {
         self.by_print.insert(print.to_vec(), entry);
     }
 
+    /// Adds another worker's table of the same log: counts are summed, and a print's
+    /// first request is the one earlier in the log (parts are in file order, a part's
+    /// record numbers count from its start).
+    fn absorb(&mut self, other: Seen) {
+        use std::collections::hash_map::Entry as Slot;
+        for (print, e) in other.by_print {
+            match self.by_print.entry(print) {
+                Slot::Occupied(mut o) => {
+                    let o = o.get_mut();
+                    o.stat.count += e.stat.count;
+                    if (e.part, e.stat.first) < (o.part, o.stat.first) {
+                        o.part = e.part;
+                        o.stat.first = e.stat.first;
+                        o.stat.representative = e.stat.representative;
+                    }
+                }
+                Slot::Vacant(v) => {
+                    v.insert(e);
+                }
+            }
+        }
+    }
+
     /// `c` with these counts added, each first request's record number made absolute
     /// by `before` (the records of the parts before each part).
     fn into_counts(self, mut c: KeyCounts, before: &[usize]) -> KeyCounts {
@@ -561,8 +584,14 @@ fn count_tfrecord_reads(
         so_far += p.records;
         total.merge(c);
     }
-    for seen in seens {
-        total = seen.into_counts(total, &before);
+    // The workers' tables joined by print first (hashing a print is cheap; a shape key,
+    // with its names and shapes, is not), then counted by shape key once.
+    let mut seens = seens.into_iter();
+    if let Some(mut all) = seens.next() {
+        for seen in seens {
+            all.absorb(seen);
+        }
+        total = all.into_counts(total, &before);
     }
     Ok((total, full_reads))
 }

@@ -54,8 +54,10 @@ pub struct KeyCounts {
     /// Entries that hold no request (log records with no `log_type`, session-run
     /// logs, a log without its request, text lines).
     pub skipped: u64,
-    /// Count per shape key.
-    pub keys: HashMap<ShapeKey, KeyStat>,
+    /// Count per shape key. FxHash (`rustc_hash`): a log's thousands of shape keys,
+    /// each with its names and shapes, are hashed again for every merge of two counts,
+    /// on the one thread that joins the workers' counts, where SipHash was most of its time.
+    pub keys: HashMap<ShapeKey, KeyStat, rustc_hash::FxBuildHasher>,
     /// The files read, in order.
     pub files: Vec<String>,
     /// The size in bytes of each of [`KeyCounts::files`], where known (the summary's
@@ -158,7 +160,8 @@ impl KeyCounts {
 
     /// Executor keys with their shapes, most frequent first (ties: first seen first).
     pub fn executor_keys(&self) -> Vec<ExecutorGroup> {
-        let mut groups: HashMap<&ExecutorKey, ExecutorGroup> = HashMap::new();
+        let mut groups: HashMap<&ExecutorKey, ExecutorGroup, rustc_hash::FxBuildHasher> =
+            HashMap::default();
         for (k, s) in self.shape_keys() {
             let g = groups.entry(&k.key).or_insert_with(|| ExecutorGroup {
                 key: k.key.clone(),
