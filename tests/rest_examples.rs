@@ -398,3 +398,76 @@ fn scrub_of_a_built_body_keeps_names_kinds_and_lengths() {
         assert!(changed, "{name}: values replaced");
     }
 }
+
+/// JSON lines of bodies write a TFRecord of `classify_log` records, each the request of its
+/// line; a `:predict` URL makes a REST predict body a TF Serving request with the URL's
+/// model_spec.
+#[test]
+fn json_lines_and_a_predict_url() {
+    let out = tempfile::tempdir().unwrap();
+    let lines = out.path().join("bodies.jsonl");
+    let mut text = String::new();
+    for n in ["classify_valid", "classify_context"] {
+        let body = std::fs::read_to_string(dir().join(format!("rest/{n}.json"))).unwrap();
+        text.push_str(&body.replace('\n', ""));
+        text.push('\n');
+    }
+    std::fs::write(&lines, text).unwrap();
+    let dst = out.path().join("log.tfrecord");
+    let r = common::run(&[
+        "build",
+        lines.to_str().unwrap(),
+        "--url",
+        "http://h/v1/models/tf1_examples:classify",
+        "-o",
+        dst.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let c = read(
+        Bytes::from(std::fs::read(&dst).unwrap()),
+        &InputOptions::new(),
+    )
+    .unwrap()
+    .into_container()
+    .unwrap();
+    assert_eq!(c.entries.len(), 2);
+    for (e, n) in c.entries.iter().zip(["classify_valid", "classify_context"]) {
+        assert_eq!(e.log_kind.map(|k| k.name()), Some("classify_log"));
+        let tfreq::formats::Content::Message(m) = &e.content else {
+            panic!("{:?}", e.content)
+        };
+        assert_eq!(m.method, Method::Classify);
+        let want = std::fs::read(dir().join(format!("rest/{n}.pb"))).unwrap();
+        assert_eq!(
+            encode(m, WireFormat::TfServing, TfsEncoding::AsIs).unwrap(),
+            want,
+            "{n}"
+        );
+    }
+    let body = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rest/faq_prod.json");
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/models/faq.metadata.json");
+    let dst = out.path().join("p.pb");
+    let r = common::run(&[
+        "build",
+        body.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+        "--url",
+        "http://h:8501/v1/models/faq/versions/2:predict",
+        "-o",
+        dst.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let m = read(
+        Bytes::from(std::fs::read(&dst).unwrap()),
+        &InputOptions::new(),
+    )
+    .unwrap()
+    .into_records()
+    .unwrap()
+    .remove(0)
+    .message;
+    assert_eq!(m.wire, WireFormat::TfServing);
+    let spec = m.model_spec.unwrap();
+    assert_eq!((spec.name.as_str(), spec.version), ("faq", Some(2)));
+}

@@ -22,7 +22,8 @@ pub struct Args {
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
     /// Output layout. Default: for text, the text's own wire format (a TFRecord for the
-    /// text of several records); for REST JSON, eas.
+    /// text of several records); for REST JSON, eas (tf-serving with --url; for a
+    /// :classify / :regress body, tf-serving, a TFRecord for several).
     #[arg(long, value_enum)]
     wire: Option<OutWire>,
     /// The model giving the signature's input dtypes: a SavedModel directory,
@@ -79,7 +80,15 @@ pub fn run(a: Args) -> Outcome {
             (msgs, target)
         }
         Kind::Json => {
-            let target: Layout = a.wire.map_or(Layout::Eas, Into::into);
+            // A TF Serving URL says the request is TF Serving's.
+            let target: Layout = a.wire.map_or(
+                if a.url.is_some() {
+                    Layout::TfServing
+                } else {
+                    Layout::Eas
+                },
+                Into::into,
+            );
             let wire = match target {
                 Layout::Eas => WireFormat::Eas,
                 _ => WireFormat::TfServing,
@@ -95,6 +104,14 @@ pub fn run(a: Args) -> Outcome {
                 }
             }
             (msgs, target)
+        }
+        Kind::Text if call.is_some() => {
+            return Err(in_file(
+                &label,
+                Failure::msg(
+                    "--method and --url say what REST JSON is for; this input is protobuf text, which names its own request",
+                ),
+            ))
         }
         Kind::Text => {
             let text = std::str::from_utf8(&bytes).map_err(|e| {
