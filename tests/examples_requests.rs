@@ -197,7 +197,7 @@ fn text_is_python_text_format_byte_for_byte() {
         assert_eq!(text, want, "{f}");
         n += 1;
     }
-    assert_eq!(n, 53, "files compared");
+    assert_eq!(n, 55, "files compared");
 }
 
 #[test]

@@ -136,7 +136,7 @@ pub fn check(input: &ExampleInput, spec: &ExampleSpec) -> Vec<Finding> {
 }
 
 /// The parser's name of a feature dtype: `float`, `int64` or `string`.
-fn kind_of(d: DTypeCode) -> &'static str {
+pub(crate) fn kind_of(d: DTypeCode) -> &'static str {
     match d.dtype() {
         Some(DType::Float) => "float",
         Some(DType::Int64) => "int64",

@@ -211,6 +211,12 @@ rules! {
         "what an empty output_filter fetches, from the model";
     OrderOnly = "ORDER_ONLY", Note, DIFF,
         "the same names in another order: the same executor";
+    FeaturesDiffer = "FEATURES_DIFFER", Note, DIFF,
+        "the features every warm-up example and every production example carry differ (tf.Example requests): the same executor; FEATURE_NOT_IN_WARMUP / FEATURE_NOT_IN_PRODUCTION say whether ParseExample minds";
+    FeatureNotInWarmup = "FEATURE_NOT_IN_WARMUP", Error, DIFF,
+        "every production example carries a feature some warm-up example lacks and the model requires it (dense, no default): ParseExample refuses the warm-up request, which fails the model load; a note when the model does not require it, a warning without the model's feature spec";
+    FeatureNotInProduction = "FEATURE_NOT_IN_PRODUCTION", Error, DIFF,
+        "every warm-up example carries a feature some production example lacks and the model requires it: ParseExample refuses the production request; a note when not required, a warning without the model's feature spec";
     ValuesDiffer = "VALUES_DIFFER", Note, DIFF,
         "the same feed with other values: no effect on executors";
     // A request against the model (analysis::check).

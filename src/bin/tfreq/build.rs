@@ -3,12 +3,12 @@
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
-use tfreq::formats::rest_json::from_json_lines;
+use tfreq::formats::rest_json::{examples_from_json_lines, from_json_lines, RestCall};
 use tfreq::formats::text_format::{self, requests_from_text};
 use tfreq::formats::{
     set_model_name, write_with, ContainerKind, InputFormat, InputOptions, Layout,
 };
-use tfreq::WireFormat;
+use tfreq::{Method, WireFormat};
 
 use crate::args::{InputFrom, OutWire, Wire};
 use crate::common::{in_file, lossy_hint, report_left_out, write_output, Failure, Outcome};
@@ -22,7 +22,8 @@ pub struct Args {
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
     /// Output layout. Default: for text, the text's own wire format (a TFRecord for the
-    /// text of several records); for REST JSON, eas.
+    /// text of several records); for REST JSON, eas (tf-serving with --url; for a
+    /// :classify / :regress body, tf-serving, a TFRecord for several).
     #[arg(long, value_enum)]
     wire: Option<OutWire>,
     /// The model giving the signature's input dtypes: a SavedModel directory,
@@ -35,6 +36,16 @@ pub struct Args {
     /// TF Serving model_spec.name for requests that have none.
     #[arg(long)]
     model_name: Option<String>,
+    /// What REST JSON is for: predict (`{"inputs"}`/`{"instances"}`, the default), or
+    /// classify / regress for a `:classify` / `:regress` body (`{"examples": [...]}`),
+    /// which cannot say which of the two it is.
+    #[arg(long, value_enum, value_name = "METHOD")]
+    method: Option<RestMethod>,
+    /// The TF Serving REST URL the JSON is sent to
+    /// (`.../v1/models/NAME[/versions/N|/labels/L]:classify|regress|predict`): it gives
+    /// the method and the model_spec's name, version or label, as TF Serving takes them.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
     /// Wire format of text input, when both parse (also `--from eas|tf-serving`).
     #[arg(long = "in-wire", value_enum, hide = true)]
     in_wire: Option<Wire>,
@@ -56,9 +67,28 @@ pub fn run(a: Args) -> Outcome {
     let from = input_kind(&a.input, &bytes, from, in_wire)?;
     // Records of a TFRecord's text that hold only their heading (not PredictRequests).
     let mut skipped = Vec::new();
+    let call = rest_call(a.method, a.url.as_deref())?;
     let (mut msgs, target) = match from {
+        Kind::Json if call.as_ref().is_some_and(|c| c.method.takes_examples()) => {
+            let call = call.as_ref().expect("checked above");
+            let msgs = examples_from_json_lines(&bytes, call).map_err(|e| in_file(&label, e))?;
+            let target: Layout = match (a.wire, msgs.len()) {
+                (Some(w), _) => w.into(),
+                (None, 1) => Layout::TfServing,
+                (None, _) => Layout::TfRecord,
+            };
+            (msgs, target)
+        }
         Kind::Json => {
-            let target: Layout = a.wire.map_or(Layout::Eas, Into::into);
+            // A TF Serving URL says the request is TF Serving's.
+            let target: Layout = a.wire.map_or(
+                if a.url.is_some() {
+                    Layout::TfServing
+                } else {
+                    Layout::Eas
+                },
+                Into::into,
+            );
             let wire = match target {
                 Layout::Eas => WireFormat::Eas,
                 _ => WireFormat::TfServing,
@@ -66,9 +96,22 @@ pub fn run(a: Args) -> Outcome {
             // Each body is read against the signature it names (dtypes_for_model).
             let d = crate::common::rest_dtypes(a.model.as_deref(), &a.rewrite.input.dtypes)?
                 .unwrap_or_default();
-            let msgs =
-                from_json_lines(&bytes, &d, &a.fetches, wire).map_err(|e| in_file(&label, e))?;
+            let mut msgs = from_json_lines(&bytes, &d, &a.fetches, wire)
+                .map_err(|e| in_file(&label, examples_hint(&bytes, e)))?;
+            if let Some(c) = call.as_ref().filter(|c| !c.model.is_empty()) {
+                for m in &mut msgs {
+                    set_url_spec(m, c);
+                }
+            }
             (msgs, target)
+        }
+        Kind::Text if call.is_some() => {
+            return Err(in_file(
+                &label,
+                Failure::msg(
+                    "--method and --url say what REST JSON is for; this input is protobuf text, which names its own request",
+                ),
+            ))
         }
         Kind::Text => {
             let text = std::str::from_utf8(&bytes).map_err(|e| {
@@ -117,6 +160,67 @@ pub fn run(a: Args) -> Outcome {
     let left_out: Vec<String> = skipped.into_iter().chain(left_out).collect();
     report_left_out(&label, "left out (--lossy)", &left_out);
     Ok(0)
+}
+
+/// build's `--method`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RestMethod {
+    /// A `:predict` body.
+    Predict,
+    /// A `:classify` body.
+    Classify,
+    /// A `:regress` body.
+    Regress,
+}
+
+/// The REST call `--method` and `--url` say (they must agree when both are given).
+fn rest_call(method: Option<RestMethod>, url: Option<&str>) -> Result<Option<RestCall>, Failure> {
+    let m = method.map(|m| match m {
+        RestMethod::Predict => Method::Predict,
+        RestMethod::Classify => Method::Classify,
+        RestMethod::Regress => Method::Regress,
+    });
+    let Some(url) = url else {
+        return Ok(m.map(RestCall::method));
+    };
+    let call = RestCall::parse(url).map_err(|e| Failure::msg(format!("--url {e}")))?;
+    match m {
+        Some(m) if m != call.method => Err(Failure::msg(format!(
+            "--method {} and --url {url} (:{}) disagree",
+            m.as_str(),
+            call.method.as_str()
+        ))),
+        _ => Ok(Some(call)),
+    }
+}
+
+/// A `:predict` body's model_spec from the URL, as TF Serving fills it.
+fn set_url_spec(m: &mut tfreq::Message, c: &RestCall) {
+    if m.wire != WireFormat::TfServing {
+        return;
+    }
+    let sig = m.signature_name.clone();
+    let spec = m.model_spec.get_or_insert_with(|| tfreq::ModelSpec {
+        signature_name: sig,
+        ..Default::default()
+    });
+    spec.name = c.model.clone();
+    spec.version = c.version;
+    spec.version_label = c.label.clone();
+}
+
+/// A predict read's error, with a hint when the body is a `:classify`/`:regress` one.
+fn examples_hint(bytes: &[u8], e: tfreq::Error) -> Failure {
+    let is_examples = tfreq::formats::rest_json::parse(bytes).is_ok_and(|v| {
+        v.get("examples").is_some() && v.get("inputs").is_none() && v.get("instances").is_none()
+    });
+    if is_examples {
+        Failure::msg(format!(
+            "{e}; it has \"examples\": a :classify or :regress body, which cannot say which: give --method classify|regress or --url .../v1/models/NAME:classify"
+        ))
+    } else {
+        e.into()
+    }
 }
 
 /// What build reads.

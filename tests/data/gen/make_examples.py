@@ -48,7 +48,10 @@ rest/NAME.pb the request TF Serving makes of each body, following
 tensorflow_serving/util/json_tensor.cc FillClassifyRegressRequestFromJson / AddValueToFeature
 (ported below: a JSON number with a fraction or exponent is a float_list value, a whole number an
 int64_list value, a string or {"b64": ...} a bytes_list value; "context" makes
-example_list_with_context).
+example_list_with_context). Each request the port makes must equal, byte for byte, the same
+request built with tf.train.Example and tensorflow-serving-api's messages, every feature's kind
+spelled out (write_rest's same_as); bodies TF Serving refuses while reading the JSON get its
+error in answers.json (case BAD_JSON, EMPTY_INPUT) and no .pb.
 
 Batch sizes (batch/): predict_log.tfrecord (PredictRequests whose x has known 0th dims),
 warmup.tfrecord (a warm-up that sends fewer sizes), batching_parameters.txt (TF Serving's
@@ -277,6 +280,8 @@ def feature(kind, values):
         f.int64_list.value.extend(values)
     elif kind == "bytes":
         f.bytes_list.value.extend(values)
+    elif kind == "none":  # a Feature with no kind set
+        assert not values
     else:
         raise ValueError(kind)
     return f
@@ -939,6 +944,9 @@ def make_logs(served, reqs):
 # REST bodies
 # ---------------------------------------------------------------------------------------------
 
+JSON_TYPE = {type(None): "Null", list: "Array", dict: "Object"}
+
+
 def json_value_to_feature(name, val, f):
     """json_tensor.cc AddValueToFeature (one JSON value into a Feature)."""
     cited = "tensorflow_serving/util/json_tensor.cc AddValueToFeature"
@@ -948,28 +956,45 @@ def json_value_to_feature(name, val, f):
         if cur is not None and cur != kind:
             raise TfsError("INVALID_ARGUMENT", "Unexpected element type in feature: %s expecting "
                            "type: %s" % (name, cur.split("_")[0]), cited)
+
+    def unexpected():
+        return TfsError("INVALID_ARGUMENT", "Feature: %s has element with unexpected JSON type: %s"
+                        % (name, JSON_TYPE[type(val)]), cited)
     if isinstance(val, bool):
         need("int64_list")
         f.int64_list.value.append(1 if val else 0)
     elif isinstance(val, dict):
-        assert list(val) == ["b64"], val
+        # IsValBase64Object: exactly one key, "b64", holding a string.
+        if list(val) != ["b64"] or not isinstance(val["b64"], str):
+            raise unexpected()
         need("bytes_list")
         f.bytes_list.value.append(base64.b64decode(val["b64"]))
     elif isinstance(val, str):
         need("bytes_list")
         f.bytes_list.value.append(val.encode())
-    elif isinstance(val, float):  # rapidjson IsDouble: the number had a fraction or exponent
-        need("float_list")
-        f.float_list.value.append(val)
-    elif isinstance(val, int):
+    elif isinstance(val, int) and -2**63 <= val <= 2**64 - 1:
+        # rapidjson reads a whole number that fits 64 bits as an integer (IsDouble false).
         need("int64_list")
+        if val > 2**63 - 1:
+            raise TfsError("INVALID_ARGUMENT", "Feature: %s has uint64_t element. Only int64_t is "
+                           "supported." % name, cited)
         f.int64_list.value.append(val)
+    elif isinstance(val, (int, float)):
+        # rapidjson IsDouble: the number had a fraction or exponent, was NaN/Infinity, or is a
+        # whole number beyond 64 bits (rapidjson's ParseNumber then makes it a double).
+        # GetFloat is static_cast<float>(GetDouble()): the double, rounded to float.
+        need("float_list")
+        f.float_list.value.append(float(val))
     else:
-        raise TfsError("INVALID_ARGUMENT", "Feature: %s has element with unexpected JSON type" % name,
-                       cited)
+        raise unexpected()
 
 
 def json_example(obj):
+    """json_tensor.cc MakeExampleFromJsonObject."""
+    if not isinstance(obj, dict):
+        raise TfsError("INVALID_ARGUMENT", "Example must be JSON object but got JSON %s"
+                       % JSON_TYPE.get(type(obj), "Number"),
+                       "tensorflow_serving/util/json_tensor.cc MakeExampleFromJsonObject")
     ex = tf.train.Example()
     for name, content in obj.items():
         f = tf.train.Feature()
@@ -1004,8 +1029,13 @@ def request_from_json(cls, body, model):
     return r
 
 
-def write_rest(served, name, method, model, body, note, case=None):
-    text = json.dumps(body, indent=1, ensure_ascii=False) + "\n"
+def write_rest(served, name, method, model, body, note, case=None, same_as=None):
+    """rest/NAME.json (the body: a dict, written with json.dumps, or the text itself), and
+    rest/NAME.pb/.txt, the request TF Serving makes of it. same_as: the same request built
+    from tf.train.Example with every feature's kind spelled out (classify_req/regress_req and
+    feature()), which the port's bytes must equal: the pairing tests/rest_examples.rs relies
+    on, held here."""
+    text = body if isinstance(body, str) else json.dumps(body, indent=1, ensure_ascii=False) + "\n"
     rel = "rest/%s.json" % name
     put(rel, text)
     cls = classification_pb2.ClassificationRequest if method == "classify" else \
@@ -1015,8 +1045,12 @@ def write_rest(served, name, method, model, body, note, case=None):
     try:
         req = request_from_json(cls, text, model)
     except TfsError as e:
+        assert same_as is None, name
         row.update(error_answer(e))
     else:
+        assert same_as is not None, name
+        assert type(same_as) is cls and ser(same_as) == ser(req), \
+            "%s: the port made\n%s\nTensorFlow's protos\n%s" % (name, req, same_as)
         put("rest/%s.pb" % name, ser(req))
         put("rest/%s.txt" % name, str(req))
         row["request"] = "rest/%s.pb" % name
@@ -1028,39 +1062,82 @@ def write_rest(served, name, method, model, body, note, case=None):
 
 
 def make_rest(served):
-    snowman_b64 = base64.b64encode(SNOWMAN + b"\x00\xff").decode()
+    snowman = SNOWMAN + b"\x00\xff"
+    snowman_b64 = base64.b64encode(snowman).decode()
+    sd = "serving_default"
     write_rest(served, "classify_valid", "classify", TF1, {
-        "signature_name": "serving_default",
+        "signature_name": sd,
         "examples": [{"x": [1.0, 2.0], "age": 30, "tags": ["red", "big"]},
                      {"x": [-0.5, 4.0], "age": 7, "tags": {"b64": snowman_b64}}]},
-        "two examples; the second's tags is one bytes value given as {\"b64\": ...}", "OK")
+        "two examples; the second's tags is one bytes value given as {\"b64\": ...}", "OK",
+        same_as=classify_req(TF1, sd, input_of([
+            example(X(1.0, 2.0), AGE(30), TAGS(b"red", b"big")),
+            example(X(-0.5, 4.0), AGE(7), TAGS(snowman))])))
     write_rest(served, "classify_context", "classify", TF1, {
-        "signature_name": "serving_default",
+        "signature_name": sd,
         "context": {"age": 40, "tags": [{"b64": base64.b64encode(b"ctx").decode()}]},
         "examples": [{"x": [1.0, 2.0]}, {"x": [3.0, 4.0]}, {"x": [5.0, 6.0], "tags": "own"}]},
-        "context (example_list_with_context)", "OK")
+        "context (example_list_with_context)", "OK",
+        same_as=classify_req(TF1, sd, input_of(
+            [example(X(1.0, 2.0)), example(X(3.0, 4.0)), example(X(5.0, 6.0), TAGS(b"own"))],
+            context=example(AGE(40), TAGS(b"ctx")))))
     write_rest(served, "classify_int_for_float", "classify", TF1, {
-        "signature_name": "serving_default",
+        "signature_name": sd,
         "examples": [{"x": [1, 2], "age": 30}]},
         "x written as whole numbers: TF Serving makes an int64_list, which ParseExample refuses",
-        "FEATURE_KIND")
+        "FEATURE_KIND",
+        same_as=classify_req(TF1, sd, input_of([example(("x", "int64", [1, 2]), AGE(30))])))
+    write_rest(served, "classify_json_kinds", "classify", TF1,
+               '{"signature_name": "serving_default", "examples": [\n'
+               ' {"x": [1e0, 2.5E-1], "age": true, "tags": []},\n'
+               ' {"x": [-2.0e1, 0.1], "age": false, "tags": "plain"}\n'
+               ']}\n',
+               "numbers with an exponent are floats; true/false int64 1/0; an empty list a "
+               "feature with no kind; 0.1 rounded from the double to float", "OK",
+               same_as=classify_req(TF1, sd, input_of([
+                   example(X(1.0, 0.25), AGE(1), ("tags", "none", [])),
+                   example(X(-20.0, 0.1), AGE(0), TAGS(b"plain"))])))
+    write_rest(served, "classify_int_beyond_64_bits", "classify", TF1,
+               '{"examples": [{"x": [1.0, 2.0], "age": 18446744073709551616}]}\n',
+               "age one past 2^64-1: rapidjson makes it a double, so a float_list, which "
+               "ParseExample refuses for the int64 age", "FEATURE_KIND",
+               same_as=classify_req(TF1, None, input_of([
+                   example(X(1.0, 2.0), ("age", "float", [2.0**64]))])))
+    write_rest(served, "classify_uint64", "classify", TF1,
+               '{"examples": [{"x": [1.0, 2.0], "age": 9223372036854775808}]}\n',
+               "age 2^63: a uint64 to rapidjson, refused while the JSON is read", "BAD_JSON")
+    write_rest(served, "classify_mixed_kinds", "classify", TF1, {
+        "examples": [{"x": [1.0, 2]}]},
+        "a float then a whole number in one feature: refused while the JSON is read", "BAD_JSON")
+    write_rest(served, "classify_nested_list", "classify", TF1, {
+        "examples": [{"x": [[1.0, 2.0]]}]},
+        "a list of lists: refused while the JSON is read", "BAD_JSON")
+    write_rest(served, "classify_not_b64", "classify", TF1, {
+        "examples": [{"x": [1.0, 2.0], "tags": {"b64": "YQ==", "more": 1}}]},
+        "an object that is not {\"b64\": ...}: refused while the JSON is read", "BAD_JSON")
     write_rest(served, "classify_missing_x", "classify", TF1, {
         "examples": [{"age": 30}]}, "no signature_name (serving_default); x missing",
-        "MISSING_FEATURE")
+        "MISSING_FEATURE",
+        same_as=classify_req(TF1, None, input_of([example(AGE(30))])))
     write_rest(served, "classify_empty_examples", "classify", TF1, {
-        "signature_name": "serving_default", "examples": []},
+        "signature_name": sd, "examples": []},
         "an empty examples list: refused while the JSON is read", "EMPTY_INPUT")
     write_rest(served, "regress_valid", "regress", TF1, {
         "signature_name": "regress",
         "examples": [{"x": [1.0, 2.0], "age": 30, "tags": ["a"]}, {"x": [0.5, 0.25]}]},
-        "regress, two examples", "OK")
+        "regress, two examples", "OK",
+        same_as=regress_req(TF1, "regress", input_of([
+            example(X(1.0, 2.0), AGE(30), TAGS(b"a")), example(X(0.5, 0.25))])))
     write_rest(served, "regress_context", "regress", TF1, {
         "signature_name": "regress", "context": {"x": [2.0, 2.0]},
         "examples": [{"age": 1}, {"age": 2, "tags": ["p", "q"]}]},
-        "x in the context only", "OK")
+        "x in the context only", "OK",
+        same_as=regress_req(TF1, "regress", input_of(
+            [example(AGE(1)), example(AGE(2), TAGS(b"p", b"q"))], context=example(X(2.0, 2.0)))))
     write_rest(served, "regress_wrong_length", "regress", TF1, {
         "signature_name": "regress", "examples": [{"x": [1.0, 2.0, 3.0]}]},
-        "x of length 3", "FEATURE_LENGTH")
+        "x of length 3", "FEATURE_LENGTH",
+        same_as=regress_req(TF1, "regress", input_of([example(("x", "float", [1.0, 2.0, 3.0]))])))
 
 
 # ---------------------------------------------------------------------------------------------
