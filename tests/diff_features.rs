@@ -332,3 +332,42 @@ fn the_diff_command_reports_them() {
         .unwrap();
     assert_eq!(f["severity"], "warning");
 }
+
+/// A bare classify or regress request (captured from production: its bytes cannot say
+/// which, `ClassificationRequest` and `RegressionRequest` having the same fields) against
+/// a warm-up log of `classify_log` records for the same signature runs the executor the
+/// warm-up built: no `SIGNATURE_CHANGED`, no `NOT_WARMED`. With the model, the signature's
+/// declared method settles it: against `regress_log` records of another signature and
+/// method it is not warmed.
+#[test]
+fn a_bare_classify_or_regress_request_is_warmed_by_a_log_of_the_same_signature() {
+    let d = dir();
+    let s = |p: &str| d.join(p).to_str().unwrap().to_string();
+    let (classify_log, regress_log, prod, m) = (
+        s("logs/classify_log.tfrecord"),
+        s("logs/regress_log.tfrecord"),
+        s("requests/classify_valid.pb"),
+        s("models/tf1_examples"),
+    );
+    for args in [
+        vec!["diff", &classify_log, &prod],
+        vec!["diff", &classify_log, &prod, "--model", &m],
+    ] {
+        let (code, v) = common::json(&args);
+        assert_eq!(code, 0, "{args:?}: {v}");
+        let r = &v["requests"][0];
+        assert_eq!(r["verdict"], "same-executor", "{args:?}: {r}");
+        for f in r["findings"].as_array().unwrap() {
+            assert!(
+                f["code"] != "SIGNATURE_CHANGED" && f["code"] != "NOT_WARMED",
+                "{args:?}: {f}"
+            );
+        }
+    }
+    // With the model the method is the signature's: classify, as the log's records.
+    let (_, v) = common::json(&["diff", &classify_log, &prod, "--model", &m]);
+    assert_eq!(v["coverage"][0]["key"]["method"], "classify", "{v}");
+    let (code, v) = common::json(&["diff", &regress_log, &prod, "--model", &m]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["requests"][0]["verdict"], "new-executor", "{v}");
+}

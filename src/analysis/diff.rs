@@ -38,7 +38,7 @@ use crate::analysis::batch::BatchRule;
 use crate::analysis::key::ExecutorKey;
 use crate::analysis::report::{Command, Coverage, Labeled, Report, RequestReport, Verdict};
 use crate::analysis::{Code, Finding, Severity};
-use crate::model::{same_scalar, Fill, Message, Tensor, WireFormat};
+use crate::model::{same_scalar, Fill, Message, Method, Tensor, WireFormat};
 use crate::signature::{MetaGraph, Signature};
 
 /// How [`diff`] judges.
@@ -87,7 +87,9 @@ pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) ->
     let mut coverage: BTreeMap<ExecutorKey, Coverage> = BTreeMap::new();
     for p in prod {
         let pkey = resolve(p.message, opts.model);
-        let warmed: Vec<usize> = (0..warmup.len()).filter(|&i| wkeys[i] == pkey).collect();
+        let warmed: Vec<usize> = (0..warmup.len())
+            .filter(|&i| same_key(&wkeys[i], &pkey))
+            .collect();
         let cov = coverage.entry(pkey.clone()).or_insert_with(|| Coverage {
             key: pkey.clone(),
             requests: Vec::new(),
@@ -204,7 +206,19 @@ fn verdict_of(findings: &[Finding], warmed: bool) -> Verdict {
 pub fn resolve(msg: &Message, model: Option<&MetaGraph>) -> ExecutorKey {
     let mut key = ExecutorKey::of(msg);
     // A classify, regress or multi-inference key is the signature's own feeds and
-    // fetches already (the tensor names are not needed to compare two of them).
+    // fetches already (the tensor names are not needed to compare two of them). A bare
+    // request that cannot say whether it classifies or regresses takes the method its
+    // signature declares, when the model has the signature and declares one of the two.
+    if key.method == Method::ClassifyOrRegress {
+        let declared = model
+            .and_then(|m| m.signatures.get(&key.signature))
+            .map(|s| s.method_name.as_str());
+        key.method = match declared {
+            Some("tensorflow/serving/classify") => Method::Classify,
+            Some("tensorflow/serving/regress") => Method::Regress,
+            _ => key.method,
+        };
+    }
     if msg.wire != WireFormat::TfServing || msg.method.takes_examples() {
         return key;
     }
@@ -227,9 +241,33 @@ fn model_sig<'a>(opts: &DiffOptions<'a>, key: &ExecutorKey) -> Option<&'a Signat
     opts.model.and_then(|m| m.signatures.get(&key.signature))
 }
 
+/// Whether two methods can be the same: equal, or one of them a bare request that
+/// cannot say whether it classifies or regresses (`ClassificationRequest` and
+/// `RegressionRequest` have the same fields) and the other a classify or regress one.
+fn methods_agree(a: Method, b: Method) -> bool {
+    use Method::{Classify, ClassifyOrRegress, Regress};
+    a == b
+        || matches!(
+            (a, b),
+            (ClassifyOrRegress, Classify | Regress) | (Classify | Regress, ClassifyOrRegress)
+        )
+}
+
+/// Whether a request of key `b` runs the executor a request of key `a` built: the same
+/// key, methods compared by [`methods_agree`] (a bare classify-or-regress request
+/// captured from production against a warm-up's `classify_log` of the same signature
+/// is warmed).
+fn same_key(a: &ExecutorKey, b: &ExecutorKey) -> bool {
+    methods_agree(a.method, b.method)
+        && a.signature == b.signature
+        && a.feeds == b.feeds
+        && a.fetches == b.fetches
+        && a.fetch_all == b.fetch_all
+}
+
 fn key_distance(a: &ExecutorKey, b: &ExecutorKey) -> usize {
     let sym = |x: &BTreeSet<String>, y: &BTreeSet<String>| x.symmetric_difference(y).count();
-    usize::from(a.method != b.method) * 1000
+    usize::from(!methods_agree(a.method, b.method)) * 1000
         + usize::from(a.signature != b.signature) * 1000
         + sym(&a.feeds, &b.feeds)
         + if a.fetch_all != b.fetch_all {
@@ -279,7 +317,7 @@ fn compare(pair: &Pair, out: &mut Vec<Finding>) {
     if pair.w.method.takes_examples() || pair.p.method.takes_examples() {
         out.extend(wire_format_changed(pair));
         out.extend(method_changed(pair));
-        if pair.w.method == pair.p.method {
+        if methods_agree(pair.wkey.method, pair.pkey.method) {
             out.extend(signature_changed(pair));
             if pair.wkey.signature == pair.pkey.signature {
                 out.extend(features_changed(pair));
@@ -322,7 +360,7 @@ fn wire_format_changed(Pair { w, p, .. }: &Pair) -> Option<Finding> {
 /// executor key. The features of two classify requests are not in the key (TF Serving
 /// feeds them all as one serialized string tensor).
 fn method_changed(Pair { wkey, pkey, .. }: &Pair) -> Option<Finding> {
-    (wkey.method != pkey.method).then(|| {
+    (!methods_agree(wkey.method, pkey.method)).then(|| {
         Finding::new(
             Code::SignatureChanged,
             Severity::Error,
