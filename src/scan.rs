@@ -42,10 +42,9 @@ use crate::analysis::report::Unreadable;
 use crate::decode::DecodeOptions;
 use crate::error::{Error, ErrorDetail};
 use crate::formats::compression::{self, Compression};
-use crate::formats::rest_json;
 use crate::formats::tfrecord::{self, Records};
 use crate::formats::{self, ContainerKind, Content, InputOptions};
-use crate::model::{Kind, Message, WireFormat};
+use crate::model::{Kind, Message};
 
 mod fingerprint;
 mod stream;
@@ -207,23 +206,7 @@ fn count_read(
     };
     let src = opts.for_path(p);
     let entries = formats::read(bytes.clone(), &src)?;
-    if entries.kind() != ContainerKind::RestJson {
-        return count_entries(entries, bytes, i, keep).map(|c| (c, size));
-    }
-    let d = src.need_dtypes()?;
-    let mut c = KeyCounts::default();
-    rest_json::for_each_json_line(&bytes, d, &[], WireFormat::TfServing, |n, m| {
-        c.add(
-            &m,
-            Origin {
-                file: i,
-                entry: n,
-                record: true,
-            },
-            keep,
-        )
-    })?;
-    Ok((c, size))
+    count_entries(entries, bytes, i, keep).map(|c| (c, size))
 }
 
 /// The compression a file's first bytes announce ([`compression::sniff`]).

@@ -471,3 +471,49 @@ fn json_lines_and_a_predict_url() {
     let spec = m.model_spec.unwrap();
     assert_eq!((spec.name.as_str(), spec.version), ("faq", Some(2)));
 }
+
+/// The commands read a `:classify`/`:regress` body as it is, without `build`: `check
+/// --model` of each body TensorFlow ran gives TensorFlow's verdict (exit 0, or exit 1
+/// with the feature error it named), and a body TF Serving refuses is an unreadable file
+/// (exit 2) quoting TF Serving's words. The body alone cannot say whether it classifies
+/// or regresses: `inspect --format json` says `classify_or_regress`.
+#[test]
+fn check_and_inspect_read_the_bodies_themselves() {
+    let (mut ran, mut refused) = (0, 0);
+    for row in rest_rows() {
+        let file = dir().join(row["file"].as_str().unwrap());
+        let file = file.to_str().unwrap();
+        let model = dir().join("models").join(row["model"].as_str().unwrap());
+        let r = common::run(&["check", "--model", model.to_str().unwrap(), file]);
+        match (row["source"].as_str().unwrap(), row["result"].as_str()) {
+            ("tensorflow_run", Some("ok")) => {
+                assert_eq!(r.code, 0, "{file}: {}{}", r.out, r.err);
+                ran += 1;
+            }
+            ("tensorflow_run", Some("error")) => {
+                assert_eq!(r.code, 1, "{file}: {}{}", r.out, r.err);
+                let case = row["case"].as_str().unwrap();
+                let code = if case == "MISSING_FEATURE" {
+                    "FEATURE_MISSING"
+                } else {
+                    case
+                };
+                assert!(r.out.contains(code), "{file}: {code} in {}", r.out);
+                ran += 1;
+            }
+            ("tf_serving_source", _) => {
+                assert_eq!(r.code, 2, "{file}: {}{}", r.out, r.err);
+                let want = row["message"].as_str().unwrap();
+                assert!(r.err.contains(want), "{file}: {want:?} in {}", r.err);
+                refused += 1;
+            }
+            other => panic!("{file}: {other:?}"),
+        }
+    }
+    assert!(ran >= 9 && refused >= 5, "{ran} ran, {refused} refused");
+    let body = dir().join("rest/classify_context.json");
+    let (code, v) = common::json(&["inspect", body.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    let text = v.to_string();
+    assert!(text.contains("classify_or_regress"), "{text}");
+}

@@ -206,7 +206,7 @@ fn text_kind(bytes: &Bytes, opts: DecodeOptions, src: &InputOptions) -> Result<D
         }
         if src.name.json || first == Some('{') {
             return Err(Error::from(ErrorDetail::Format(format!(
-                "not a request file (looks like {}); a TF Serving REST predict body is a JSON object with \"inputs\" or \"instances\"",
+                "not a request file (looks like {}); a TF Serving REST body is a JSON object with \"inputs\" or \"instances\" (:predict) or \"examples\" (:classify, :regress)",
                 looks_like(bytes)
             ))));
         }
@@ -456,14 +456,14 @@ fn text_format_parse(s: &str, wire: Option<WireFormat>) -> Option<Option<Kept>> 
 }
 
 /// Whether the bytes are JSON objects (one, or JSON lines) of which the first has
-/// `inputs` or `instances`.
+/// `inputs` or `instances` (a `:predict` body) or `examples` (`:classify`, `:regress`).
 fn rest_json_like(bytes: &[u8]) -> bool {
     // NaN / Infinity read as TF Serving's REST layer reads them.
     let bytes = rest_json::nan_tokens(bytes);
     let first = serde_json::Deserializer::from_slice(&bytes)
         .into_iter::<serde_json::Value>()
         .next();
-    matches!(first, Some(Ok(serde_json::Value::Object(o))) if o.contains_key("inputs") || o.contains_key("instances"))
+    matches!(first, Some(Ok(serde_json::Value::Object(o))) if ["inputs", "instances", "examples"].iter().any(|k| o.contains_key(*k)))
 }
 
 pub use crate::formats::compression::Compression;

@@ -461,10 +461,9 @@ pub fn read(bytes: Bytes, opts: &InputOptions) -> Result<Entries, Error> {
             EntriesInner::Unframed(detect::unframed_records(&bytes)?.into_iter(), 0)
         }
         (ContainerKind::RestJson, _) => {
-            let d = opts.need_dtypes()?;
             let wire = dopts.wire.unwrap_or(WireFormat::TfServing);
             let mut out = Vec::new();
-            rest_json::for_each_json_line(&bytes, d, &[], wire, |index, m| {
+            rest_json::for_each_request_line(&bytes, opts.rest.as_ref(), wire, |index, m| {
                 // JSON keeps no byte layout: the bytes are the request's encoding.
                 out.push(rebuilt_entry(index, m))
             })?;

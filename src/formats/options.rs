@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use crate::decode::DecodeOptions;
-use crate::error::{Error, ErrorDetail};
 use crate::formats::rest_json;
 use crate::io::ReadOptions;
 use crate::model::WireFormat;
@@ -167,13 +166,5 @@ impl InputOptions {
     /// Whether these options are for TF Serving's warm-up file (see [`Self::for_path`]).
     pub fn is_warmup_file(&self) -> bool {
         self.name.warmup_file
-    }
-
-    /// The dtypes REST JSON is read with (JSON carries none), or
-    /// [`ErrorDetail::NoDtypes`].
-    pub(crate) fn need_dtypes(&self) -> Result<&rest_json::Dtypes, Error> {
-        self.rest
-            .as_ref()
-            .ok_or_else(|| Error::from(ErrorDetail::NoDtypes))
     }
 }

@@ -545,6 +545,36 @@ pub fn for_each_json_line(
     })
 }
 
+/// [`for_each_json_line`] for a file that may also hold TF Serving's `:classify` /
+/// `:regress` bodies: an object with `"examples"` and neither `"inputs"` nor
+/// `"instances"` is read by [`examples_from_value`] as a request that cannot say whether
+/// it classifies or regresses ([`Method::ClassifyOrRegress`]: the body alone does not
+/// say, its URL does); a predict body needs `dtypes` ([`ErrorDetail::NoDtypes`] without).
+pub(crate) fn for_each_request_line(
+    json: &[u8],
+    dtypes: Option<&Dtypes>,
+    wire: WireFormat,
+    mut f: impl FnMut(usize, Message),
+) -> Result<usize, Error> {
+    let examples = RestCall::method(Method::ClassifyOrRegress);
+    each_value(json, |n, v| {
+        let m = if is_examples_body(v) {
+            examples_from_value(v, &examples)?
+        } else {
+            let d = dtypes.ok_or_else(|| Error::from(ErrorDetail::NoDtypes))?;
+            from_value(v, d, &[], wire)?
+        };
+        f(n, m);
+        Ok(())
+    })
+}
+
+/// Whether a REST body is a `:classify`/`:regress` one: `"examples"` and neither of a
+/// predict body's `"inputs"` and `"instances"`.
+pub(crate) fn is_examples_body(v: &Json) -> bool {
+    v.get("examples").is_some() && v.get("inputs").is_none() && v.get("instances").is_none()
+}
+
 /// Calls `f(index, value)` for each JSON value of a file (one, or several as JSON
 /// lines); an error of `f` is returned naming the request and its offset. Returns the
 /// count.

@@ -432,12 +432,29 @@ pub fn write_container_head(
             c.entries.len(),
             if c.entries.len() == 1 { "" } else { "s" }
         )?,
-        ContainerKind::RestJson => writeln!(
-            out,
-            "{BOLD}{label}{RESET}: TF Serving REST JSON predict body, {} request{} (dtypes from --model / --dtype)",
-            c.entries.len(),
-            if c.entries.len() == 1 { "" } else { "s" }
-        )?,
+        ContainerKind::RestJson => {
+            // A :classify/:regress body carries its kinds; a :predict body's dtypes
+            // came from --model / --dtype.
+            let examples = c.entries.iter().all(|e| {
+                matches!(&e.content, crate::formats::Content::Message(m) if m.method.takes_examples())
+            });
+            writeln!(
+                out,
+                "{BOLD}{label}{RESET}: TF Serving REST JSON {} body, {} request{}{}",
+                if examples {
+                    ":classify/:regress"
+                } else {
+                    "predict"
+                },
+                c.entries.len(),
+                if c.entries.len() == 1 { "" } else { "s" },
+                if examples {
+                    ""
+                } else {
+                    " (dtypes from --model / --dtype)"
+                },
+            )?
+        }
         ContainerKind::Bare => writeln!(out, "{BOLD}{label}{RESET}: one message")?,
     }
     if !c.findings.is_empty() {
