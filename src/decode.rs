@@ -42,6 +42,7 @@ use crate::model::{
 
 mod examples;
 use crate::wire::reader::{packed_varints, PackedVarints, Reader, WireField, WireValue};
+pub(crate) use examples::decode_example;
 
 /// Packed varint fields from this many bytes up are kept as views of the input and
 /// decoded on access ([`crate::Ints::Packed`]); smaller ones are decoded at once.

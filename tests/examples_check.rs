@@ -20,7 +20,7 @@ const FEATURE_CODES: [&str; 3] = ["FEATURE_MISSING", "FEATURE_KIND", "FEATURE_LE
 fn check_matches_what_tensorflow_answered() {
     let answers: Value =
         serde_json::from_slice(&std::fs::read(dir().join("answers.json")).unwrap()).unwrap();
-    let mut compared = 0;
+    let (mut compared, mut predicts) = (0, 0);
     for a in answers.as_array().unwrap() {
         let ty = a["type"].as_str().unwrap_or("");
         let file = a["file"].as_str().unwrap();
@@ -28,10 +28,14 @@ fn check_matches_what_tensorflow_answered() {
             || !file.ends_with(".pb")
             || !(ty.ends_with("ClassificationRequest")
                 || ty.ends_with("RegressionRequest")
-                || ty.ends_with("MultiInferenceRequest"))
+                || ty.ends_with("MultiInferenceRequest")
+                || ty.ends_with("PredictRequest"))
         {
             continue;
         }
+        // A predict request over serialized examples: its string feed's examples are
+        // held to the same spec.
+        predicts += usize::from(ty.ends_with("PredictRequest"));
         let model = dir().join("models").join(a["model"].as_str().unwrap());
         let (sigs, _) = read_model(&model).unwrap();
         let bytes = tfreq::io::read_input(&dir().join(file)).unwrap();
@@ -80,6 +84,10 @@ fn check_matches_what_tensorflow_answered() {
         compared += 1;
     }
     assert!(compared >= 20, "only {compared} requests compared");
+    assert!(
+        predicts >= 3,
+        "only {predicts} predict requests over examples"
+    );
 }
 
 #[test]

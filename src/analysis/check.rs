@@ -267,6 +267,7 @@ pub fn check_signature(msg: &Message, sig: &Signature) -> (Vec<Binding>, Vec<Fin
         }
     }
     out.extend(missing_feeds(sig, &fed, tfs));
+    out.extend(serialized_examples(msg, sig));
     let mut seen = HashSet::new();
     for f in &msg.fetches {
         if !seen.insert(f.as_str()) {
@@ -280,6 +281,44 @@ pub fn check_signature(msg: &Message, sig: &Signature) -> (Vec<Binding>, Vec<Fin
     }
     out.extend(empty_output_filter(msg, sig));
     (bindings, out)
+}
+
+/// A predict request to a signature whose one string input the graph parses as
+/// `tf.train.Example`s (a Keras or Estimator export's serving function over serialized
+/// examples): each string of that feed is an example, held to the `ParseExample` spec
+/// as a classify request's examples are (`FEATURE_MISSING`, `FEATURE_KIND`,
+/// `FEATURE_LENGTH` in TensorFlow's words). Strings that are not all examples are left
+/// to TensorFlow ("Could not parse example input"), with no finding here.
+fn serialized_examples(msg: &Message, sig: &Signature) -> Vec<Finding> {
+    let Some(spec) = &sig.examples else {
+        return Vec::new();
+    };
+    let tfs = msg.wire == WireFormat::TfServing;
+    let Some(t) = msg
+        .tensors
+        .iter()
+        .find(|t| bind_feed(t, sig, tfs).is_ok_and(|(_, s)| s.dtype.to_string() == "DT_STRING"))
+    else {
+        return Vec::new();
+    };
+    let strings: Vec<bytes::Bytes> = match (&t.content, t.fields.as_slice()) {
+        (Some(c), _) => crate::model::parse_string_list(c, None).unwrap_or_default(),
+        (None, [(_, crate::model::Values::Bytes(v))]) => v.clone(),
+        _ => return Vec::new(),
+    };
+    let Ok(examples) = strings
+        .into_iter()
+        .map(crate::decode::decode_example)
+        .collect::<Result<Vec<_>, _>>()
+    else {
+        return Vec::new();
+    };
+    let input = crate::model::ExampleInput {
+        with_context: false,
+        examples,
+        context: None,
+    };
+    crate::analysis::features::check(&input, spec)
 }
 
 /// How a feed binds to the signature, or `UNKNOWN_FEED`: not an input, or (on TF

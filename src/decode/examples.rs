@@ -251,6 +251,18 @@ fn read_input(
     Ok(current.unwrap_or_default())
 }
 
+/// One serialized `tf.train.Example` on its own: a string of a predict request's
+/// serialized-examples input, which the model's `ParseExample` reads. Fields it does not
+/// know are skipped, as protobuf's parser skips them.
+pub(crate) fn decode_example(bytes: Bytes) -> Result<Example, DecodeError> {
+    let (mut unknown, mut anomalies) = (Vec::new(), 0);
+    let mut sink = Sink {
+        unknown: &mut unknown,
+        anomalies: &mut anomalies,
+    };
+    read_example(Reader::new(bytes), Example::default(), &mut sink)
+}
+
 /// One `Example`, merged into `prev` (a `features` given twice merges its maps).
 fn read_example(mut r: Reader, prev: Example, sink: &mut Sink<'_>) -> Result<Example, DecodeError> {
     let mut map: BTreeMap<String, FeatureValues> = prev
