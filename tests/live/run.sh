@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Live tests: start the TensorFlow-backed stand-in server (tests/live/server.py) for the faq and
-# half_plus_two models (and seed, the EAS warm-up page's model) on free loopback ports, run TF Serving's Python client (gRPC stub, REST),
+# half_plus_two models (and seed, the EAS warm-up page's model, and xla, compiled per input shape) on free loopback ports, run TF Serving's Python client (gRPC stub, REST),
 # the EAS Python SDK (PredictClient, QueueClient) and the Rust live tests against it, and stop it.
 #
 #   bash tests/live/run.sh
@@ -45,12 +45,13 @@ on_exit() {
 }
 trap on_exit EXIT
 
-echo "== live: starting tests/live/server.py (faq, half_plus_two, seed) on 127.0.0.1"
+echo "== live: starting tests/live/server.py (faq, half_plus_two, seed, xla) on 127.0.0.1"
 started=$(date +%s)
 "$LIVE_PY" tests/live/server.py \
   --model faq=tests/data/models/faq \
   --model half_plus_two=tests/data/models/half_plus_two \
   --model seed=tests/data/models/seed \
+  --model xla=tests/data/models/xla \
   --tls --ready "$ready" --max-lifetime "${TFREQ_LIVE_LIFETIME:-900}" 2>"$log" &
 pid=$!
 for _ in $(seq 480); do  # 120 s at most

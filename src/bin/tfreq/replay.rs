@@ -270,11 +270,19 @@ fn row(
     if production {
         if let (Some(c), Some(f), Some(l)) = (cold, first, later) {
             let v = verdict.map_or(String::new(), |v| format!("; static diff: {v}"));
+            // The warm-up built this request's executor, so the cold call paid for something
+            // else: a model compiled per input shape (XLA's jit_compile, TF-TRT) compiles on
+            // each new shape (tests/data/gen/make_xla_model.py measures it).
+            let cause = if verdict == Some(Verdict::SameExecutor) {
+                "the executor was warmed, so evidence of a compile for a new input shape (XLA, TF-TRT: a batch size or dimension the warm-up never sent; see diff --allowed-batch-sizes)"
+            } else {
+                "evidence of a new executor"
+            };
             findings.push(if c {
                 Finding::new(
                     Code::MeasuredCold,
                     Severity::Error,
-                    format!("first call {f:.3} ms against {l:.3} ms later, after the warm-up ran: evidence of a new executor, the warm-up does not warm this request{v}"),
+                    format!("first call {f:.3} ms against {l:.3} ms later, after the warm-up ran: {cause}, the warm-up does not warm this request{v}"),
                 )
             } else {
                 Finding::new(
