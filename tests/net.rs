@@ -2368,8 +2368,15 @@ fn record_eas_and_rest_pass_through_keep_no_token_and_stop_on_sigterm() {
     let t = Target::parse(&srv.url("/v1/models/faq:predict"), None).unwrap();
     let v = Target::parse(&format!("{proxy}/v1/models/faq:predict"), None).unwrap();
     same_answers(&t, &v, &o, &["tests/data/eas/faq_prod.bin"]);
-    // The recorder gets each request after it passed; give it a moment, then stop.
+    // The recorder gets each request after it passed; give it a moment. The file is
+    // written as it goes: while the proxy still runs it is already a whole warm-up.
     std::thread::sleep(Duration::from_millis(500));
+    let early = tfreq()
+        .args(["check", "--model", "tests/data/models/faq"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_ok(&early);
     let (code, stdout, stderr) = rec.terminate();
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     // EAS: 2 x (faq_prod, batch4) + faq_warmup + the refused one (still traffic); REST 1.

@@ -69,7 +69,8 @@ pub enum By {
     Shape,
     /// The executor key and the batch size (the feeds' common 0th dimension, see
     /// [`batch_of`]; the number of examples of a classify, regress or multi-inference
-    /// request).
+    /// request). A request with no common batch dimension (a scalar feed, feeds of other
+    /// 0th dimensions) is kept per shape key.
     Batch,
 }
 
@@ -432,10 +433,18 @@ impl Recorder {
                 shapes: sk.shapes.clone(),
                 batch: None,
             },
-            By::Batch => RecordKey {
-                key: sk.key.clone(),
-                shapes: BTreeMap::new(),
-                batch: batch(),
+            By::Batch => match batch() {
+                Some(b) => RecordKey {
+                    key: sk.key.clone(),
+                    shapes: BTreeMap::new(),
+                    batch: Some(b),
+                },
+                // No common batch dimension (a scalar feed...): every shape is its own.
+                None => RecordKey {
+                    key: sk.key.clone(),
+                    shapes: sk.shapes.clone(),
+                    batch: None,
+                },
             },
         };
         if let Some(&i) = self.index.get(&key) {
@@ -1125,6 +1134,33 @@ mod tests {
             }
             assert_eq!(r.recorded(), n, "{by:?}");
         }
+    }
+
+    #[test]
+    fn by_batch_keeps_one_per_batch_size() {
+        let req = |dims: &[i64]| {
+            let n = dims.iter().product::<i64>() as usize;
+            let mut r = crate::TFRequest::new("s");
+            r.add_feed("x", dims, crate::DType::Float, vec![0f32; n])
+                .unwrap()
+                .add_fetch("y");
+            r.message().clone()
+        };
+        let mut r = Recorder::new(RecordOptions {
+            by: By::Batch,
+            wire: Wire::TfRecord,
+            ..RecordOptions::default()
+        });
+        // [2, 3] and [2, 5]: one batch size; [4, 3] another.
+        assert_eq!(r.add_message(req(&[2, 3])), Added::New);
+        assert_eq!(r.add_message(req(&[2, 5])), Added::Counted);
+        assert_eq!(r.add_message(req(&[4, 3])), Added::New);
+        assert_eq!(r.recorded(), 2);
+        assert!(
+            r.kept()[1].key.ends_with("(batch 4)"),
+            "{}",
+            r.kept()[1].key
+        );
     }
 
     #[test]
