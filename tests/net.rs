@@ -2143,7 +2143,17 @@ fn load_ctrl_c_reports_what_was_measured() {
 struct Recording {
     child: std::process::Child,
     port: u16,
-    stderr: std::thread::JoinHandle<String>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+/// A test that fails half-way leaves no proxy running.
+impl Drop for Recording {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
 }
 
 /// Starts `tfreq record --listen 127.0.0.1:0 --to TO -o OUT ARGS...` and reads the port
@@ -2175,7 +2185,7 @@ fn start_record(to: &str, out: &std::path::Path, args: &[&str]) -> Recording {
     Recording {
         child,
         port,
-        stderr,
+        stderr: Some(stderr),
     }
 }
 
@@ -2200,7 +2210,8 @@ impl Recording {
             .unwrap()
             .read_to_string(&mut out)
             .unwrap();
-        (status.code(), out, self.stderr.join().unwrap())
+        let err = self.stderr.take().unwrap().join().unwrap();
+        (status.code(), out, err)
     }
 
     fn terminate(self) -> (Option<i32>, String, String) {

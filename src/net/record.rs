@@ -764,6 +764,8 @@ impl Proxy {
         };
         parts.uri = uri;
         strip_hop_by_hop(&mut parts.headers, true);
+        // The server side answered any `Expect: 100-continue` already.
+        parts.headers.remove(::http::header::EXPECT);
         if !h2 {
             parts.headers.insert(
                 ::http::header::HOST,
