@@ -6,12 +6,12 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tfreq::analysis::load::parse_duration;
 use tfreq::formats::Layout;
-use tfreq::net::record::{self, By, Counters, ProxyOptions, RecordOptions, Recorder, Wire};
+use tfreq::net::record::{self, By, Counters, Events, ProxyOptions, RecordOptions, Recorder, Wire};
 
 use crate::args::{parse_fill, Fill};
 use crate::common::{stdout, Failure, Outcome};
@@ -159,7 +159,8 @@ pub fn run(a: Args) -> Outcome {
             a.output.display()
         );
     }
-    let (tx, rx) = mpsc::channel();
+    let events = Events::new();
+    let rx = events.clone();
     let out = a.output.clone();
     let save_failed = Arc::new(AtomicBool::new(false));
     let failed = save_failed.clone();
@@ -174,19 +175,27 @@ pub fn run(a: Args) -> Outcome {
     let answered: Arc<AtomicU64> = counters.answered.clone();
     let start = Instant::now();
     let (max_requests, duration) = (a.max_requests, a.duration);
-    let served = rt.block_on(record::serve(listener, proxy, tx, counters, async move {
-        loop {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            if stop.load(Ordering::SeqCst)
-                || max_requests.is_some_and(|n| answered.load(Ordering::SeqCst) >= n)
-                || duration.is_some_and(|d| start.elapsed() >= d)
-            {
-                return;
+    let served = rt.block_on(record::serve(
+        listener,
+        proxy,
+        events.clone(),
+        counters,
+        async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                if stop.load(Ordering::SeqCst)
+                    || max_requests.is_some_and(|n| answered.load(Ordering::SeqCst) >= n)
+                    || duration.is_some_and(|d| start.elapsed() >= d)
+                {
+                    return;
+                }
             }
-        }
-    }));
-    // Dropping the runtime drops every connection and with them the recorder's senders.
+        },
+    ));
+    // Dropping the runtime drops every connection (a request body that ended is queued
+    // as it is dropped); then the recorder takes what is queued and returns.
     rt.shutdown_timeout(Duration::from_secs(1));
+    events.close();
     let mut rec = recorder
         .join()
         .map_err(|_| Failure::msg("the recorder thread failed"))?;
