@@ -97,11 +97,8 @@ fn stop_flag() -> Arc<AtomicBool> {
     {
         use signal_hook::consts::{SIGINT, SIGTERM};
         for sig in [SIGINT, SIGTERM] {
-            let _ = signal_hook::flag::register_conditional_shutdown(
-                sig,
-                128 + sig as i32,
-                Arc::clone(&flag),
-            );
+            let _ =
+                signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&flag));
             let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
         }
     }
