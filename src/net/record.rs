@@ -5,10 +5,11 @@
 //! body, decodes it, and keeps the first request of every distinct key ([`By`]), with
 //! counts, up to [`Recorder::max_records`]; [`Recorder::file`] writes what it kept as a
 //! warm-up. [`serve`] is the proxy: a hyper server that takes HTTP/1.1 (EAS, TF Serving
-//! REST) and cleartext HTTP/2 (TF Serving gRPC) on one port, forwards every request to
-//! the upstream unchanged and streams the answer back unchanged (status, headers, body,
-//! gRPC trailers), and hands a copy of each request body to a [`Recorder`] running on
-//! its own thread, so decoding never delays or breaks the pass-through.
+//! REST) and cleartext HTTP/2 (TF Serving gRPC) on one port, reads each request body
+//! (up to [`ProxyOptions::max_size`]; the rest of a larger one follows as it comes),
+//! forwards the request to the upstream unchanged and streams the answer back unchanged
+//! (status, headers, body, gRPC trailers), and queues the body for a [`Recorder`]
+//! running on its own thread, so decoding never delays or breaks the pass-through.
 //!
 //! Only the request messages are recorded: no header (so no `Authorization` or EAS
 //! token) and no answer ever reaches the recorder.
@@ -27,7 +28,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
@@ -670,8 +671,8 @@ type Out = Either<Incoming, Full<Bytes>>;
 /// The proxy's shared state.
 struct Proxy {
     authority: ::http::uri::Authority,
-    h1: hyper_util::client::legacy::Client<HttpConnector, Tap>,
-    h2: hyper_util::client::legacy::Client<HttpConnector, Tap>,
+    h1: hyper_util::client::legacy::Client<HttpConnector, Replay>,
+    h2: hyper_util::client::legacy::Client<HttpConnector, Replay>,
     meta: hyper_util::client::legacy::Client<HttpConnector, Empty<Bytes>>,
     events: Events,
     max_size: u64,
@@ -814,17 +815,20 @@ impl Proxy {
                     .unwrap_or(::http::HeaderValue::from_static("localhost")),
             );
         }
-        let tap = Tap {
-            inner: body,
-            buf: BytesMut::new(),
-            limit: self.max_size,
-            over: false,
-            done: false,
-            protocol,
-            path,
-            events: protocol.map(|_| self.events.clone()),
+        let (replay, whole) = match read_ahead(body, self.max_size).await {
+            Ok(r) => r,
+            Err(e) => {
+                return self.failed(grpc, format!("tfreq record: the request broke off: {e}"))
+            }
         };
-        let up = ::http::Request::from_parts(parts, tap);
+        if let Some(protocol) = protocol {
+            self.events.send(Event::Request {
+                protocol,
+                path,
+                body: whole,
+            });
+        }
+        let up = ::http::Request::from_parts(parts, replay);
         let res = if h2 {
             self.h2.request(up).await
         } else {
@@ -924,37 +928,65 @@ fn percent(s: &str) -> String {
     out
 }
 
-/// The request body on its way upstream: every frame passed on as it comes, and the
-/// data copied (up to the limit) for the recorder, which gets it once the body ended.
-struct Tap {
-    inner: Incoming,
-    buf: BytesMut,
-    limit: u64,
-    over: bool,
-    done: bool,
-    protocol: Option<Protocol>,
-    path: String,
-    events: Option<Events>,
+/// The request body on its way upstream: the frames read ahead ([`read_ahead`]), then the
+/// rest (if the body was larger than the limit) as it comes.
+struct Replay {
+    ahead: VecDeque<Frame<Bytes>>,
+    ahead_len: u64,
+    rest: Option<Incoming>,
 }
 
-impl Tap {
-    fn finish(&mut self) {
-        if self.done {
-            return;
-        }
-        self.done = true;
-        if let (Some(protocol), Some(tx)) = (self.protocol, self.events.take()) {
-            let body = (!self.over).then(|| std::mem::take(&mut self.buf).freeze());
-            tx.send(Event::Request {
-                protocol,
-                path: std::mem::take(&mut self.path),
-                body,
-            });
+/// Reads a request body ahead, up to `limit` bytes: the body to send on, and the whole
+/// body when it ended within the limit. A small body is thus handed to the client whole,
+/// and hyper's HTTP/2 client writes its HEADERS and DATA frames in one write, instead of
+/// HEADERS first and DATA once the incoming frame is read (one more wake-up of the
+/// upstream a call).
+async fn read_ahead(
+    mut body: Incoming,
+    limit: u64,
+) -> Result<(Replay, Option<Bytes>), hyper::Error> {
+    let mut ahead = VecDeque::new();
+    let mut len = 0u64;
+    while !body.is_end_stream() {
+        match body.frame().await {
+            None => break,
+            Some(Err(e)) => return Err(e),
+            Some(Ok(f)) => {
+                if let Some(d) = f.data_ref() {
+                    len += d.len() as u64;
+                }
+                ahead.push_back(f);
+                if len > limit {
+                    let r = Replay {
+                        ahead,
+                        ahead_len: len,
+                        rest: Some(body),
+                    };
+                    return Ok((r, None));
+                }
+            }
         }
     }
+    let data: Vec<&Bytes> = ahead.iter().filter_map(Frame::data_ref).collect();
+    let whole = match data.as_slice() {
+        [one] => (*one).clone(),
+        many => {
+            let mut b = BytesMut::with_capacity(len as usize);
+            for d in many {
+                b.extend_from_slice(d);
+            }
+            b.freeze()
+        }
+    };
+    let r = Replay {
+        ahead,
+        ahead_len: len,
+        rest: None,
+    };
+    Ok((r, Some(whole)))
 }
 
-impl Body for Tap {
+impl Body for Replay {
     type Data = Bytes;
     type Error = hyper::Error;
 
@@ -963,50 +995,34 @@ impl Body for Tap {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
         let this = &mut *self;
-        match Pin::new(&mut this.inner).poll_frame(cx) {
-            Poll::Ready(Some(Ok(f))) => {
-                if let Some(d) = f.data_ref() {
-                    if this.protocol.is_some() && !this.over {
-                        if (this.buf.len() + d.len()) as u64 > this.limit {
-                            this.over = true;
-                            this.buf = BytesMut::new();
-                        } else {
-                            this.buf.extend_from_slice(d);
-                        }
-                    }
-                }
-                if this.inner.is_end_stream() {
-                    this.finish();
-                }
-                Poll::Ready(Some(Ok(f)))
+        if let Some(f) = this.ahead.pop_front() {
+            if let Some(d) = f.data_ref() {
+                this.ahead_len -= d.len() as u64;
             }
-            Poll::Ready(None) => {
-                this.finish();
-                Poll::Ready(None)
-            }
-            Poll::Ready(Some(Err(e))) => {
-                // A broken request is not recorded.
-                this.done = true;
-                Poll::Ready(Some(Err(e)))
-            }
-            Poll::Pending => Poll::Pending,
+            return Poll::Ready(Some(Ok(f)));
+        }
+        match &mut this.rest {
+            Some(r) => Pin::new(r).poll_frame(cx),
+            None => Poll::Ready(None),
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.ahead.is_empty() && self.rest.as_ref().is_none_or(|r| r.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
-impl Drop for Tap {
-    fn drop(&mut self) {
-        // hyper may stop polling a body that says it ended.
-        if self.inner.is_end_stream() {
-            self.finish();
+        match &self.rest {
+            None => SizeHint::with_exact(self.ahead_len),
+            Some(r) => {
+                let h = r.size_hint();
+                let mut s = SizeHint::new();
+                s.set_lower(h.lower() + self.ahead_len);
+                if let Some(u) = h.upper() {
+                    s.set_upper(u + self.ahead_len);
+                }
+                s
+            }
         }
     }
 }
