@@ -2455,3 +2455,63 @@ fn record_scrub_replaces_values_and_max_size_passes_big_requests_unrecorded() {
     assert_ok(&scrubbed);
     assert_eq!(std::fs::read(&out).unwrap(), scrubbed.stdout);
 }
+
+#[test]
+fn record_warns_off_loopback_and_stops_after_duration() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.tfrecord");
+    let t0 = Instant::now();
+    let o = tfreq()
+        .args([
+            "record",
+            "--listen",
+            "0.0.0.0:0",
+            "--to",
+            "http://127.0.0.1:1",
+        ])
+        .args(["--duration", "300ms", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("warning: listening on 0.0.0.0:"), "{err}");
+    assert!(err.contains("not a loopback address"), "{err}");
+    // Nothing came: nothing recorded, no file, exit 1.
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("recorded nothing"));
+    assert!(!out.exists());
+    // A loopback address: no warning.
+    let o = tfreq()
+        .args([
+            "record",
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            "http://127.0.0.1:1",
+        ])
+        .args(["--duration", "100ms", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
+    // TLS to the service is refused with a usage message, before listening.
+    let o = tfreq()
+        .args([
+            "record",
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            "https://127.0.0.1:1",
+        ])
+        .args(["--duration", "100ms", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cleartext only") && !err.contains("listening"),
+        "{err}"
+    );
+}

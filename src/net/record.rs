@@ -126,6 +126,9 @@ impl Default for RecordOptions {
 pub enum Added {
     /// A new key: the request is kept, and the file has changed.
     New,
+    /// A new key, kept, but the file did not change (a bare EAS file holds only the
+    /// most frequent key's request).
+    Kept,
     /// A key already kept (or past the cap): counted.
     Counted,
     /// The file's one request changed (a bare EAS file holds the most frequent key's).
@@ -383,8 +386,8 @@ impl Recorder {
     }
 
     /// Ends the recording: REST requests still waiting for metadata are counted as not
-    /// recorded. Returns whether the file changed.
-    pub fn finish(&mut self) -> bool {
+    /// recorded.
+    pub fn finish(&mut self) {
         for (m, _, _) in std::mem::take(&mut self.waiting) {
             self.refuse(
                 "REST request whose model's metadata never came",
@@ -392,7 +395,6 @@ impl Recorder {
             );
         }
         self.waiting_bytes = 0;
-        false
     }
 
     /// Takes one decoded request.
@@ -481,7 +483,7 @@ impl Recorder {
         });
         if self.layout() == Layout::Eas && !self.leader_changed() {
             // A bare file holds the most frequent key's request, which did not change.
-            return Added::Counted;
+            return Added::Kept;
         }
         self.leader_changed();
         Added::New
@@ -642,6 +644,12 @@ pub struct ProxyOptions {
     pub max_size: u64,
     /// Fetch each REST model's metadata from the upstream (for its input dtypes).
     pub fetch_metadata: bool,
+}
+
+/// Checks an upstream URL ([`ProxyOptions::upstream`]): `http://HOST:PORT` or
+/// `grpc://HOST:PORT` (a path is not used); TLS is refused.
+pub fn check_upstream(url: &str) -> Result<(), NetError> {
+    upstream_base(url).map(drop)
 }
 
 /// The upstream's scheme and authority.
@@ -1267,6 +1275,36 @@ mod tests {
         assert!(r
             .not_recorded()
             .contains_key("past --max-records (key not recorded)"));
+    }
+
+    #[test]
+    fn classify_regress_and_multi_inference_over_grpc() {
+        let mut r = Recorder::new(RecordOptions::default());
+        let dir = "tests/data/examples/requests";
+        for (method, file) in [
+            ("Classify", "classify_valid.pb"),
+            ("Classify", "classify_valid_context.pb"),
+            ("Regress", "regress_valid.pb"),
+            ("MultiInference", "multi_valid.pb"),
+        ] {
+            let body = grpc_frame(&data(&format!("{dir}/{file}")));
+            let path = format!("/tensorflow.serving.PredictionService/{method}");
+            let a = r.add(Protocol::Grpc, &path, &body);
+            assert!(!matches!(a, Added::NotRecorded(_)), "{file}: {a:?}");
+        }
+        // Two classify requests share their key (the signature's); the regress and the
+        // multi-inference ones are others.
+        assert_eq!((r.requests(), r.recorded()), (4, 3));
+        assert_eq!(r.kept()[0].message.method, Method::Classify);
+        assert_eq!(r.kept()[1].message.method, Method::Regress);
+        assert_eq!(r.kept()[2].message.method, Method::MultiInference);
+        let back = formats::read(r.file().unwrap().into(), &formats::InputOptions::new())
+            .unwrap()
+            .into_records()
+            .unwrap();
+        assert_eq!(back.len(), 3);
+        assert_eq!(back[1].message.method, Method::Regress);
+        assert_eq!(back[2].message.method, Method::MultiInference);
     }
 
     #[test]

@@ -106,6 +106,7 @@ fn stop_flag() -> Arc<AtomicBool> {
 }
 
 pub fn run(a: Args) -> Outcome {
+    record::check_upstream(&a.to)?;
     let rest_dtypes = crate::common::rest_dtypes(a.model.as_deref(), &[])?;
     let opts = RecordOptions {
         by: match a.by {
