@@ -2515,3 +2515,31 @@ fn record_warns_off_loopback_and_stops_after_duration() {
         "{err}"
     );
 }
+
+#[test]
+fn record_grpc_large_request_passes_through_whole() {
+    let (port, seen) = grpc_server(Duration::ZERO, Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.tfrecord");
+    let rec = start_record(
+        &format!("grpc://127.0.0.1:{port}"),
+        &out,
+        &["--max-requests", "1"],
+    );
+    // 1 MiB of floats: far more than one HTTP/2 frame or one write.
+    let mut req = tfreq::TFRequest::new("serving_default");
+    req.add_feed("x", &[1, 262144], tfreq::DType::Float, vec![0.5f32; 262144])
+        .unwrap();
+    let body = Bytes::from(req.to_tf_serving_bytes("faq").unwrap());
+    let via = Target::parse(&format!("grpc://127.0.0.1:{}", rec.port), None).unwrap();
+    let msg = tfreq::decode(&body).unwrap();
+    let o = opts(None, EasAuth::Raw);
+    let p = prepare(&msg, &body, &via, &o).unwrap();
+    let ex = Client::connect(via, o).unwrap().send(&p).unwrap();
+    assert_eq!(ex.raw, Bytes::from(data("tests/data/tfs/response.bin")));
+    // The server got the request's bytes as sent.
+    assert_eq!(seen.lock().unwrap().last().unwrap().1, p.body);
+    let (code, stdout, stderr) = rec.wait();
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("recorded 1 request"), "{stdout}");
+}
