@@ -680,7 +680,7 @@ type Out = Either<Incoming, Full<Bytes>>;
 struct Proxy {
     authority: ::http::uri::Authority,
     h1: hyper_util::client::legacy::Client<HttpConnector, Replay>,
-    h2: hyper_util::client::legacy::Client<Coalescing, Replay>,
+    h2: hyper_util::client::legacy::Client<HttpConnector, Replay>,
     meta: hyper_util::client::legacy::Client<HttpConnector, Empty<Bytes>>,
     events: Events,
     max_size: u64,
@@ -713,7 +713,7 @@ pub async fn serve(
     let h1 = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(conn.clone());
     let h2 = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
         .http2_only(true)
-        .build(Coalescing(conn.clone()));
+        .build(conn.clone());
     let meta = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(conn);
     let proxy = Arc::new(Proxy {
         authority,
@@ -919,115 +919,6 @@ impl Proxy {
             .await;
             self.events.send(Event::Metadata { model_path, json });
         });
-    }
-}
-
-/// The connector of the HTTP/2 upstream connection: TCP (no delay), each connection in
-/// [`Coalesce`].
-#[derive(Clone)]
-struct Coalescing(HttpConnector);
-
-impl tower_service::Service<::http::Uri> for Coalescing {
-    type Response = Coalesce<TokioIo<tokio::net::TcpStream>>;
-    type Error = <HttpConnector as tower_service::Service<::http::Uri>>::Error;
-    type Future =
-        Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send + 'static>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.0.poll_ready(cx)
-    }
-
-    fn call(&mut self, uri: ::http::Uri) -> Self::Future {
-        let f = self.0.call(uri);
-        Box::pin(async move {
-            f.await.map(|io| Coalesce {
-                io,
-                buf: Vec::new(),
-                yielded: false,
-            })
-        })
-    }
-}
-
-/// A connection whose flush waits one turn of the runtime before writing what was
-/// written to it since the last flush. hyper's HTTP/2 client sends a request's HEADERS
-/// frame, flushes, and only then (once the stream has flow-control capacity, a task
-/// switch later) its DATA frame; passed on at once, the upstream would wake for each
-/// (`strace` of the proxy: two writes a gRPC call). Waiting one turn lets the DATA frame
-/// join the HEADERS in one write. Writes of 16 KiB or more go straight through.
-struct Coalesce<T> {
-    io: T,
-    buf: Vec<u8>,
-    yielded: bool,
-}
-
-/// Writes of this size or more are not held.
-const COALESCE_MAX: usize = 16 << 10;
-
-impl<T: hyper::rt::Write + Unpin> Coalesce<T> {
-    fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        while !self.buf.is_empty() {
-            let n = std::task::ready!(Pin::new(&mut self.io).poll_write(cx, &self.buf))?;
-            if n == 0 {
-                return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
-            }
-            self.buf.drain(..n);
-        }
-        Poll::Ready(Ok(()))
-    }
-}
-
-impl<T: hyper::rt::Write + Unpin> hyper::rt::Write for Coalesce<T> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        let this = &mut *self;
-        if this.buf.len() + data.len() > COALESCE_MAX {
-            std::task::ready!(this.poll_drain(cx))?;
-            if data.len() >= COALESCE_MAX {
-                return Pin::new(&mut this.io).poll_write(cx, data);
-            }
-        }
-        this.buf.extend_from_slice(data);
-        Poll::Ready(Ok(data.len()))
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        let this = &mut *self;
-        if !this.buf.is_empty() && !this.yielded {
-            this.yielded = true;
-            cx.waker().wake_by_ref();
-            return Poll::Pending;
-        }
-        std::task::ready!(this.poll_drain(cx))?;
-        this.yielded = false;
-        Pin::new(&mut this.io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        let this = &mut *self;
-        std::task::ready!(this.poll_drain(cx))?;
-        Pin::new(&mut this.io).poll_shutdown(cx)
-    }
-}
-
-impl<T: hyper::rt::Read + Unpin> hyper::rt::Read for Coalesce<T> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: hyper::rt::ReadBufCursor<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_read(cx, buf)
-    }
-}
-
-impl<T: hyper_util::client::legacy::connect::Connection>
-    hyper_util::client::legacy::connect::Connection for Coalesce<T>
-{
-    fn connected(&self) -> hyper_util::client::legacy::connect::Connected {
-        self.io.connected()
     }
 }
 
