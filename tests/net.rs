@@ -2423,7 +2423,15 @@ fn record_scrub_replaces_values_and_max_size_passes_big_requests_unrecorded() {
     let rec = start_record(
         &srv.url(""),
         &out,
-        &["--scrub", "--max-size", "180", "--max-requests", "2"],
+        &[
+            "--scrub",
+            "--max-size",
+            "180",
+            "--max-requests",
+            "2",
+            "--format",
+            "json",
+        ],
     );
     let proxy = format!("http://127.0.0.1:{}/api/predict/faq", rec.port);
     let o = opts(Some(TOKEN), EasAuth::Raw);
@@ -2443,10 +2451,22 @@ fn record_scrub_replaces_values_and_max_size_passes_big_requests_unrecorded() {
     );
     let (code, stdout, stderr) = rec.wait();
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    // --format json: keys' summary of the traffic (the recorded request; the larger one
+    // was not read), which `keys merge` takes; what was recorded goes to stderr.
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["requests"], 1, "{stdout}");
     assert!(
-        stdout.contains("not recorded: 1 request, larger than --max-size"),
-        "{stdout}"
+        stderr.contains("not recorded: 1 request, larger than --max-size"),
+        "{stderr}"
     );
+    let merged = dir.path().join("summary.json");
+    std::fs::write(&merged, &stdout).unwrap();
+    let m = tfreq()
+        .args(["keys", "merge"])
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert_ok(&m);
     // A bare EAS warm-up (all traffic EAS), its values scrubbed: what `tfreq scrub` writes.
     let scrubbed = tfreq()
         .args(["scrub", "tests/data/eas/faq_prod.bin", "-o", "-"])

@@ -13,7 +13,7 @@ use tfreq::analysis::load::parse_duration;
 use tfreq::formats::Layout;
 use tfreq::net::record::{self, By, Counters, Events, ProxyOptions, RecordOptions, Recorder, Wire};
 
-use crate::args::{parse_fill, Fill};
+use crate::args::{parse_fill, Fill, PlainFormat};
 use crate::common::{stdout, Failure, Outcome};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -88,6 +88,10 @@ pub struct Args {
     /// Stop after this long: 30s, 500ms, 2m, 1h.
     #[arg(long, value_parser = parse_duration)]
     duration: Option<Duration>,
+    /// The summary's format: human, or json (`tfreq keys --format json`'s summary of the
+    /// traffic, which `keys merge` takes; what was recorded then goes to stderr).
+    #[arg(long, short = 'f', value_enum, default_value_t = PlainFormat::Human)]
+    format: PlainFormat,
 }
 
 /// SIGINT and SIGTERM set the flag; a second one ends the process at once.
@@ -226,8 +230,6 @@ fn save(r: &Recorder, out: &std::path::Path, failed: &AtomicBool) {
 }
 
 fn summary(rec: &Recorder, a: &Args) -> Outcome {
-    let mut out = stdout();
-    tfreq::render::human::write_coverage(&mut out, rec.counts(), tfreq::render::Color::Always)?;
     let per = match a.by {
         ByArg::Key => "executor key",
         ByArg::Shape => "shape key",
@@ -237,33 +239,58 @@ fn summary(rec: &Recorder, a: &Args) -> Outcome {
         Layout::Eas => "a bare EAS request, the most frequent key's",
         _ => "a TFRecord of PredictionLogs",
     };
-    writeln!(out)?;
+    let mut lines = Vec::new();
     if rec.recorded() == 0 {
-        writeln!(out, "recorded nothing; {} not written", a.output.display())?;
+        lines.push(format!(
+            "recorded nothing; {} not written",
+            a.output.display()
+        ));
     } else {
-        writeln!(
-            out,
+        lines.push(format!(
             "recorded {} (one per {per}{}) in {} ({layout})",
             crate::common::count(rec.recorded() as u64, "request"),
             if a.scrub.is_some() { ", scrubbed" } else { "" },
             a.output.display()
-        )?;
+        ));
         if rec.layout() == Layout::Eas && rec.recorded() > 1 {
-            writeln!(
-                out,
+            lines.push(format!(
                 "  {} keys seen; a bare EAS file holds one: --wire tfrecord keeps them all",
                 rec.recorded()
-            )?;
+            ));
         }
     }
     for (why, (n, names)) in rec.not_recorded() {
-        writeln!(
-            out,
+        lines.push(format!(
             "not recorded: {}, {why}",
             crate::common::count(*n, "request")
-        )?;
+        ));
         for name in names {
-            writeln!(out, "  {}", tfreq::escape::sanitize(name))?;
+            lines.push(format!("  {}", tfreq::escape::sanitize(name)));
+        }
+    }
+    let mut out = stdout();
+    match a.format {
+        PlainFormat::Human => {
+            tfreq::render::human::write_coverage(
+                &mut out,
+                rec.counts(),
+                tfreq::render::Color::Always,
+            )?;
+            writeln!(out)?;
+            for l in &lines {
+                writeln!(out, "{l}")?;
+            }
+        }
+        PlainFormat::Json => {
+            let summary = tfreq::analysis::summary::Summary::of(rec.counts());
+            tfreq::render::json::write_summary(&mut out, &summary)?;
+            writeln!(out)?;
+            if !crate::common::quiet() {
+                let mut err = anstream::stderr();
+                for l in &lines {
+                    let _ = writeln!(err, "tfreq: {l}");
+                }
+            }
         }
     }
     out.flush()?;
