@@ -599,7 +599,20 @@ pub enum Event {
 /// ([`run_recorder`]), so the proxy's thread never pays for waking another one (a
 /// futex call and a context switch a request, measurable on loopback).
 #[derive(Debug, Clone, Default)]
-pub struct Events(Arc<(Mutex<Vec<Event>>, AtomicBool)>);
+pub struct Events(Arc<Queue>);
+
+#[derive(Debug, Default)]
+struct Queue {
+    /// The events, and the request bytes they hold.
+    items: Mutex<(Vec<Event>, usize)>,
+    closed: AtomicBool,
+    /// Requests left out because the queue held [`MAX_QUEUED`] bytes.
+    dropped: AtomicU64,
+}
+
+/// The most request bytes queued for the recorder: past it a request is passed through
+/// and counted, not copied (the recorder fell behind).
+pub const MAX_QUEUED: usize = 256 << 20;
 
 impl Events {
     /// An empty, open queue.
@@ -607,30 +620,45 @@ impl Events {
         Events::default()
     }
 
-    /// Queues an event (dropped once the queue is closed).
+    /// Queues an event (dropped once the queue is closed, or counted and dropped when
+    /// it would take the queue past [`MAX_QUEUED`] bytes).
     pub fn send(&self, e: Event) {
-        if self.0 .1.load(Ordering::SeqCst) {
+        if self.0.closed.load(Ordering::SeqCst) {
             return;
         }
-        if let Ok(mut q) = self.0 .0.lock() {
-            q.push(e);
+        let n = match &e {
+            Event::Request { body: Some(b), .. } => b.len(),
+            _ => 0,
+        };
+        if let Ok(mut q) = self.0.items.lock() {
+            if q.1 + n > MAX_QUEUED {
+                self.0.dropped.fetch_add(1, Ordering::SeqCst);
+                return;
+            }
+            q.1 += n;
+            q.0.push(e);
         }
     }
 
     /// Closes the queue: [`run_recorder`] takes what is left and returns.
     pub fn close(&self) {
-        self.0 .1.store(true, Ordering::SeqCst);
+        self.0.closed.store(true, Ordering::SeqCst);
     }
 
-    fn take(&self) -> (Vec<Event>, bool) {
-        let closed = self.0 .1.load(Ordering::SeqCst);
+    /// What is queued, how many requests were dropped since last asked, and whether the
+    /// queue is closed.
+    fn take(&self) -> (Vec<Event>, u64, bool) {
+        let closed = self.0.closed.load(Ordering::SeqCst);
         let v = self
             .0
-             .0
+            .items
             .lock()
-            .map(|mut q| std::mem::take(&mut *q))
+            .map(|mut q| {
+                q.1 = 0;
+                std::mem::take(&mut q.0)
+            })
             .unwrap_or_default();
-        (v, closed)
+        (v, self.0.dropped.swap(0, Ordering::SeqCst), closed)
     }
 }
 
@@ -1025,9 +1053,9 @@ impl Body for Replay {
             Some(r) => {
                 let h = r.size_hint();
                 let mut s = SizeHint::new();
-                s.set_lower(h.lower() + self.ahead_len);
+                s.set_lower(h.lower().saturating_add(self.ahead_len));
                 if let Some(u) = h.upper() {
-                    s.set_upper(u + self.ahead_len);
+                    s.set_upper(u.saturating_add(self.ahead_len));
                 }
                 s
             }
@@ -1095,7 +1123,13 @@ pub fn run_recorder(
     mut save: impl FnMut(&Recorder),
 ) -> Recorder {
     loop {
-        let (batch, closed) = events.take();
+        let (batch, dropped, closed) = events.take();
+        for _ in 0..dropped {
+            rec.refuse(
+                "the recorder fell behind (passed through, not recorded)",
+                format!("over {} MiB of requests waited for it", MAX_QUEUED >> 20),
+            );
+        }
         let mut changed = false;
         for ev in batch {
             changed |= match ev {
