@@ -2515,14 +2515,14 @@ fn record_warns_off_loopback_and_stops_after_duration() {
         .output()
         .unwrap();
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
-    // TLS to the service is refused with a usage message, before listening.
+    // A URL it cannot forward to is refused before listening.
     let o = tfreq()
         .args([
             "record",
             "--listen",
             "127.0.0.1:0",
             "--to",
-            "https://127.0.0.1:1",
+            "ftp://127.0.0.1:1",
         ])
         .args(["--duration", "100ms", "-o"])
         .arg(&out)
@@ -2531,7 +2531,7 @@ fn record_warns_off_loopback_and_stops_after_duration() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("cleartext only") && !err.contains("listening"),
+        err.contains("unknown scheme") && !err.contains("listening"),
         "{err}"
     );
 }

@@ -672,44 +672,77 @@ pub struct ProxyOptions {
     pub max_size: u64,
     /// Fetch each REST model's metadata from the upstream (for its input dtypes).
     pub fetch_metadata: bool,
+    /// For an `https://` or `grpcs://` upstream: PEM certificates of the CAs to trust
+    /// instead of the webpki roots (see [`super::read_ca`]).
+    pub ca_cert: Option<Bytes>,
 }
 
-/// Checks an upstream URL ([`ProxyOptions::upstream`]): `http://HOST:PORT` or
-/// `grpc://HOST:PORT` (a path is not used); TLS is refused.
+/// Checks an upstream URL ([`ProxyOptions::upstream`]): `http://HOST:PORT`,
+/// `grpc://HOST:PORT`, or over TLS `https://` / `grpcs://` (a path is not used).
 pub fn check_upstream(url: &str) -> Result<(), NetError> {
     upstream_base(url).map(drop)
 }
 
-/// The upstream's scheme and authority.
-fn upstream_base(url: &str) -> Result<(String, ::http::uri::Authority), NetError> {
+/// The upstream's scheme (`http` or `https`) and authority.
+fn upstream_base(url: &str) -> Result<(&'static str, ::http::uri::Authority), NetError> {
     let bad = |why: &str| NetError::BadUrl(format!("{url}: {why}"));
     let (scheme, rest) = url
         .split_once("://")
         .ok_or_else(|| bad("expected http://HOST:PORT or grpc://HOST:PORT"))?;
-    match scheme.to_ascii_lowercase().as_str() {
-        "http" | "grpc" => {}
-        "https" | "grpcs" => {
-            return Err(bad(
-                "the proxy forwards over cleartext only (http:// or grpc://); TLS to the upstream is not supported",
-            ))
+    let scheme = match scheme.to_ascii_lowercase().as_str() {
+        "http" | "grpc" => "http",
+        "https" | "grpcs" => "https",
+        s => {
+            return Err(bad(&format!(
+                "unknown scheme {s:?} (expected http, https, grpc or grpcs)"
+            )))
         }
-        s => return Err(bad(&format!("unknown scheme {s:?} (expected http or grpc)"))),
-    }
+    };
     let authority = rest.split('/').next().unwrap_or_default();
     let authority: ::http::uri::Authority = authority
         .parse()
         .map_err(|e| bad(&format!("bad host: {e}")))?;
-    Ok(("http".into(), authority))
+    Ok((scheme, authority))
 }
+
+/// The connector to the upstream: TCP without delay, TLS for `https` (the webpki roots,
+/// or the CAs of `ca_pem`), offering HTTP/1.1 or HTTP/2 by ALPN.
+fn connector(ca_pem: Option<&[u8]>, h2: bool) -> Result<Https, NetError> {
+    let mut http = HttpConnector::new();
+    http.set_nodelay(true);
+    http.enforce_http(false);
+    let builder = hyper_rustls::HttpsConnectorBuilder::new();
+    let builder = match ca_pem {
+        None => builder.with_webpki_roots(),
+        Some(pem) => {
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let config = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|e| NetError::BadRequest(format!("TLS: {e}")))?
+                .with_root_certificates(super::web::roots(pem)?)
+                .with_no_client_auth();
+            builder.with_tls_config(config)
+        }
+    };
+    let builder = builder.https_or_http();
+    Ok(if h2 {
+        builder.enable_http2().wrap_connector(http)
+    } else {
+        builder.enable_http1().wrap_connector(http)
+    })
+}
+
+type Https = hyper_rustls::HttpsConnector<HttpConnector>;
 
 type Out = Either<Incoming, Full<Bytes>>;
 
 /// The proxy's shared state.
 struct Proxy {
+    scheme: &'static str,
     authority: ::http::uri::Authority,
-    h1: hyper_util::client::legacy::Client<HttpConnector, Replay>,
-    h2: hyper_util::client::legacy::Client<HttpConnector, Replay>,
-    meta: hyper_util::client::legacy::Client<HttpConnector, Empty<Bytes>>,
+    h1: hyper_util::client::legacy::Client<Https, Replay>,
+    h2: hyper_util::client::legacy::Client<Https, Replay>,
+    meta: hyper_util::client::legacy::Client<Https, Empty<Bytes>>,
     events: Events,
     max_size: u64,
     fetch_metadata: bool,
@@ -735,15 +768,17 @@ pub async fn serve(
     counters: Counters,
     stop: impl Future<Output = ()>,
 ) -> Result<(), NetError> {
-    let (_, authority) = upstream_base(&opts.upstream)?;
-    let mut conn = HttpConnector::new();
-    conn.set_nodelay(true);
-    let h1 = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(conn.clone());
+    let (scheme, authority) = upstream_base(&opts.upstream)?;
+    let ca = opts.ca_cert.as_deref();
+    let h1 = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+        .build(connector(ca, false)?);
     let h2 = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
         .http2_only(true)
-        .build(conn.clone());
-    let meta = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(conn);
+        .build(connector(ca, true)?);
+    let meta = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+        .build(connector(ca, false)?);
     let proxy = Arc::new(Proxy {
+        scheme,
         authority,
         h1,
         h2,
@@ -833,7 +868,7 @@ impl Proxy {
             .map_or("/", |p| p.as_str())
             .to_string();
         let uri = ::http::Uri::builder()
-            .scheme("http")
+            .scheme(self.scheme)
             .authority(self.authority.clone())
             .path_and_query(pq)
             .build();
@@ -924,7 +959,10 @@ impl Proxy {
             }
         }
         tokio::spawn(async move {
-            let uri = format!("http://{}/v1/models/{model_path}/metadata", self.authority);
+            let uri = format!(
+                "{}://{}/v1/models/{model_path}/metadata",
+                self.scheme, self.authority
+            );
             let json = async {
                 let uri: ::http::Uri = uri.parse().map_err(|e| format!("{e}"))?;
                 let r =

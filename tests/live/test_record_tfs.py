@@ -148,6 +148,43 @@ class Record(unittest.TestCase):
         finally:
             rec.close()
 
+    @unittest.skipUnless("grpcs" in READY, "the server runs without --tls")
+    def test_grpcs_and_https_services(self):
+        # A TLS service (the server's test CA): clients speak cleartext to the proxy, the
+        # proxy TLS to the service; the answers are the cleartext ports' own.
+        ca = READY["ca_cert"]
+        rec = Recording("grpcs://127.0.0.1:%d" % READY["grpcs"], "warmup.tfrecord", "--cacert", ca)
+        try:
+            req = faq_request(("sorted_labels",))
+            a = stub(READY["grpc"]).Predict(req, timeout=TIMEOUT)
+            b = stub(rec.port).Predict(req, timeout=TIMEOUT)
+            self.assertEqual(a.SerializeToString(), b.SerializeToString())
+            code, summary = rec.stop()
+            self.assertEqual(code, 0, "".join(rec.stderr))
+            self.assertIn("recorded 1 request ", summary)
+        finally:
+            rec.close()
+        rec = Recording("https://127.0.0.1:%d" % READY["https"], "warmup.tfrecord", "--cacert", ca)
+        try:
+            raw = (DATA / "rest" / "faq_prod.json").read_bytes()
+            self.assertEqual(post(READY["http"], "/v1/models/faq:predict", raw),
+                             post(rec.port, "/v1/models/faq:predict", raw))
+            code, summary = rec.stop()
+            self.assertEqual(code, 0, "".join(rec.stderr))
+            self.assertIn("recorded 1 request ", summary)
+        finally:
+            rec.close()
+        # Without the CA, the service's certificate is not trusted: the proxy answers
+        # UNAVAILABLE, naming the failure.
+        rec = Recording("grpcs://127.0.0.1:%d" % READY["grpcs"], "warmup.tfrecord")
+        try:
+            with self.assertRaises(grpc.RpcError) as e:
+                stub(rec.port).Predict(faq_request(), timeout=TIMEOUT)
+            self.assertEqual(e.exception.code(), grpc.StatusCode.UNAVAILABLE)
+            self.assertIn("upstream failed", e.exception.details())
+        finally:
+            rec.close()
+
 
 if __name__ == "__main__":
     unittest.main()

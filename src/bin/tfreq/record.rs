@@ -49,9 +49,14 @@ pub struct Args {
     /// The address to listen on (port 0: any free port; the address is printed).
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// The service: http://HOST:PORT (EAS, TF Serving REST) or grpc://HOST:PORT (TF Serving gRPC).
+    /// The service: http://HOST:PORT (EAS, TF Serving REST) or grpc://HOST:PORT (TF
+    /// Serving gRPC); https:// and grpcs:// over TLS.
     #[arg(long, value_name = "URL")]
     to: String,
+    /// Trust the CA certificates of this PEM file (at most 1 MiB) for an https:// or
+    /// grpcs:// service (a private CA's), instead of the usual public roots.
+    #[arg(long, value_name = "FILE")]
+    cacert: Option<PathBuf>,
     /// The warm-up file written.
     #[arg(long, short = 'o')]
     output: PathBuf,
@@ -132,6 +137,7 @@ pub fn run(a: Args) -> Outcome {
         upstream: a.to.clone(),
         max_size: a.max_size,
         fetch_metadata: a.model.is_none(),
+        ca_cert: crate::live::read_cacert(a.cacert.as_deref())?,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
