@@ -22,7 +22,8 @@ enum ByArg {
     Key,
     /// One request per shape key (the executor key and every feed's dtype and shape).
     Shape,
-    /// One request per executor key and batch size (the feeds' common 0th dimension).
+    /// One request per executor key and batch size (the feeds' common 0th dimension; a
+    /// request without one, per shape key).
     Batch,
 }
 
