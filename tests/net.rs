@@ -2134,3 +2134,432 @@ fn load_ctrl_c_reports_what_was_measured() {
     assert!((10..=100).contains(&n), "{n}");
     assert_eq!(r["answers"], n);
 }
+
+// ---------------------------------------------------------------------------------------
+// tfreq record: the proxy between a client and the in-process servers
+// ---------------------------------------------------------------------------------------
+
+/// A `tfreq record` process and the port it listens on.
+struct Recording {
+    child: std::process::Child,
+    port: u16,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+/// A test that fails half-way leaves no proxy running.
+impl Drop for Recording {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Starts `tfreq record --listen 127.0.0.1:0 --to TO -o OUT ARGS...` and reads the port
+/// from the address it prints.
+fn start_record(to: &str, out: &std::path::Path, args: &[&str]) -> Recording {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tfreq"))
+        .args(["record", "--listen", "127.0.0.1:0", "--to", to, "-o"])
+        .arg(out)
+        .args(args)
+        .env_remove("TFREQ_TOKEN")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let port = line
+        .split("listening on 127.0.0.1:")
+        .nth(1)
+        .and_then(|s| s.split(',').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    let stderr = std::thread::spawn(move || {
+        let mut rest = line;
+        let _ = err.read_to_string(&mut rest);
+        rest
+    });
+    Recording {
+        child,
+        port,
+        stderr: Some(stderr),
+    }
+}
+
+impl Recording {
+    /// Waits (at most 20 s) for the process to end; its exit code, stdout and stderr.
+    fn wait(mut self) -> (Option<i32>, String, String) {
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if t0.elapsed() > Duration::from_secs(20) {
+                let _ = self.child.kill();
+                panic!("tfreq record did not stop");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut out = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        let err = self.stderr.take().unwrap().join().unwrap();
+        (status.code(), out, err)
+    }
+
+    fn terminate(self) -> (Option<i32>, String, String) {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        self.wait()
+    }
+}
+
+/// Sends `files` to `target` directly and through the proxy at `via`: the answers (or
+/// refusals) must be the same bytes. Returns the request bodies sent (the traffic).
+fn same_answers(target: &Target, via: &Target, o: &Options, files: &[&str]) -> Vec<Bytes> {
+    let mut direct = Client::connect(target.clone(), o.clone()).unwrap();
+    let mut proxied = Client::connect(via.clone(), o.clone()).unwrap();
+    let mut sent = Vec::new();
+    for f in files {
+        let bytes = Bytes::from(data(f));
+        let msg = tfreq::decode(&bytes).unwrap();
+        let p = prepare(&msg, &bytes, target, o).unwrap();
+        let a = direct.send(&p).map(|e| e.raw);
+        let b = proxied.send(&p).map(|e| e.raw);
+        assert_eq!(a, b, "{f}");
+        sent.push(p.body);
+    }
+    sent
+}
+
+#[test]
+fn record_grpc_passes_answers_through_and_records_one_request_per_key() {
+    let (port, _) = grpc_server(Duration::ZERO, Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("warmup.tfrecord");
+    let to = format!("grpc://127.0.0.1:{port}");
+    // 5 predicts (one refused: no such model), then GetModelMetadata: 6 answers.
+    let rec = start_record(&to, &out, &["--max-requests", "6"]);
+    let target = Target::parse(&to, None).unwrap();
+    let via = Target::parse(&format!("grpc://127.0.0.1:{}", rec.port), None).unwrap();
+    let mut o = opts(None, EasAuth::Raw);
+    o.model_name = Some("faq".into());
+    let files = [
+        "tests/data/eas/faq_prod.bin",
+        "tests/data/eas/faq_prod_batch4.bin",
+        "tests/data/eas/faq_prod_reordered.bin",
+        "tests/data/tfs/faq_warmup.bin",
+    ];
+    let sent = same_answers(&target, &via, &o, &files);
+    // A refusal passes through as the server's status and message.
+    let mut bad = o.clone();
+    bad.model_name = Some("nope".into());
+    let b = Bytes::from(data("tests/data/eas/faq_prod.bin"));
+    let p = prepare(&tfreq::decode(&b).unwrap(), &b, &target, &bad).unwrap();
+    let direct = Client::connect(target.clone(), bad.clone())
+        .unwrap()
+        .send(&p)
+        .unwrap_err();
+    let proxied = Client::connect(via.clone(), bad.clone())
+        .unwrap()
+        .send(&p)
+        .unwrap_err();
+    assert_eq!(direct, proxied);
+    assert!(
+        proxied.to_string().contains("Servable not found"),
+        "{proxied}"
+    );
+    // GetModelMetadata passes through (and is not a request to record).
+    let m1 = Client::connect(target, o.clone())
+        .unwrap()
+        .metadata()
+        .unwrap();
+    let m2 = Client::connect(via, o.clone()).unwrap().metadata().unwrap();
+    assert_eq!(format!("{m1:?}"), format!("{m2:?}"));
+    let (code, stdout, stderr) = rec.wait();
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    // keys' summary: every predict counted (the refused one too: it is traffic), two
+    // executor keys (faq_prod's fetch set, faq_warmup's), two requests recorded.
+    assert!(
+        stdout.starts_with("5 requests in 1 file: 2 executor keys, 3 shape keys"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("recorded 2 requests (one per executor key)"),
+        "{stdout}"
+    );
+    // The file is a warm-up TF Serving loads: check against the model passes.
+    let check = tfreq()
+        .args(["check", "--model", "tests/data/models/faq"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_ok(&check);
+    // And it covers every key of the traffic sent.
+    let mut traffic = Vec::new();
+    for (i, s) in sent.iter().enumerate() {
+        let p = dir.path().join(format!("sent{i}.bin"));
+        std::fs::write(&p, s).unwrap();
+        traffic.push(p);
+    }
+    let diff = tfreq()
+        .args(["diff", "--format", "json"])
+        .arg(&out)
+        .args(&traffic)
+        .output()
+        .unwrap();
+    assert_ok(&diff);
+}
+
+#[test]
+fn record_eas_and_rest_pass_through_keep_no_token_and_stop_on_sigterm() {
+    let srv = HttpServer::start(Box::new(|s: &Seen| {
+        if s.target == "/v1/models/faq/metadata" {
+            return (200, vec![], data("tests/data/models/faq.metadata.json"));
+        }
+        if s.target == "/v1/models/faq:predict" {
+            let body = br#"{"outputs": {"model_version_id": "v3", "sorted_labels": [["positive"]], "sorted_probs": [[0.5]]}}"#;
+            return (200, vec![("x-answer".into(), "rest".into())], body.to_vec());
+        }
+        let (status, mut hs, body) = eas_handler(s);
+        hs.push(("x-answer".into(), "eas".into()));
+        (status, hs, body)
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("warmup.tfrecord");
+    let rec = start_record(
+        &srv.url(""),
+        &out,
+        &["--wire", "tfrecord", "--model-name", "faq"],
+    );
+    let proxy = format!("http://127.0.0.1:{}", rec.port);
+    // EAS with the token, raw and signed: the same answers as direct.
+    for auth in [EasAuth::Raw, EasAuth::Signed] {
+        let o = opts(Some(TOKEN), auth);
+        let t = Target::parse(&srv.url("/api/predict/faq"), None).unwrap();
+        let v = Target::parse(&format!("{proxy}/api/predict/faq"), None).unwrap();
+        same_answers(
+            &t,
+            &v,
+            &o,
+            &[
+                "tests/data/eas/faq_prod.bin",
+                "tests/data/eas/faq_prod_batch4.bin",
+            ],
+        );
+    }
+    // A wrong token's refusal passes through: status and body.
+    let o = opts(Some("wrong"), EasAuth::Raw);
+    let v = Target::parse(&format!("{proxy}/api/predict/faq"), None).unwrap();
+    let e = send_file(v, o, "tests/data/eas/faq_prod.bin").unwrap_err();
+    assert!(e.is_refusal(), "{e}");
+    // The answer's own headers come through.
+    let mut c = TcpStream::connect(("127.0.0.1", rec.port)).unwrap();
+    let body = data("tests/data/eas/faq_warmup.bin");
+    write!(
+        c,
+        "POST /api/predict/faq HTTP/1.1\r\nhost: x\r\nauthorization: {TOKEN}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    c.write_all(&body).unwrap();
+    let mut answer = Vec::new();
+    c.read_to_end(&mut answer).unwrap();
+    let head = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(head.contains("x-answer: eas"), "{head}");
+    // REST: the JSON request and answer through, the dtypes from the model's metadata.
+    let o = opts(None, EasAuth::Raw);
+    let t = Target::parse(&srv.url("/v1/models/faq:predict"), None).unwrap();
+    let v = Target::parse(&format!("{proxy}/v1/models/faq:predict"), None).unwrap();
+    same_answers(&t, &v, &o, &["tests/data/eas/faq_prod.bin"]);
+    // The recorder gets each request after it passed; give it a moment. The file is
+    // written as it goes: while the proxy still runs it is already a whole warm-up.
+    std::thread::sleep(Duration::from_millis(500));
+    let early = tfreq()
+        .args(["check", "--model", "tests/data/models/faq"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_ok(&early);
+    let (code, stdout, stderr) = rec.terminate();
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    // EAS: 2 x (faq_prod, batch4) + faq_warmup + the refused one (still traffic); REST 1.
+    assert!(
+        stdout.starts_with("7 requests in 1 file: 3 executor keys"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("recorded 3 requests"), "{stdout}");
+    let file = std::fs::read(&out).unwrap();
+    // Requests are recorded as messages only: no header, so no token.
+    assert!(
+        !file.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes()),
+        "the token is in the recorded file"
+    );
+    let check = tfreq()
+        .args(["check", "--model", "tests/data/models/faq"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_ok(&check);
+    // Every server-side request came through unchanged, token header included.
+    let seen = srv.seen();
+    assert!(seen
+        .iter()
+        .any(|s| s.headers.get("authorization").map(String::as_str) == Some(TOKEN)));
+}
+
+#[test]
+fn record_scrub_replaces_values_and_max_size_passes_big_requests_unrecorded() {
+    let srv = eas_server();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("warm_up.bin");
+    let rec = start_record(
+        &srv.url(""),
+        &out,
+        &[
+            "--scrub",
+            "--max-size",
+            "180",
+            "--max-requests",
+            "2",
+            "--format",
+            "json",
+        ],
+    );
+    let proxy = format!("http://127.0.0.1:{}/api/predict/faq", rec.port);
+    let o = opts(Some(TOKEN), EasAuth::Raw);
+    let t = Target::parse(&srv.url("/api/predict/faq"), None).unwrap();
+    let v = Target::parse(&proxy, None).unwrap();
+    // faq_prod is small; faq_prod_batch4 is over 180 bytes.
+    assert!(data("tests/data/eas/faq_prod.bin").len() <= 180);
+    assert!(data("tests/data/eas/faq_prod_batch4.bin").len() > 180);
+    same_answers(
+        &t,
+        &v,
+        &o,
+        &[
+            "tests/data/eas/faq_prod.bin",
+            "tests/data/eas/faq_prod_batch4.bin",
+        ],
+    );
+    let (code, stdout, stderr) = rec.wait();
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    // --format json: keys' summary of the traffic (the recorded request; the larger one
+    // was not read), which `keys merge` takes; what was recorded goes to stderr.
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["requests"], 1, "{stdout}");
+    assert!(
+        stderr.contains("not recorded: 1 request, larger than --max-size"),
+        "{stderr}"
+    );
+    let merged = dir.path().join("summary.json");
+    std::fs::write(&merged, &stdout).unwrap();
+    let m = tfreq()
+        .args(["keys", "merge"])
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert_ok(&m);
+    // A bare EAS warm-up (all traffic EAS), its values scrubbed: what `tfreq scrub` writes.
+    let scrubbed = tfreq()
+        .args(["scrub", "tests/data/eas/faq_prod.bin", "-o", "-"])
+        .output()
+        .unwrap();
+    assert_ok(&scrubbed);
+    assert_eq!(std::fs::read(&out).unwrap(), scrubbed.stdout);
+}
+
+#[test]
+fn record_warns_off_loopback_and_stops_after_duration() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.tfrecord");
+    let t0 = Instant::now();
+    let o = tfreq()
+        .args([
+            "record",
+            "--listen",
+            "0.0.0.0:0",
+            "--to",
+            "http://127.0.0.1:1",
+        ])
+        .args(["--duration", "300ms", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("warning: listening on 0.0.0.0:"), "{err}");
+    assert!(err.contains("not a loopback address"), "{err}");
+    // Nothing came: nothing recorded, no file, exit 1.
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("recorded nothing"));
+    assert!(!out.exists());
+    // A loopback address: no warning.
+    let o = tfreq()
+        .args([
+            "record",
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            "http://127.0.0.1:1",
+        ])
+        .args(["--duration", "100ms", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
+    // A URL it cannot forward to is refused before listening.
+    let o = tfreq()
+        .args([
+            "record",
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            "ftp://127.0.0.1:1",
+        ])
+        .args(["--duration", "100ms", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("unknown scheme") && !err.contains("listening"),
+        "{err}"
+    );
+}
+
+#[test]
+fn record_grpc_large_request_passes_through_whole() {
+    let (port, seen) = grpc_server(Duration::ZERO, Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.tfrecord");
+    let rec = start_record(
+        &format!("grpc://127.0.0.1:{port}"),
+        &out,
+        &["--max-requests", "1"],
+    );
+    // 1 MiB of floats: far more than one HTTP/2 frame or one write.
+    let mut req = tfreq::TFRequest::new("serving_default");
+    req.add_feed("x", &[1, 262144], tfreq::DType::Float, vec![0.5f32; 262144])
+        .unwrap();
+    let body = Bytes::from(req.to_tf_serving_bytes("faq").unwrap());
+    let via = Target::parse(&format!("grpc://127.0.0.1:{}", rec.port), None).unwrap();
+    let msg = tfreq::decode(&body).unwrap();
+    let o = opts(None, EasAuth::Raw);
+    let p = prepare(&msg, &body, &via, &o).unwrap();
+    let ex = Client::connect(via, o).unwrap().send(&p).unwrap();
+    assert_eq!(ex.raw, Bytes::from(data("tests/data/tfs/response.bin")));
+    // The server got the request's bytes as sent.
+    assert_eq!(seen.lock().unwrap().last().unwrap().1, p.body);
+    let (code, stdout, stderr) = rec.wait();
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("recorded 1 request"), "{stdout}");
+}

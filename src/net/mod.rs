@@ -26,6 +26,7 @@ pub mod eas;
 pub mod grpc;
 pub mod pool;
 pub mod queue;
+pub mod record;
 pub mod rest;
 pub(crate) mod web;
 

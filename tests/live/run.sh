@@ -22,6 +22,10 @@ if [ -f tests/live.rs ]; then
   timeout 1800 cargo test --quiet --features net --test live --no-run
 fi
 
+# The command the record tests start (test_record_tfs.py, test_record_sdk.py).
+echo "== live: building tfreq (cargo build --features net --bin tfreq)"
+timeout 1800 cargo build --quiet --features net --bin tfreq
+
 work="$(mktemp -d)"
 ready="$work/ready.json"
 log="$work/server.log"
@@ -75,5 +79,8 @@ echo "== live: TF Serving's Python client (gRPC stub, REST) against the server"
 timeout 300 "$LIVE_PY" -m unittest tests/live/test_tfs.py
 echo "== live: the EAS Python SDK (PredictClient, QueueClient) against the server"
 timeout 300 "$EAS_PY" -m unittest tests/live/test_sdk.py
+echo "== live: tfreq record between the Python clients (gRPC stub, REST, EAS SDK) and the server"
+timeout 300 "$LIVE_PY" -m unittest tests/live/test_record_tfs.py
+timeout 300 "$EAS_PY" -m unittest tests/live/test_record_sdk.py
 stop_server
 echo "== live: done in $(( $(date +%s) - started )) s"

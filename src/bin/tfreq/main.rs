@@ -18,6 +18,8 @@ pub(crate) mod live;
 pub(crate) mod load;
 pub(crate) mod output;
 #[cfg(feature = "net")]
+pub(crate) mod record;
+#[cfg(feature = "net")]
 pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod scrub;
@@ -92,6 +94,9 @@ enum Cmd {
     /// Load a live service: throughput, latency percentiles, errors, cold first calls.
     #[cfg(feature = "net")]
     Load(load::Args),
+    /// Record a warm-up from live traffic: a proxy keeping one request per key.
+    #[cfg(feature = "net")]
+    Record(record::Args),
 }
 
 fn main() -> ExitCode {
@@ -133,6 +138,8 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         Cmd::Replay(a) => replay::run(a),
         #[cfg(feature = "net")]
         Cmd::Load(a) => load::run(a),
+        #[cfg(feature = "net")]
+        Cmd::Record(a) => record::run(a),
     };
     common::finish(result)
 }

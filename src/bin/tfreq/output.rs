@@ -288,6 +288,17 @@ fn keep_mode_and_owner(f: &File, m: &std::fs::Metadata) -> io::Result<()> {
     f.set_permissions(m.permissions())
 }
 
+/// Set by a command that handles SIGINT and SIGTERM itself and ends only after its
+/// writes are complete (`tfreq record`): the cleanup thread then leaves them alone.
+static DEFERRED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Says that the program ends itself on SIGINT and SIGTERM, after finishing any
+/// write under way (so no temporary file is left): the cleanup thread then ignores
+/// them (SIGHUP still removes the temporaries and ends the process).
+pub fn defer_signals() {
+    DEFERRED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// Installs, once, the thread that removes pending temporary files on SIGINT, SIGTERM
 /// or SIGHUP and then ends the process as that signal would have.
 fn install_cleanup() {
@@ -303,7 +314,10 @@ fn install_cleanup() {
             let _ = std::thread::Builder::new()
                 .name("tfreq-signals".into())
                 .spawn(move || {
-                    if let Some(sig) = signals.forever().next() {
+                    for sig in signals.forever() {
+                        if sig != SIGHUP && DEFERRED.load(std::sync::atomic::Ordering::SeqCst) {
+                            continue;
+                        }
                         // The lock stays held until the process ends, so no new
                         // temporary file can be created after this sweep.
                         let mut pending = lock_pending();

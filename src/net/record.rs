@@ -1,0 +1,1402 @@
+//! `tfreq record`: a transparent proxy that turns the traffic passing through it into a
+//! warm-up file (issue 26 §1).
+//!
+//! Two parts. [`Recorder`] has no sockets: it is given each request's protocol, path and
+//! body, decodes it, and keeps the first request of every distinct key ([`By`]), with
+//! counts, up to [`Recorder::max_records`]; [`Recorder::file`] writes what it kept as a
+//! warm-up. [`serve`] is the proxy: a hyper server that takes HTTP/1.1 (EAS, TF Serving
+//! REST) and cleartext HTTP/2 (TF Serving gRPC) on one port, reads each request body
+//! (up to [`ProxyOptions::max_size`]; the rest of a larger one follows as it comes),
+//! forwards the request to the upstream unchanged and streams the answer back unchanged
+//! (status, headers, body, gRPC trailers), and queues the body for a [`Recorder`]
+//! running on its own thread, so decoding never delays or breaks the pass-through.
+//!
+//! Only the request messages are recorded: no header (so no `Authorization` or EAS
+//! token) and no answer ever reaches the recorder.
+//!
+//! ```
+//! use tfreq::net::record::{By, Recorder, RecordOptions, Wire};
+//! use tfreq::net::Protocol;
+//! let mut r = Recorder::new(RecordOptions::default());
+//! let body = std::fs::read("tests/data/eas/faq_prod.bin")?;
+//! let batch4 = std::fs::read("tests/data/eas/faq_prod_batch4.bin")?;
+//! assert!(r.add(Protocol::Eas, "/api/predict/faq", &body).is_new());
+//! assert!(!r.add(Protocol::Eas, "/api/predict/faq", &batch4).is_new()); // same executor key
+//! assert_eq!((r.requests(), r.recorded()), (2, 1));
+//! let file = r.file()?; // one bare EAS request: the EAS processor's warm-up
+//! assert_eq!(tfreq::decode(&file)?.tensors.len(), 3);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use bytes::{Bytes, BytesMut};
+use http_body_util::{BodyExt, Either, Empty, Full};
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+
+use super::{NetError, Protocol};
+use crate::analysis::batch::batch_of;
+use crate::analysis::coverage::{KeyCounts, Origin};
+use crate::analysis::key::{ExecutorKey, ShapeKey};
+use crate::decode::{decode_as, decode_request};
+use crate::formats::rest_json::{self, Dtypes};
+use crate::formats::{self, Layout};
+use crate::model::{Kind, Message, Method, WireFormat};
+use crate::scrub::{scrub, FillMode};
+
+/// TF Serving's warm-up runs at most this many records
+/// ([`crate::analysis::warmup::MAX_RECORDS`]): the most [`Recorder`] keeps.
+pub const MAX_RECORDS: usize = crate::analysis::warmup::MAX_RECORDS;
+
+/// The default largest request body recorded: 64 MiB. A larger one is passed through
+/// and counted, not recorded.
+pub const DEFAULT_MAX_SIZE: u64 = 64 << 20;
+
+/// What counts as one key: one request is kept per distinct key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum By {
+    /// The executor key ([`ExecutorKey`]: signature, feed and fetch sets).
+    #[default]
+    Executor,
+    /// The shape key ([`ShapeKey`]: the executor key and every feed's dtype and shape).
+    Shape,
+    /// The executor key and the batch size (the feeds' common 0th dimension, see
+    /// [`batch_of`]; the number of examples of a classify, regress or multi-inference
+    /// request). A request with no common batch dimension (a scalar feed, feeds of other
+    /// 0th dimensions) is kept per shape key.
+    Batch,
+}
+
+/// The layout of the file written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Wire {
+    /// A bare EAS request when every request kept is an EAS request (the EAS processor
+    /// reads one request as its warm-up: the most frequent key's), else a TFRecord.
+    #[default]
+    Auto,
+    /// A TFRecord of `PredictionLog`s (TF Serving's warm-up), whatever the traffic.
+    TfRecord,
+    /// One bare EAS request: the most frequent key's.
+    Eas,
+}
+
+/// How a [`Recorder`] works.
+#[derive(Debug, Clone)]
+pub struct RecordOptions {
+    /// What counts as one key.
+    pub by: By,
+    /// The most requests kept (cut to [`MAX_RECORDS`]).
+    pub max_records: usize,
+    /// With a fill, every request kept has its values replaced as `tfreq scrub` does
+    /// ([`crate::scrub::scrub`]); a request that cannot be scrubbed is not kept.
+    pub scrub: Option<FillMode>,
+    /// The model name given to requests that name none (EAS requests), for a TFRecord.
+    pub model_name: Option<String>,
+    /// The output layout.
+    pub wire: Wire,
+    /// REST JSON's input dtypes, from a model given on the command line; without it
+    /// each REST model's dtypes come from its metadata ([`Recorder::metadata`]).
+    pub rest_dtypes: Option<Dtypes>,
+}
+
+impl Default for RecordOptions {
+    fn default() -> Self {
+        RecordOptions {
+            by: By::Executor,
+            max_records: MAX_RECORDS,
+            scrub: None,
+            model_name: None,
+            wire: Wire::Auto,
+            rest_dtypes: None,
+        }
+    }
+}
+
+/// What [`Recorder::add`] did with a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Added {
+    /// A new key: the request is kept, and the file has changed.
+    New,
+    /// A new key, kept, but the file did not change (a bare EAS file holds only the
+    /// most frequent key's request).
+    Kept,
+    /// A key already kept (or past the cap): counted.
+    Counted,
+    /// The file's one request changed (a bare EAS file holds the most frequent key's).
+    Leader,
+    /// Not a request to record (metadata, a status page): passed through only.
+    Ignored,
+    /// A REST request kept aside until its model's metadata gives the input dtypes.
+    Waiting,
+    /// Not recorded, for this reason.
+    NotRecorded(String),
+}
+
+impl Added {
+    /// Whether the file changed (and should be written again).
+    pub fn is_new(&self) -> bool {
+        matches!(self, Added::New | Added::Leader)
+    }
+}
+
+/// The key one request is kept for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct RecordKey {
+    key: ExecutorKey,
+    shapes: BTreeMap<String, (String, Vec<i64>)>,
+    batch: Option<u64>,
+}
+
+/// One kept request.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    /// The request as it goes into the file (scrubbed, named).
+    pub message: Message,
+    /// Requests with its key so far.
+    pub count: u64,
+    /// The number of the first one (0 the first request recorded).
+    pub first: u64,
+    /// The key, as text.
+    pub key: String,
+}
+
+/// REST requests waiting for their model's metadata: at most this many bytes in all.
+const MAX_WAITING: usize = 64 << 20;
+
+/// The request recorder (see the module docs).
+#[derive(Debug)]
+pub struct Recorder {
+    opts: RecordOptions,
+    counts: KeyCounts,
+    kept: Vec<Kept>,
+    index: HashMap<RecordKey, usize>,
+    not_recorded: BTreeMap<String, (u64, Vec<String>)>,
+    metadata: HashMap<String, Result<Bytes, String>>,
+    waiting: Vec<(String, u64, Bytes)>,
+    waiting_bytes: usize,
+    leader: Option<usize>,
+    seq: u64,
+}
+
+impl Recorder {
+    /// A recorder with nothing recorded.
+    pub fn new(mut opts: RecordOptions) -> Recorder {
+        opts.max_records = opts.max_records.clamp(1, MAX_RECORDS);
+        let counts = KeyCounts {
+            files: vec!["traffic".into()],
+            ..KeyCounts::default()
+        };
+        Recorder {
+            opts,
+            counts,
+            kept: Vec::new(),
+            index: HashMap::new(),
+            not_recorded: BTreeMap::new(),
+            metadata: HashMap::new(),
+            waiting: Vec::new(),
+            waiting_bytes: 0,
+            leader: None,
+            seq: 0,
+        }
+    }
+
+    /// The most requests kept.
+    pub fn max_records(&self) -> usize {
+        self.opts.max_records
+    }
+
+    /// Requests counted (decoded).
+    pub fn requests(&self) -> u64 {
+        self.counts.requests
+    }
+
+    /// Requests kept (one per key, up to the cap).
+    pub fn recorded(&self) -> usize {
+        self.kept.len()
+    }
+
+    /// The kept requests, in the order their keys were first seen.
+    pub fn kept(&self) -> &[Kept] {
+        &self.kept
+    }
+
+    /// Every decoded request counted by shape key, as `tfreq keys` counts a log (the one
+    /// "file" is `traffic`, its records the requests in the order they came).
+    pub fn counts(&self) -> &KeyCounts {
+        &self.counts
+    }
+
+    /// Requests not recorded, by reason: how many, and the first few named.
+    pub fn not_recorded(&self) -> &BTreeMap<String, (u64, Vec<String>)> {
+        &self.not_recorded
+    }
+
+    /// Counts a request not recorded for `why`, naming it by `what`.
+    pub fn refuse(&mut self, why: &str, what: String) -> Added {
+        let e = self.not_recorded.entry(why.to_string()).or_default();
+        e.0 += 1;
+        if e.1.len() < 5 {
+            e.1.push(what);
+        }
+        Added::NotRecorded(why.to_string())
+    }
+
+    /// Takes one request body as it passed through the proxy: `protocol` and `path`
+    /// (the URL path, which names the gRPC method or the REST model) say how to read it.
+    /// Bad input is counted in [`Recorder::not_recorded`], never an error.
+    pub fn add(&mut self, protocol: Protocol, path: &str, body: &[u8]) -> Added {
+        match protocol {
+            Protocol::Grpc => {
+                let Some(method) = path.rsplit('/').next() else {
+                    return Added::Ignored;
+                };
+                let method = match method {
+                    "Predict" => Method::Predict,
+                    "Classify" => Method::Classify,
+                    "Regress" => Method::Regress,
+                    "MultiInference" => Method::MultiInference,
+                    _ => return Added::Ignored,
+                };
+                // gRPC's framing: 1 byte compressed flag, 4 bytes big-endian length.
+                if body.len() < 5 {
+                    return self.refuse(
+                        "unreadable gRPC message",
+                        format!("{path}: {} bytes, no 5-byte message prefix", body.len()),
+                    );
+                }
+                let len = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
+                if body[0] != 0 {
+                    return self.refuse(
+                        "compressed gRPC message (not read)",
+                        format!("{path}: compressed flag {}", body[0]),
+                    );
+                }
+                if body.len() - 5 != len {
+                    return self.refuse(
+                        "unreadable gRPC message",
+                        format!(
+                            "{path}: the prefix says {len} bytes, the stream has {} (one message per call expected)",
+                            body.len() - 5
+                        ),
+                    );
+                }
+                let msg = Bytes::copy_from_slice(&body[5..]);
+                match decode_request(msg, method) {
+                    Ok(m) => self.add_message(m),
+                    Err(e) => self.refuse(
+                        "undecodable request",
+                        format!("gRPC {method}: {e}", method = method.as_str()),
+                    ),
+                }
+            }
+            Protocol::Eas => match decode_as(body, WireFormat::Eas, Kind::Request) {
+                Ok(m) => self.add_message(m),
+                Err(e) => self.refuse("undecodable request", format!("EAS {path}: {e}")),
+            },
+            Protocol::Rest => {
+                let Some(model_path) = rest_predict_model(path) else {
+                    return Added::Ignored;
+                };
+                self.add_rest(model_path.to_string(), None, Bytes::copy_from_slice(body))
+            }
+        }
+    }
+
+    /// A REST body for `model_path` (`NAME` or `NAME/versions/N`): read now if its dtypes
+    /// are known, else kept aside until [`Recorder::metadata`] brings them.
+    fn add_rest(&mut self, model_path: String, seq: Option<u64>, body: Bytes) -> Added {
+        let meta = self.metadata.get(&model_path).cloned();
+        let what = |m: &str| format!("REST {m}:predict");
+        let sig = || {
+            rest_json::parse(&body)
+                .ok()
+                .and_then(|v| match v.get("signature_name") {
+                    Some(rest_json::Json::String(s)) => Some(s.clone()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| "serving_default".into())
+        };
+        let dtypes = match (&self.opts.rest_dtypes, meta) {
+            (Some(d), _) => d.for_signature(&sig()).cloned().map_err(|e| e.to_string()),
+            (None, Some(Ok(json))) => {
+                rest_json::dtypes_from_metadata(&json, &sig()).map_err(|e| e.to_string())
+            }
+            (None, Some(Err(e))) => Err(format!("no model metadata: {e}")),
+            (None, None) => {
+                if self.waiting_bytes + body.len() > MAX_WAITING {
+                    return self.refuse(
+                        "REST request waiting for its model's metadata (over 64 MiB waiting)",
+                        what(&model_path),
+                    );
+                }
+                self.waiting_bytes += body.len();
+                let seq = seq.unwrap_or_else(|| {
+                    self.seq += 1;
+                    self.seq - 1
+                });
+                self.waiting.push((model_path, seq, body));
+                return Added::Waiting;
+            }
+        };
+        let dtypes = match dtypes {
+            Ok(d) => d,
+            Err(e) => {
+                return self.refuse("undecodable request", format!("{}: {e}", what(&model_path)))
+            }
+        };
+        match rest_json::from_json(&body, &dtypes, &[], WireFormat::TfServing) {
+            Ok(mut m) => {
+                let name = model_path.split('/').next().unwrap_or_default();
+                formats::set_model_name(&mut m, name);
+                self.add_at(m, seq)
+            }
+            Err(e) => self.refuse("undecodable request", format!("{}: {e}", what(&model_path))),
+        }
+    }
+
+    /// A REST model's metadata answer (`GET /v1/models/MODEL_PATH/metadata`), or why
+    /// there is none: the REST requests waiting for it are read now. Returns whether
+    /// the file changed.
+    pub fn metadata(&mut self, model_path: &str, json: Result<Bytes, String>) -> bool {
+        self.metadata.insert(model_path.to_string(), json);
+        let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|(m, _, _)| m == model_path);
+        self.waiting = later;
+        let mut changed = false;
+        for (m, seq, body) in now {
+            self.waiting_bytes -= body.len();
+            changed |= self.add_rest(m, Some(seq), body).is_new();
+        }
+        changed
+    }
+
+    /// The REST model paths whose metadata is still awaited.
+    pub fn awaited(&self) -> HashSet<String> {
+        self.waiting.iter().map(|(m, _, _)| m.clone()).collect()
+    }
+
+    /// Ends the recording: REST requests still waiting for metadata are counted as not
+    /// recorded.
+    pub fn finish(&mut self) {
+        for (m, _, _) in std::mem::take(&mut self.waiting) {
+            self.refuse(
+                "REST request whose model's metadata never came",
+                format!("REST {m}:predict"),
+            );
+        }
+        self.waiting_bytes = 0;
+    }
+
+    /// Takes one decoded request.
+    pub fn add_message(&mut self, msg: Message) -> Added {
+        self.add_at(msg, None)
+    }
+
+    fn add_at(&mut self, msg: Message, seq: Option<u64>) -> Added {
+        if msg.kind != Kind::Request {
+            return self.refuse("not a request", format!("a {}", msg.kind));
+        }
+        let seq = seq.unwrap_or_else(|| {
+            self.seq += 1;
+            self.seq - 1
+        });
+        let at = Origin {
+            file: 0,
+            entry: seq as usize,
+            record: true,
+        };
+        self.counts.add(&msg, at, false);
+        let sk = ShapeKey::of(&msg);
+        let batch = || {
+            batch_of(
+                sk.shapes
+                    .iter()
+                    .map(|(n, (_, d))| (n.as_str(), d.as_slice())),
+            )
+            .ok()
+            .flatten()
+        };
+        let key = match self.opts.by {
+            By::Executor => RecordKey {
+                key: sk.key.clone(),
+                shapes: BTreeMap::new(),
+                batch: None,
+            },
+            By::Shape => RecordKey {
+                key: sk.key.clone(),
+                shapes: sk.shapes.clone(),
+                batch: None,
+            },
+            By::Batch => match batch() {
+                Some(b) => RecordKey {
+                    key: sk.key.clone(),
+                    shapes: BTreeMap::new(),
+                    batch: Some(b),
+                },
+                // No common batch dimension (a scalar feed...): every shape is its own.
+                None => RecordKey {
+                    key: sk.key.clone(),
+                    shapes: sk.shapes.clone(),
+                    batch: None,
+                },
+            },
+        };
+        if let Some(&i) = self.index.get(&key) {
+            self.kept[i].count += 1;
+            return if self.leader_changed() {
+                Added::Leader
+            } else {
+                Added::Counted
+            };
+        }
+        if self.kept.len() >= self.opts.max_records {
+            let text = key_text(&key);
+            return self.refuse("past --max-records (key not recorded)", text);
+        }
+        let mut m = match self.opts.scrub {
+            Some(fill) => match scrub(&msg, fill) {
+                Ok(m) => m,
+                Err(e) => return self.refuse("cannot be scrubbed (not recorded)", e.to_string()),
+            },
+            None => msg,
+        };
+        if let Some(name) = &self.opts.model_name {
+            formats::set_model_name(&mut m, name);
+        }
+        let text = key_text(&key);
+        self.index.insert(key, self.kept.len());
+        self.kept.push(Kept {
+            message: m,
+            count: 1,
+            first: seq,
+            key: text,
+        });
+        if self.layout() == Layout::Eas && !self.leader_changed() {
+            // A bare file holds the most frequent key's request, which did not change.
+            return Added::Kept;
+        }
+        self.leader_changed();
+        Added::New
+    }
+
+    /// Whether the most frequent kept request changed since last asked (only matters
+    /// for a bare EAS file).
+    fn leader_changed(&mut self) -> bool {
+        if self.layout() != Layout::Eas {
+            return false;
+        }
+        let best = self
+            .kept
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.count.cmp(&b.1.count).then(b.1.first.cmp(&a.1.first)))
+            .map(|(i, _)| i);
+        let changed = best != self.leader;
+        self.leader = best;
+        changed
+    }
+
+    /// The layout of [`Recorder::file`].
+    pub fn layout(&self) -> Layout {
+        match self.opts.wire {
+            Wire::TfRecord => Layout::TfRecord,
+            Wire::Eas => Layout::Eas,
+            Wire::Auto => {
+                if !self.kept.is_empty()
+                    && self.kept.iter().all(|k| k.message.wire == WireFormat::Eas)
+                {
+                    Layout::Eas
+                } else {
+                    Layout::TfRecord
+                }
+            }
+        }
+    }
+
+    /// The warm-up file of what is kept: a TFRecord of `PredictionLog`s, one per key in
+    /// the order first seen, or one bare EAS request (the most frequent key's) — see
+    /// [`Wire`]. With nothing kept, an empty TFRecord (or an error for a bare file).
+    pub fn file(&self) -> Result<Vec<u8>, crate::Error> {
+        let layout = self.layout();
+        if layout == Layout::Eas {
+            let best = self
+                .kept
+                .iter()
+                .max_by(|a, b| a.count.cmp(&b.count).then(b.first.cmp(&a.first)))
+                .ok_or_else(|| {
+                    crate::Error::from(crate::ErrorDetail::Format(
+                        "no request recorded yet: a bare EAS file holds one".into(),
+                    ))
+                })?;
+            return formats::write(std::slice::from_ref(&best.message), layout);
+        }
+        let msgs: Vec<Message> = self.kept.iter().map(|k| k.message.clone()).collect();
+        formats::write(&msgs, layout)
+    }
+}
+
+/// The key as text, for the summary.
+fn key_text(k: &RecordKey) -> String {
+    let mut s = k.key.to_string();
+    if !k.shapes.is_empty() {
+        let shapes: Vec<String> = k
+            .shapes
+            .iter()
+            .map(|(n, (dt, d))| format!("{n} {dt} {d:?}"))
+            .collect();
+        s.push_str(&format!(" [{}]", shapes.join(", ")));
+    }
+    if let Some(b) = k.batch {
+        s.push_str(&format!(" (batch {b})"));
+    }
+    s
+}
+
+/// The model path of a REST predict URL path: `faq` of `/v1/models/faq:predict`,
+/// `faq/versions/2` of `/v1/models/faq/versions/2:predict`; `None` for anything else
+/// (metadata, status, `:classify`, `:regress`).
+pub fn rest_predict_model(path: &str) -> Option<&str> {
+    path.strip_prefix("/v1/models/")?.strip_suffix(":predict")
+}
+
+// -----------------------------------------------------------------------------------
+// The proxy
+// -----------------------------------------------------------------------------------
+
+/// What the proxy hands the recorder's thread.
+#[derive(Debug)]
+pub enum Event {
+    /// A request body that passed through whole (`None`: larger than the limit).
+    Request {
+        /// How it was read.
+        protocol: Protocol,
+        /// The URL path.
+        path: String,
+        /// The body, or `None` past [`ProxyOptions::max_size`].
+        body: Option<Bytes>,
+    },
+    /// A REST model's metadata, fetched from the upstream.
+    Metadata {
+        /// `NAME` or `NAME/versions/N`.
+        model_path: String,
+        /// The answer's body, or why there is none.
+        json: Result<Bytes, String>,
+    },
+}
+
+/// The queue from the proxy to the recorder's thread. Sending takes an uncontended lock
+/// and wakes nobody: the recorder takes what is queued every few milliseconds
+/// ([`run_recorder`]), so the proxy's thread never pays for waking another one (a
+/// futex call and a context switch a request, measurable on loopback).
+#[derive(Debug, Clone, Default)]
+pub struct Events(Arc<Queue>);
+
+#[derive(Debug, Default)]
+struct Queue {
+    /// The events, and the request bytes they hold.
+    items: Mutex<(Vec<Event>, usize)>,
+    closed: AtomicBool,
+    /// Requests left out because the queue held [`MAX_QUEUED`] bytes.
+    dropped: AtomicU64,
+}
+
+/// The most request bytes queued for the recorder: past it a request is passed through
+/// and counted, not copied (the recorder fell behind).
+pub const MAX_QUEUED: usize = 256 << 20;
+
+impl Events {
+    /// An empty, open queue.
+    pub fn new() -> Events {
+        Events::default()
+    }
+
+    /// Queues an event (dropped once the queue is closed, or counted and dropped when
+    /// it would take the queue past [`MAX_QUEUED`] bytes).
+    pub fn send(&self, e: Event) {
+        if self.0.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        let n = match &e {
+            Event::Request { body: Some(b), .. } => b.len(),
+            _ => 0,
+        };
+        if let Ok(mut q) = self.0.items.lock() {
+            if q.1 + n > MAX_QUEUED {
+                self.0.dropped.fetch_add(1, Ordering::SeqCst);
+                return;
+            }
+            q.1 += n;
+            q.0.push(e);
+        }
+    }
+
+    /// Closes the queue: [`run_recorder`] takes what is left and returns.
+    pub fn close(&self) {
+        self.0.closed.store(true, Ordering::SeqCst);
+    }
+
+    /// What is queued, how many requests were dropped since last asked, and whether the
+    /// queue is closed.
+    fn take(&self) -> (Vec<Event>, u64, bool) {
+        let closed = self.0.closed.load(Ordering::SeqCst);
+        let v = self
+            .0
+            .items
+            .lock()
+            .map(|mut q| {
+                q.1 = 0;
+                std::mem::take(&mut q.0)
+            })
+            .unwrap_or_default();
+        (v, self.0.dropped.swap(0, Ordering::SeqCst), closed)
+    }
+}
+
+/// Where and how the proxy forwards.
+#[derive(Debug, Clone)]
+pub struct ProxyOptions {
+    /// The upstream: `http://HOST:PORT` (`grpc://` is taken as `http://`). Its path, if
+    /// any, is not used: every request keeps its own.
+    pub upstream: String,
+    /// The largest request body copied for the recorder.
+    pub max_size: u64,
+    /// Fetch each REST model's metadata from the upstream (for its input dtypes).
+    pub fetch_metadata: bool,
+    /// For an `https://` or `grpcs://` upstream: PEM certificates of the CAs to trust
+    /// instead of the webpki roots (see [`super::read_ca`]).
+    pub ca_cert: Option<Bytes>,
+}
+
+/// Checks an upstream URL ([`ProxyOptions::upstream`]): `http://HOST:PORT`,
+/// `grpc://HOST:PORT`, or over TLS `https://` / `grpcs://` (a path is not used).
+pub fn check_upstream(url: &str) -> Result<(), NetError> {
+    upstream_base(url).map(drop)
+}
+
+/// The upstream's scheme (`http` or `https`) and authority.
+fn upstream_base(url: &str) -> Result<(&'static str, ::http::uri::Authority), NetError> {
+    let bad = |why: &str| NetError::BadUrl(format!("{url}: {why}"));
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| bad("expected http://HOST:PORT or grpc://HOST:PORT"))?;
+    let scheme = match scheme.to_ascii_lowercase().as_str() {
+        "http" | "grpc" => "http",
+        "https" | "grpcs" => "https",
+        s => {
+            return Err(bad(&format!(
+                "unknown scheme {s:?} (expected http, https, grpc or grpcs)"
+            )))
+        }
+    };
+    let authority = rest.split('/').next().unwrap_or_default();
+    let authority: ::http::uri::Authority = authority
+        .parse()
+        .map_err(|e| bad(&format!("bad host: {e}")))?;
+    Ok((scheme, authority))
+}
+
+/// The connector to the upstream: TCP without delay, TLS for `https` (the webpki roots,
+/// or the CAs of `ca_pem`), offering HTTP/1.1 or HTTP/2 by ALPN.
+fn connector(ca_pem: Option<&[u8]>, h2: bool) -> Result<Https, NetError> {
+    let mut http = HttpConnector::new();
+    http.set_nodelay(true);
+    http.enforce_http(false);
+    let builder = hyper_rustls::HttpsConnectorBuilder::new();
+    let builder = match ca_pem {
+        None => builder.with_webpki_roots(),
+        Some(pem) => {
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let config = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|e| NetError::BadRequest(format!("TLS: {e}")))?
+                .with_root_certificates(super::web::roots(pem)?)
+                .with_no_client_auth();
+            builder.with_tls_config(config)
+        }
+    };
+    let builder = builder.https_or_http();
+    Ok(if h2 {
+        builder.enable_http2().wrap_connector(http)
+    } else {
+        builder.enable_http1().wrap_connector(http)
+    })
+}
+
+type Https = hyper_rustls::HttpsConnector<HttpConnector>;
+
+type Out = Either<Incoming, Full<Bytes>>;
+
+/// The proxy's shared state.
+struct Proxy {
+    scheme: &'static str,
+    authority: ::http::uri::Authority,
+    h1: hyper_util::client::legacy::Client<Https, Replay>,
+    h2: hyper_util::client::legacy::Client<Https, Replay>,
+    meta: hyper_util::client::legacy::Client<Https, Empty<Bytes>>,
+    events: Events,
+    max_size: u64,
+    fetch_metadata: bool,
+    asked: Mutex<HashSet<String>>,
+    answered: Arc<AtomicU64>,
+}
+
+/// A running proxy's counters.
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    /// Answers whose body was sent to the client to its end (or that failed).
+    pub answered: Arc<AtomicU64>,
+}
+
+/// Serves the proxy on `listener` until `stop` completes: every connection's requests
+/// are forwarded to [`ProxyOptions::upstream`], and every request body (up to
+/// [`ProxyOptions::max_size`]) is queued on `events` for a [`Recorder`]'s thread
+/// ([`run_recorder`]). Connections still open when `stop` completes are dropped.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    opts: ProxyOptions,
+    events: Events,
+    counters: Counters,
+    stop: impl Future<Output = ()>,
+) -> Result<(), NetError> {
+    let (scheme, authority) = upstream_base(&opts.upstream)?;
+    let ca = opts.ca_cert.as_deref();
+    let h1 = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+        .build(connector(ca, false)?);
+    let h2 = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+        .http2_only(true)
+        .build(connector(ca, true)?);
+    let meta = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+        .build(connector(ca, false)?);
+    let proxy = Arc::new(Proxy {
+        scheme,
+        authority,
+        h1,
+        h2,
+        meta,
+        events,
+        max_size: opts.max_size,
+        fetch_metadata: opts.fetch_metadata,
+        asked: Mutex::new(HashSet::new()),
+        answered: counters.answered.clone(),
+    });
+    let server = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = &mut stop => return Ok(()),
+        };
+        let Ok((stream, _)) = accepted else {
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let (p, server) = (proxy.clone(), server.clone());
+        tokio::spawn(async move {
+            let svc = hyper::service::service_fn(move |req| {
+                let p = p.clone();
+                async move { Ok::<_, Infallible>(p.forward(req).await) }
+            });
+            let _ = server.serve_connection(TokioIo::new(stream), svc).await;
+        });
+    }
+}
+
+/// Headers that describe one connection, not the message (RFC 9110 §7.6.1): not
+/// forwarded.
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "transfer-encoding",
+    "upgrade",
+    "te",
+];
+
+fn strip_hop_by_hop(h: &mut ::http::HeaderMap, keep_te_trailers: bool) {
+    let te_trailers = h
+        .get("te")
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"trailers"));
+    for name in HOP_BY_HOP {
+        h.remove(name);
+    }
+    if keep_te_trailers && te_trailers {
+        h.insert("te", ::http::HeaderValue::from_static("trailers"));
+    }
+}
+
+impl Proxy {
+    async fn forward(
+        self: Arc<Self>,
+        req: ::http::Request<Incoming>,
+    ) -> ::http::Response<Counted<Out>> {
+        let grpc = req
+            .headers()
+            .get(::http::header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
+        let h2 = req.version() == ::http::Version::HTTP_2;
+        let path = req.uri().path().to_string();
+        let protocol = if grpc {
+            Some(Protocol::Grpc)
+        } else if path.starts_with("/v1/models/") {
+            Some(Protocol::Rest)
+        } else if req.method() == ::http::Method::POST {
+            Some(Protocol::Eas)
+        } else {
+            None
+        };
+        if protocol == Some(Protocol::Rest) && self.fetch_metadata {
+            if let Some(m) = rest_predict_model(&path) {
+                self.clone().ask_metadata(m.to_string());
+            }
+        }
+        let (mut parts, body) = req.into_parts();
+        let pq = parts
+            .uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_string();
+        let uri = ::http::Uri::builder()
+            .scheme(self.scheme)
+            .authority(self.authority.clone())
+            .path_and_query(pq)
+            .build();
+        let Ok(uri) = uri else {
+            return self.failed(grpc, "the request's path is not a valid URI".into());
+        };
+        parts.uri = uri;
+        strip_hop_by_hop(&mut parts.headers, true);
+        // The server side answered any `Expect: 100-continue` already.
+        parts.headers.remove(::http::header::EXPECT);
+        if !h2 {
+            parts.headers.insert(
+                ::http::header::HOST,
+                ::http::HeaderValue::from_str(self.authority.as_str())
+                    .unwrap_or(::http::HeaderValue::from_static("localhost")),
+            );
+        }
+        let (replay, whole) = match read_ahead(body, self.max_size).await {
+            Ok(r) => r,
+            Err(e) => {
+                return self.failed(grpc, format!("tfreq record: the request broke off: {e}"))
+            }
+        };
+        if let Some(protocol) = protocol {
+            self.events.send(Event::Request {
+                protocol,
+                path,
+                body: whole,
+            });
+        }
+        let up = ::http::Request::from_parts(parts, replay);
+        let res = if h2 {
+            self.h2.request(up).await
+        } else {
+            self.h1.request(up).await
+        };
+        match res {
+            Ok(r) => {
+                let (mut parts, body) = r.into_parts();
+                if !h2 {
+                    strip_hop_by_hop(&mut parts.headers, false);
+                }
+                ::http::Response::from_parts(
+                    parts,
+                    Counted::new(Either::Left(body), self.answered.clone()),
+                )
+            }
+            Err(e) => self.failed(grpc, format!("tfreq record: the upstream failed: {e}")),
+        }
+    }
+
+    /// The answer when the upstream could not be reached: gRPC `UNAVAILABLE` (as a
+    /// gRPC client says it), else `502 Bad Gateway`.
+    fn failed(&self, grpc: bool, why: String) -> ::http::Response<Counted<Out>> {
+        let mut r = ::http::Response::builder();
+        let body = if grpc {
+            r = r
+                .status(200)
+                .header("content-type", "application/grpc")
+                .header("grpc-status", "14")
+                .header(
+                    "grpc-message",
+                    ::http::HeaderValue::from_str(&percent(&why))
+                        .unwrap_or(::http::HeaderValue::from_static("upstream failed")),
+                );
+            Full::new(Bytes::new())
+        } else {
+            r = r.status(502).header("content-type", "text/plain");
+            Full::new(Bytes::from(why))
+        };
+        r.body(Counted::new(Either::Right(body), self.answered.clone()))
+            .unwrap_or_else(|_| {
+                ::http::Response::new(Counted::new(
+                    Either::Right(Full::new(Bytes::new())),
+                    self.answered.clone(),
+                ))
+            })
+    }
+
+    /// Fetches a REST model's metadata once, in the background, for the recorder.
+    fn ask_metadata(self: Arc<Self>, model_path: String) {
+        {
+            let Ok(mut asked) = self.asked.lock() else {
+                return;
+            };
+            if !asked.insert(model_path.clone()) {
+                return;
+            }
+        }
+        tokio::spawn(async move {
+            let uri = format!(
+                "{}://{}/v1/models/{model_path}/metadata",
+                self.scheme, self.authority
+            );
+            let json = async {
+                let uri: ::http::Uri = uri.parse().map_err(|e| format!("{e}"))?;
+                let r =
+                    tokio::time::timeout(std::time::Duration::from_secs(30), self.meta.get(uri))
+                        .await
+                        .map_err(|_| "no answer within 30 s".to_string())?
+                        .map_err(|e| e.to_string())?;
+                let status = r.status();
+                let body = r
+                    .into_body()
+                    .collect()
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .to_bytes();
+                if status != ::http::StatusCode::OK {
+                    return Err(format!("HTTP {status}: {}", super::shown(&body)));
+                }
+                Ok(body)
+            }
+            .await;
+            self.events.send(Event::Metadata { model_path, json });
+        });
+    }
+}
+
+/// gRPC's `grpc-message` is percent-encoded (its spec: PROTOCOL-HTTP2.md of
+/// <https://github.com/grpc/grpc>).
+fn percent(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if (0x20..0x7f).contains(&b) && b != b'%' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The request body on its way upstream: the frames read ahead ([`read_ahead`]), then the
+/// rest (if the body was larger than the limit) as it comes.
+struct Replay {
+    ahead: VecDeque<Frame<Bytes>>,
+    ahead_len: u64,
+    rest: Option<Incoming>,
+}
+
+/// Reads a request body ahead, up to `limit` bytes: the body to send on, and the whole
+/// body when it ended within the limit. A small body is thus handed to the client whole,
+/// and hyper's HTTP/2 client writes its HEADERS and DATA frames in one write, instead of
+/// HEADERS first and DATA once the incoming frame is read (one more wake-up of the
+/// upstream a call).
+async fn read_ahead(
+    mut body: Incoming,
+    limit: u64,
+) -> Result<(Replay, Option<Bytes>), hyper::Error> {
+    let mut ahead = VecDeque::new();
+    let mut len = 0u64;
+    while !body.is_end_stream() {
+        match body.frame().await {
+            None => break,
+            Some(Err(e)) => return Err(e),
+            Some(Ok(f)) => {
+                if let Some(d) = f.data_ref() {
+                    len += d.len() as u64;
+                }
+                ahead.push_back(f);
+                if len > limit {
+                    let r = Replay {
+                        ahead,
+                        ahead_len: len,
+                        rest: Some(body),
+                    };
+                    return Ok((r, None));
+                }
+            }
+        }
+    }
+    let data: Vec<&Bytes> = ahead.iter().filter_map(Frame::data_ref).collect();
+    let whole = match data.as_slice() {
+        [one] => (*one).clone(),
+        many => {
+            let mut b = BytesMut::with_capacity(len as usize);
+            for d in many {
+                b.extend_from_slice(d);
+            }
+            b.freeze()
+        }
+    };
+    let r = Replay {
+        ahead,
+        ahead_len: len,
+        rest: None,
+    };
+    Ok((r, Some(whole)))
+}
+
+impl Body for Replay {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let this = &mut *self;
+        if let Some(f) = this.ahead.pop_front() {
+            if let Some(d) = f.data_ref() {
+                this.ahead_len -= d.len() as u64;
+            }
+            return Poll::Ready(Some(Ok(f)));
+        }
+        match &mut this.rest {
+            Some(r) => Pin::new(r).poll_frame(cx),
+            None => Poll::Ready(None),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ahead.is_empty() && self.rest.as_ref().is_none_or(|r| r.is_end_stream())
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.rest {
+            None => SizeHint::with_exact(self.ahead_len),
+            Some(r) => {
+                let h = r.size_hint();
+                let mut s = SizeHint::new();
+                s.set_lower(h.lower().saturating_add(self.ahead_len));
+                if let Some(u) = h.upper() {
+                    s.set_upper(u.saturating_add(self.ahead_len));
+                }
+                s
+            }
+        }
+    }
+}
+
+/// An answer body passed on unchanged, counted when it ends (or is dropped).
+struct Counted<B> {
+    inner: B,
+    counter: Option<Arc<AtomicU64>>,
+}
+
+impl<B> Counted<B> {
+    fn new(inner: B, counter: Arc<AtomicU64>) -> Self {
+        Counted {
+            inner,
+            counter: Some(counter),
+        }
+    }
+
+    fn count(&mut self) {
+        if let Some(c) = self.counter.take() {
+            c.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+impl<B> Drop for Counted<B> {
+    fn drop(&mut self) {
+        self.count();
+    }
+}
+
+impl<B: Body<Data = Bytes> + Unpin> Body for Counted<B> {
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        let r = Pin::new(&mut self.inner).poll_frame(cx);
+        if let Poll::Ready(None) = r {
+            self.count();
+        }
+        r
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// The recorder's loop: takes the queued [`Event`]s every 5 ms until the queue is
+/// closed ([`Events::close`]) and emptied, calling `save` with the recorder each time
+/// its file changed. Returns the recorder.
+pub fn run_recorder(
+    mut rec: Recorder,
+    events: Events,
+    mut save: impl FnMut(&Recorder),
+) -> Recorder {
+    loop {
+        let (batch, dropped, closed) = events.take();
+        for _ in 0..dropped {
+            rec.refuse(
+                "the recorder fell behind (passed through, not recorded)",
+                format!("over {} MiB of requests waited for it", MAX_QUEUED >> 20),
+            );
+        }
+        let mut changed = false;
+        for ev in batch {
+            changed |= match ev {
+                Event::Request {
+                    protocol,
+                    path,
+                    body: Some(body),
+                } => rec.add(protocol, &path, &body).is_new(),
+                Event::Request {
+                    protocol,
+                    path,
+                    body: None,
+                } => {
+                    let interesting = match protocol {
+                        Protocol::Grpc => !path.ends_with("/GetModelMetadata"),
+                        Protocol::Rest => rest_predict_model(&path).is_some(),
+                        Protocol::Eas => true,
+                    };
+                    if interesting {
+                        rec.refuse(
+                            "larger than --max-size (passed through, not recorded)",
+                            format!("{protocol} {path}"),
+                        );
+                    }
+                    false
+                }
+                Event::Metadata { model_path, json } => rec.metadata(&model_path, json),
+            };
+        }
+        if changed {
+            save(&rec);
+        }
+        if closed {
+            return rec;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(p: &str) -> Vec<u8> {
+        std::fs::read(p).unwrap()
+    }
+
+    fn grpc_frame(b: &[u8]) -> Vec<u8> {
+        let mut v = vec![0];
+        v.extend_from_slice(&(b.len() as u32).to_be_bytes());
+        v.extend_from_slice(b);
+        v
+    }
+
+    #[test]
+    fn one_request_per_executor_key_with_counts() {
+        let mut r = Recorder::new(RecordOptions {
+            wire: Wire::TfRecord,
+            model_name: Some("faq".into()),
+            ..RecordOptions::default()
+        });
+        let prod = data("tests/data/eas/faq_prod.bin");
+        assert_eq!(r.add(Protocol::Eas, "/api/predict/faq", &prod), Added::New);
+        assert_eq!(
+            r.add(
+                Protocol::Eas,
+                "/api/predict/faq",
+                &data("tests/data/eas/faq_prod_batch4.bin")
+            ),
+            Added::Counted
+        );
+        let tfs = data("tests/data/tfs/faq_warmup.bin");
+        let a = r.add(
+            Protocol::Grpc,
+            "/tensorflow.serving.PredictionService/Predict",
+            &grpc_frame(&tfs),
+        );
+        assert_eq!(a, Added::New);
+        assert_eq!(r.recorded(), 2);
+        assert_eq!(r.requests(), 3);
+        assert_eq!(r.kept()[0].count, 2);
+        assert_eq!(r.counts().keys.len(), 3);
+        // The file reads back as a TFRecord of the two kept requests.
+        let back = formats::read(r.file().unwrap().into(), &formats::InputOptions::new())
+            .unwrap()
+            .into_records()
+            .unwrap();
+        assert_eq!(back.len(), 2);
+    }
+
+    #[test]
+    fn by_shape_and_batch_keep_more() {
+        for (by, n) in [(By::Executor, 1), (By::Shape, 2), (By::Batch, 2)] {
+            let mut r = Recorder::new(RecordOptions {
+                by,
+                ..RecordOptions::default()
+            });
+            for f in [
+                "faq_prod.bin",
+                "faq_prod_batch4.bin",
+                "faq_prod_reordered.bin",
+            ] {
+                r.add(
+                    Protocol::Eas,
+                    "/api/predict/faq",
+                    &data(&format!("tests/data/eas/{f}")),
+                );
+            }
+            assert_eq!(r.recorded(), n, "{by:?}");
+        }
+    }
+
+    #[test]
+    fn by_batch_keeps_one_per_batch_size() {
+        let req = |dims: &[i64]| {
+            let n = dims.iter().product::<i64>() as usize;
+            let mut r = crate::TFRequest::new("s");
+            r.add_feed("x", dims, crate::DType::Float, vec![0f32; n])
+                .unwrap()
+                .add_fetch("y");
+            r.message().clone()
+        };
+        let mut r = Recorder::new(RecordOptions {
+            by: By::Batch,
+            wire: Wire::TfRecord,
+            ..RecordOptions::default()
+        });
+        // [2, 3] and [2, 5]: one batch size; [4, 3] another.
+        assert_eq!(r.add_message(req(&[2, 3])), Added::New);
+        assert_eq!(r.add_message(req(&[2, 5])), Added::Counted);
+        assert_eq!(r.add_message(req(&[4, 3])), Added::New);
+        assert_eq!(r.recorded(), 2);
+        assert!(
+            r.kept()[1].key.ends_with("(batch 4)"),
+            "{}",
+            r.kept()[1].key
+        );
+    }
+
+    #[test]
+    fn cap_and_bad_input_are_counted_not_recorded() {
+        let mut r = Recorder::new(RecordOptions {
+            max_records: 1,
+            wire: Wire::TfRecord,
+            ..RecordOptions::default()
+        });
+        r.add(
+            Protocol::Eas,
+            "/api/predict/faq",
+            &data("tests/data/eas/faq_prod.bin"),
+        );
+        let tfs = data("tests/data/tfs/faq_warmup.bin");
+        let p = "/tensorflow.serving.PredictionService/Predict";
+        assert!(matches!(
+            r.add(Protocol::Grpc, p, &grpc_frame(&tfs)),
+            Added::NotRecorded(_)
+        ));
+        assert!(matches!(
+            r.add(Protocol::Grpc, p, b"\0\0\0"),
+            Added::NotRecorded(_)
+        ));
+        assert!(matches!(
+            r.add(Protocol::Eas, "/api/predict/faq", b"\xff\xff\xff"),
+            Added::NotRecorded(_)
+        ));
+        assert_eq!(
+            r.add(
+                Protocol::Grpc,
+                "/tensorflow.serving.PredictionService/GetModelMetadata",
+                b""
+            ),
+            Added::Ignored
+        );
+        assert_eq!(r.recorded(), 1);
+        let n: u64 = r.not_recorded().values().map(|v| v.0).sum();
+        assert_eq!(n, 3, "{:?}", r.not_recorded());
+        assert!(r
+            .not_recorded()
+            .contains_key("past --max-records (key not recorded)"));
+    }
+
+    #[test]
+    fn classify_regress_and_multi_inference_over_grpc() {
+        let mut r = Recorder::new(RecordOptions::default());
+        let dir = "tests/data/examples/requests";
+        for (method, file) in [
+            ("Classify", "classify_valid.pb"),
+            ("Classify", "classify_valid_context.pb"),
+            ("Regress", "regress_valid.pb"),
+            ("MultiInference", "multi_valid.pb"),
+        ] {
+            let body = grpc_frame(&data(&format!("{dir}/{file}")));
+            let path = format!("/tensorflow.serving.PredictionService/{method}");
+            let a = r.add(Protocol::Grpc, &path, &body);
+            assert!(!matches!(a, Added::NotRecorded(_)), "{file}: {a:?}");
+        }
+        // Two classify requests share their key (the signature's); the regress and the
+        // multi-inference ones are others.
+        assert_eq!((r.requests(), r.recorded()), (4, 3));
+        assert_eq!(r.kept()[0].message.method, Method::Classify);
+        assert_eq!(r.kept()[1].message.method, Method::Regress);
+        assert_eq!(r.kept()[2].message.method, Method::MultiInference);
+        let back = formats::read(r.file().unwrap().into(), &formats::InputOptions::new())
+            .unwrap()
+            .into_records()
+            .unwrap();
+        assert_eq!(back.len(), 3);
+        assert_eq!(back[1].message.method, Method::Regress);
+        assert_eq!(back[2].message.method, Method::MultiInference);
+    }
+
+    #[test]
+    fn rest_waits_for_metadata() {
+        let mut r = Recorder::new(RecordOptions::default());
+        let body = br#"{"inputs": {"input_holder": ["hi"], "model_id": "m", "threshold": 0.5}}"#;
+        assert_eq!(
+            r.add(Protocol::Rest, "/v1/models/faq:predict", body),
+            Added::Waiting
+        );
+        assert_eq!(r.requests(), 0);
+        let json = Bytes::from(data("tests/data/models/faq.metadata.json"));
+        assert!(r.metadata("faq", Ok(json)));
+        assert_eq!((r.requests(), r.recorded()), (1, 1));
+        let m = &r.kept()[0].message;
+        assert_eq!(m.model_spec.as_ref().unwrap().name, "faq");
+        assert_eq!(m.tensor("threshold").unwrap().dtype.to_string(), "DT_FLOAT");
+        // A model whose metadata failed: its requests are named as not recorded.
+        r.add(Protocol::Rest, "/v1/models/nope:predict", body);
+        r.metadata("nope", Err("HTTP 404".into()));
+        assert!(r.not_recorded()["undecodable request"].1[0].contains("no model metadata"));
+    }
+}
