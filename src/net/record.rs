@@ -303,10 +303,26 @@ impl Recorder {
                 Err(e) => self.refuse("undecodable request", format!("EAS {path}: {e}")),
             },
             Protocol::Rest => {
-                let Some(model_path) = rest_predict_model(path) else {
-                    return Added::Ignored;
-                };
-                self.add_rest(model_path.to_string(), None, Bytes::copy_from_slice(body))
+                if let Some(model_path) = rest_predict_model(path) {
+                    return self.add_rest(
+                        model_path.to_string(),
+                        None,
+                        Bytes::copy_from_slice(body),
+                    );
+                }
+                // `:classify` / `:regress`: the body carries its features' kinds, and
+                // the URL says the method and the model (TF Serving's path pattern).
+                match rest_json::RestCall::parse(path) {
+                    Ok(call) if call.method.takes_examples() => {
+                        match rest_json::examples_from_json(body, &call) {
+                            Ok(m) => self.add_message(m),
+                            Err(e) => {
+                                self.refuse("undecodable request", format!("REST {path}: {e}"))
+                            }
+                        }
+                    }
+                    _ => Added::Ignored,
+                }
             }
         }
     }
@@ -1183,7 +1199,11 @@ pub fn run_recorder(
                 } => {
                     let interesting = match protocol {
                         Protocol::Grpc => !path.ends_with("/GetModelMetadata"),
-                        Protocol::Rest => rest_predict_model(&path).is_some(),
+                        Protocol::Rest => {
+                            rest_predict_model(&path).is_some()
+                                || rest_json::RestCall::parse(&path)
+                                    .is_ok_and(|c| c.method.takes_examples())
+                        }
                         Protocol::Eas => true,
                     };
                     if interesting {
@@ -1377,6 +1397,36 @@ mod tests {
         assert_eq!(back.len(), 3);
         assert_eq!(back[1].message.method, Method::Regress);
         assert_eq!(back[2].message.method, Method::MultiInference);
+    }
+
+    /// A REST `:classify` / `:regress` body is recorded as the request TF Serving
+    /// makes of it (the bytes `tensorflow-serving-api` wrote for the same examples,
+    /// tests/data/examples/rest/), its method and model from the URL; a body TF Serving
+    /// refuses is named as not recorded.
+    #[test]
+    fn rest_classify_and_regress_bodies() {
+        let mut r = Recorder::new(RecordOptions::default());
+        let body = data("tests/data/examples/rest/classify_context.json");
+        assert!(r
+            .add(Protocol::Rest, "/v1/models/tf1_examples:classify", &body)
+            .is_new());
+        let body = data("tests/data/examples/rest/regress_context.json");
+        assert!(r
+            .add(Protocol::Rest, "/v1/models/tf1_examples:regress", &body)
+            .is_new());
+        assert_eq!((r.requests(), r.recorded()), (2, 2));
+        let (c, g) = (&r.kept()[0].message, &r.kept()[1].message);
+        assert_eq!((c.method, g.method), (Method::Classify, Method::Regress));
+        assert_eq!(c.model_spec.as_ref().unwrap().name, "tf1_examples");
+        let want = data("tests/data/examples/rest/classify_context.pb");
+        let got = crate::encode(c, WireFormat::TfServing, crate::TfsEncoding::AsIs).unwrap();
+        assert_eq!(got, want);
+        r.add(
+            Protocol::Rest,
+            "/v1/models/tf1_examples:classify",
+            br#"{"examples": [{"x": [1.0, 2]}]}"#,
+        );
+        assert!(r.not_recorded()["undecodable request"].1[0].contains("expecting type: float"));
     }
 
     #[test]
