@@ -32,7 +32,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
@@ -350,10 +350,17 @@ struct Seen {
     by_print: HashMap<Vec<u8>, KeyEntry, rustc_hash::FxBuildHasher>,
 }
 
+/// The shape key of each print any worker of a log has decoded: a worker that meets a
+/// print new to it but known to another takes its key from here instead of decoding
+/// the request again, and the workers' tables share one key per print (joining them
+/// then frees no key). Taken only when a worker meets a print new to it (thousands of
+/// times a log, not once a record), so the lock is not contended.
+type KnownKeys = std::sync::Mutex<HashMap<Vec<u8>, Arc<ShapeKey>, rustc_hash::FxBuildHasher>>;
+
 /// One print's key and count, as [`KeyCounts`] keeps them, and the part of the log its
 /// first request is in (its `first.entry` counts from that part's start).
 struct KeyEntry {
-    key: ShapeKey,
+    key: Arc<ShapeKey>,
     stat: KeyStat,
     part: usize,
 }
@@ -372,14 +379,37 @@ impl Seen {
         }
     }
 
-    /// Counts the first request of a new print, decoded in full as `m`, met in `part`.
-    fn insert(&mut self, print: &[u8], m: &Message, at: Origin, part: usize, keep: bool) {
+    /// Counts the first request of a new print, decoded in full as `m`, met in `part`;
+    /// its key is made known to the other workers through `known`.
+    fn insert(
+        &mut self,
+        print: &[u8],
+        m: &Message,
+        (at, part): (Origin, usize),
+        keep: bool,
+        known: Option<&KnownKeys>,
+    ) {
+        let key = Arc::new(ShapeKey::of(m));
+        if let Some(mut k) = known.and_then(|k| k.lock().ok()) {
+            k.insert(print.to_vec(), key.clone());
+        }
         let stat = KeyStat {
             count: 1,
             first: at,
             representative: keep.then(|| m.clone()),
         };
-        let key = ShapeKey::of(m);
+        let entry = KeyEntry { key, stat, part };
+        self.by_print.insert(print.to_vec(), entry);
+    }
+
+    /// Counts the first request of a print new to this worker whose key another worker
+    /// found (no representative kept).
+    fn insert_known(&mut self, print: &[u8], key: Arc<ShapeKey>, (at, part): (Origin, usize)) {
+        let stat = KeyStat {
+            count: 1,
+            first: at,
+            representative: None,
+        };
         let entry = KeyEntry { key, stat, part };
         self.by_print.insert(print.to_vec(), entry);
     }
@@ -413,7 +443,7 @@ impl Seen {
         for (_, mut e) in self.by_print {
             c.requests += e.stat.count;
             e.stat.first.entry += before.get(e.part).copied().unwrap_or(0);
-            c.add_stat(e.key, e.stat);
+            c.add_stat(Arc::unwrap_or_clone(e.key), e.stat);
         }
         c
     }
@@ -486,6 +516,7 @@ fn count_tfrecord_reads(
     };
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    let known = KnownKeys::default();
     let worker = || -> (Vec<Walked>, Seen) {
         // A reference count of this worker's own (see `Share`).
         let mine = Bytes::from_owner(Share(bytes.clone()));
@@ -503,7 +534,17 @@ fn count_tfrecord_reads(
             let to = (k + 1..=parts)
                 .find_map(|j| start_of(&mine, j))
                 .unwrap_or(n);
-            let r = walk(&mine, from, to, file, keep, &stop, &mut seen, k);
+            let r = walk(
+                &mine,
+                from,
+                to,
+                file,
+                keep,
+                &stop,
+                &mut seen,
+                k,
+                Some(&known),
+            );
             if !matches!(&r, Ok(p) if !p.damaged) {
                 stop.store(true, Ordering::Relaxed);
             }
@@ -548,6 +589,7 @@ fn count_tfrecord_reads(
             &AtomicBool::new(false),
             &mut seen,
             0,
+            None,
         )?;
         return Ok((seen.into_counts(p.counts, &[0]), p.full_reads));
     }
@@ -569,6 +611,8 @@ fn count_tfrecord_reads(
     }
     // The workers' tables joined by print first (hashing a print is cheap; a shape key,
     // with its names and shapes, is not), then counted by shape key once.
+    // The workers' keys are theirs alone again (joining moves them, not copies).
+    drop(known);
     let mut seens = seens.into_iter();
     if let Some(mut all) = seens.next() {
         for seen in seens {
@@ -613,6 +657,7 @@ fn walk(
     stop: &AtomicBool,
     seen: &mut Seen,
     part: usize,
+    known: Option<&KnownKeys>,
 ) -> Result<Part, Error> {
     let opts = DecodeOptions::default();
     let mut c = KeyCounts::default();
@@ -638,12 +683,23 @@ fn walk(
         };
         let printed = fingerprint::print(f.data(file_bytes), &mut print);
         if !(printed && seen.count(&print)) {
-            // A new print, or a record the fast reading leaves to the full one.
-            full_reads += 1;
-            let e = formats::record_entry(f.record_in(file_bytes), opts)?;
-            match &e.content {
-                Content::Message(m) if printed => seen.insert(&print, m, at, part, keep),
-                _ => c.add_entry(&e, file, true, keep),
+            // A print new to this worker: its key from another worker when one has it
+            // (unless the request itself is kept), else the request read in full (also
+            // a record the fast reading leaves to the full one).
+            let other = (printed && !keep)
+                .then(|| known?.lock().ok()?.get(print.as_slice()).cloned())
+                .flatten();
+            if let Some(key) = other {
+                seen.insert_known(&print, key, (at, part));
+            } else {
+                full_reads += 1;
+                let e = formats::record_entry(f.record_in(file_bytes), opts)?;
+                match &e.content {
+                    Content::Message(m) if printed => {
+                        seen.insert(&print, m, (at, part), keep, known)
+                    }
+                    _ => c.add_entry(&e, file, true, keep),
+                }
             }
         }
         trail.read_to(frames.offset().saturating_sub(from));

@@ -184,7 +184,7 @@ fn walk_stream(
         if !(printed && seen.count(&print)) {
             let e = formats::log_entry(i, at, at + 12, bytes::Bytes::copy_from_slice(&data), opts)?;
             match &e.content {
-                Content::Message(m) if printed => seen.insert(&print, m, origin, 0, keep),
+                Content::Message(m) if printed => seen.insert(&print, m, (origin, 0), keep, None),
                 _ => c.add_entry(&e, file, true, keep),
             }
         }
