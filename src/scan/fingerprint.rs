@@ -167,6 +167,14 @@ fn metadata(b: &[u8]) -> Option<()> {
 }
 
 /// A `ModelSpec`: its signature name (empty when absent).
+/// `Some` when `s` is UTF-8, as the full reading requires of a name: names are ASCII
+/// nearly always, which `is_ascii` tells inline, without `from_utf8`'s call on every
+/// name of every record.
+#[inline]
+fn utf8(s: &[u8]) -> Option<()> {
+    (s.is_ascii() || std::str::from_utf8(s).is_ok()).then_some(())
+}
+
 fn spec(b: &[u8]) -> Option<&[u8]> {
     let mut f = Fields::new(b);
     let mut seen = [false; 5];
@@ -178,10 +186,10 @@ fn spec(b: &[u8]) -> Option<&[u8]> {
         }
         match (n, v) {
             (model_spec::NAME | model_spec::VERSION_LABEL, Value::Len(s)) => {
-                std::str::from_utf8(s).ok()?;
+                utf8(s)?;
             }
             (model_spec::SIGNATURE_NAME, Value::Len(s)) => {
-                std::str::from_utf8(s).ok()?;
+                utf8(s)?;
                 signature = s;
             }
             (model_spec::VERSION, Value::Len(s)) => {
@@ -214,7 +222,7 @@ fn read_request(b: &[u8], out: &mut Vec<u8>) -> Option<()> {
             // A name given twice is printed twice: the full reading keeps the last.
             predict_request::INPUTS => input(b, out)?,
             predict_request::OUTPUT_FILTER => {
-                std::str::from_utf8(b).ok()?;
+                utf8(b)?;
                 put_bytes(out, FETCH, b);
             }
             // Kept as bytes by the full reading; a `client_id` holding a request is an
@@ -240,7 +248,7 @@ fn input(b: &[u8], out: &mut Vec<u8>) -> Option<()> {
     while let Some((n, v)) = f.next()? {
         match (n, v) {
             (map_entry::KEY, Value::Len(k)) if key.is_none() => {
-                std::str::from_utf8(k).ok()?;
+                utf8(k)?;
                 key = Some(k);
             }
             (map_entry::VALUE, Value::Len(t)) if value.is_none() => value = Some(t),
@@ -300,7 +308,7 @@ fn dims(b: &[u8], out: &mut Vec<u8>) -> Option<()> {
                     match (m, w) {
                         (dim::SIZE, Value::Varint(s)) if size.is_none() => size = Some(s),
                         (dim::NAME, Value::Len(s)) if !name => {
-                            std::str::from_utf8(s).ok()?;
+                            utf8(s)?;
                             name = true;
                         }
                         _ => return None,
