@@ -112,7 +112,7 @@
 //!   output files. `tfreq = { version = "…", default-features = false }` builds the
 //!   library alone.
 //! - `net` (default): the `net` module, clients for EAS and TF Serving (gRPC and
-//!   REST) over tonic and hyper.
+//!   REST) over hyper and h2.
 //! - `fuzzing`: the `fuzzing` module, the fuzz targets' bodies (for `fuzz/` and the
 //!   corpus replay test); not a stable API.
 #![warn(missing_docs)]

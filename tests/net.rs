@@ -19,7 +19,6 @@ use assert_cmd::Command;
 use bytes::Bytes;
 use prost::Message as _;
 use tfreq::net::eas::sign;
-use tfreq::net::grpc::RawCodec;
 use tfreq::net::queue::{DataFrame, DataFrameList};
 use tfreq::net::{prepare, Client, EasAuth, NetError, Options, Protocol, Target};
 use tfreq::wire::{tf, tfs};
@@ -2562,4 +2561,47 @@ fn record_grpc_large_request_passes_through_whole() {
     let (code, stdout, stderr) = rec.wait();
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("recorded 1 request"), "{stdout}");
+}
+
+/// A codec that passes gRPC messages through as bytes, for the in-process test server.
+#[derive(Debug, Clone, Copy, Default)]
+struct RawCodec;
+
+impl tonic::codec::Codec for RawCodec {
+    type Encode = Bytes;
+    type Decode = Bytes;
+    type Encoder = RawCodec;
+    type Decoder = RawCodec;
+    fn encoder(&mut self) -> RawCodec {
+        RawCodec
+    }
+    fn decoder(&mut self) -> RawCodec {
+        RawCodec
+    }
+}
+
+impl tonic::codec::Encoder for RawCodec {
+    type Item = Bytes;
+    type Error = tonic::Status;
+    fn encode(
+        &mut self,
+        item: Bytes,
+        dst: &mut tonic::codec::EncodeBuf<'_>,
+    ) -> Result<(), tonic::Status> {
+        use bytes::BufMut;
+        dst.put(item);
+        Ok(())
+    }
+}
+
+impl tonic::codec::Decoder for RawCodec {
+    type Item = Bytes;
+    type Error = tonic::Status;
+    fn decode(
+        &mut self,
+        src: &mut tonic::codec::DecodeBuf<'_>,
+    ) -> Result<Option<Bytes>, tonic::Status> {
+        use bytes::Buf;
+        Ok(Some(src.copy_to_bytes(src.remaining())))
+    }
 }

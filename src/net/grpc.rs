@@ -1,19 +1,26 @@
 //! TF Serving's gRPC `PredictionService` (tensorflow_serving/apis/prediction_service.proto,
-//! <https://github.com/tensorflow/serving>): `Predict` and `GetModelMetadata`.
+//! <https://github.com/tensorflow/serving>): `Predict` and `GetModelMetadata`, as a gRPC
+//! client written on the `h2` crate directly.
 //!
-//! `Predict` sends the request's protobuf bytes as they are (a codec that passes bytes
-//! through), so what goes on the wire is exactly what the file holds, unknown fields
-//! included, and the answer is decoded by tfreq's own decoder. The answer limit is
+//! `Predict` sends the request's protobuf bytes as they are, so what goes on the wire
+//! is exactly what the file holds, unknown fields included, and the answer is decoded
+//! by tfreq's own decoder. The answer limit is
 //! [`Options::max_response`](super::Options::max_response), by default TF Serving's own
-//! ([`MAX_MESSAGE`], 2 GiB − 1) instead of tonic's 4 MiB; tonic checks each message's
-//! length prefix against it before buffering the message.
+//! ([`MAX_MESSAGE`], 2 GiB − 1); an answer's length prefix is checked against it before
+//! the message is buffered.
+//!
+//! Why not a gRPC framework's client: a unary call here is one `HEADERS` and one
+//! `DATA` frame written in one system call (hyper's HTTP/2 client, under tonic, waits
+//! for the connection task to open the stream before it sends the body, which is a
+//! second write and a second wake-up of the server per call), with no task between the
+//! caller and the connection. [`Grpc`] is `Clone`: the clones share one HTTP/2
+//! connection, so many calls at once travel on one connection as a gRPC channel's do.
+//! The wire protocol: <https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md>.
 
 use std::time::Duration;
 
-use bytes::{Buf, BufMut, Bytes};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use prost::Message as _;
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
-use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
 use super::web::{chain, explain};
 use super::{NetError, MAX_MESSAGE};
@@ -25,121 +32,284 @@ pub const PREDICT: &str = "/tensorflow.serving.PredictionService/Predict";
 /// `PredictionService/GetModelMetadata`.
 pub const GET_MODEL_METADATA: &str = "/tensorflow.serving.PredictionService/GetModelMetadata";
 
-/// A codec that sends and receives messages as bytes, unparsed.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RawCodec;
+/// HTTP/2 flow-control windows offered to the server: large enough that an answer of
+/// a few MiB on loopback is not held back by window updates (hyper's own defaults are
+/// 2 MiB a stream and 5 MiB a connection).
+const STREAM_WINDOW: u32 = 8 << 20;
+const CONNECTION_WINDOW: u32 = 16 << 20;
 
-/// [`RawCodec`]'s both halves.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RawCoder;
+/// A request body up to this size is copied behind its 5-byte gRPC prefix into one
+/// `DATA` frame; a larger one is sent as it is, after the prefix, without a copy.
+const COPY_BELOW: usize = 64 << 10;
 
-impl Codec for RawCodec {
-    type Encode = Bytes;
-    type Decode = Bytes;
-    type Encoder = RawCoder;
-    type Decoder = RawCoder;
-    fn encoder(&mut self) -> RawCoder {
-        RawCoder
-    }
-    fn decoder(&mut self) -> RawCoder {
-        RawCoder
-    }
-}
-
-impl Encoder for RawCoder {
-    type Item = Bytes;
-    type Error = tonic::Status;
-    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
-        dst.put(item);
-        Ok(())
-    }
-}
-
-impl Decoder for RawCoder {
-    type Item = Bytes;
-    type Error = tonic::Status;
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, tonic::Status> {
-        Ok(Some(src.copy_to_bytes(src.remaining())))
-    }
-}
-
-/// A gRPC connection to TF Serving.
+/// A gRPC connection to TF Serving. Clones share the connection.
+#[derive(Clone)]
 pub struct Grpc {
-    client: tonic::client::Grpc<Channel>,
-    endpoint: String,
+    conn: Connection,
     limit: usize,
+    /// The last `grpc-timeout` header written, for the deadline it was written for
+    /// (the same for every call of a run).
+    deadline: Option<(Duration, ::http::HeaderValue)>,
 }
 
 impl std::fmt::Debug for Grpc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Grpc")
-            .field("endpoint", &self.endpoint)
+            .field("endpoint", &self.conn.endpoint)
             .finish_non_exhaustive()
     }
 }
 
+/// One HTTP/2 connection to a server, opened again when the server closed it (a
+/// restarted server, an idle timeout). Clones share the connection.
+#[derive(Clone)]
+pub(crate) struct Connection {
+    send: h2::client::SendRequest<Bytes>,
+    scheme: ::http::uri::Scheme,
+    authority: ::http::uri::Authority,
+    endpoint: String,
+    ca_pem: Option<std::sync::Arc<[u8]>>,
+    connect_timeout: Duration,
+}
+
+impl Connection {
+    /// Connects to `endpoint` (`http://HOST:PORT` or `https://HOST:PORT`; TLS with the
+    /// webpki roots, or, given `ca_pem`, the CA certificates it holds instead) and
+    /// starts the connection's task on the current tokio runtime.
+    pub(crate) async fn open(
+        endpoint: &str,
+        timeout: Duration,
+        ca_pem: Option<&[u8]>,
+    ) -> Result<Connection, NetError> {
+        let uri: ::http::Uri = endpoint
+            .parse()
+            .map_err(|e| NetError::BadUrl(format!("{endpoint}: {e}")))?;
+        let (Some(scheme), Some(authority)) = (uri.scheme().cloned(), uri.authority().cloned())
+        else {
+            return Err(NetError::BadUrl(format!(
+                "{endpoint}: expected http(s)://HOST:PORT"
+            )));
+        };
+        let send = handshake(&uri, endpoint, timeout, ca_pem).await?;
+        Ok(Connection {
+            send,
+            scheme,
+            authority,
+            endpoint: endpoint.to_string(),
+            ca_pem: ca_pem.map(std::sync::Arc::from),
+            connect_timeout: timeout,
+        })
+    }
+
+    /// The connection ready for a new stream, or a new connection when the server
+    /// closed this one: nothing was sent on it yet, so nothing is sent twice.
+    pub(crate) async fn ready(&mut self) -> Result<h2::client::SendRequest<Bytes>, NetError> {
+        if let Ok(s) = self.send.clone().ready().await {
+            return Ok(s);
+        }
+        let uri = self.uri("/")?;
+        self.send = handshake(
+            &uri,
+            &self.endpoint,
+            self.connect_timeout,
+            self.ca_pem.as_deref(),
+        )
+        .await?;
+        self.send
+            .clone()
+            .ready()
+            .await
+            .map_err(|e| transport_error(&self.endpoint, &e))
+    }
+
+    /// The server's URI with `path_and_query`.
+    pub(crate) fn uri(&self, path_and_query: &str) -> Result<::http::Uri, NetError> {
+        ::http::Uri::builder()
+            .scheme(self.scheme.clone())
+            .authority(self.authority.clone())
+            .path_and_query(path_and_query)
+            .build()
+            .map_err(|e| NetError::BadUrl(format!("{}: {e}", self.endpoint)))
+    }
+
+    /// The endpoint it was opened for.
+    pub(crate) fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+}
+
+/// The TCP (or TLS) stream a connection runs on.
+type Io = hyper_util::rt::TokioIo<
+    hyper_rustls::MaybeHttpsStream<hyper_util::rt::TokioIo<tokio::net::TcpStream>>,
+>;
+
 impl Grpc {
     /// Connects (`https://` endpoints with TLS: the webpki roots, or, given `ca_pem`,
-    /// the CA certificates it holds instead).
-    /// Answers are read up to `limit` bytes.
+    /// the CA certificates it holds instead) and starts the connection's task on the
+    /// current tokio runtime. Answers are read up to `limit` bytes.
     pub async fn connect(
         endpoint: &str,
         timeout: Duration,
         ca_pem: Option<&[u8]>,
         limit: usize,
     ) -> Result<Grpc, NetError> {
-        let mut ep = Endpoint::from_shared(endpoint.to_string())
-            .map_err(|e| NetError::BadUrl(format!("{endpoint}: {e}")))?
-            .connect_timeout(timeout)
-            .tcp_nodelay(true);
-        if endpoint.starts_with("https://") {
-            let tls = match ca_pem {
-                None => ClientTlsConfig::new().with_webpki_roots(),
-                Some(pem) => {
-                    super::web::roots(pem)?; // a clear error for a file with no certificate
-                    ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem))
-                }
-            };
-            ep = ep
-                .tls_config(tls)
-                .map_err(|e| NetError::BadUrl(format!("{endpoint}: {}", chain(&e))))?;
-        }
-        let channel = tokio::time::timeout(timeout, ep.connect())
-            .await
-            .map_err(|_| NetError::Timeout(timeout))?
-            .map_err(|e| NetError::Unreachable(format!("{endpoint}: {}", explain(chain(&e)))))?;
-        let client = tonic::client::Grpc::new(channel)
-            .max_decoding_message_size(limit.min(MAX_MESSAGE))
-            .max_encoding_message_size(MAX_MESSAGE);
         Ok(Grpc {
-            client,
-            endpoint: endpoint.to_string(),
+            conn: Connection::open(endpoint, timeout, ca_pem).await?,
             limit: limit.min(MAX_MESSAGE),
+            deadline: None,
         })
     }
 
+    /// `grpc-timeout` for `timeout`, written once for a run's calls.
+    fn deadline_header(&mut self, timeout: Duration) -> ::http::HeaderValue {
+        match &self.deadline {
+            Some((t, v)) if *t == timeout => v.clone(),
+            _ => {
+                let v = ::http::HeaderValue::from_str(&grpc_timeout(timeout))
+                    .expect("digits and a unit are a header value");
+                self.deadline = Some((timeout, v.clone()));
+                v
+            }
+        }
+    }
+
+    /// A unary call: `body` (one message) to `path`, the answer's message.
     async fn unary(
         &mut self,
         path: &'static str,
         body: Bytes,
         timeout: Duration,
     ) -> Result<Bytes, NetError> {
+        if body.len() > MAX_MESSAGE {
+            return Err(NetError::BadRequest(format!(
+                "a request of {} bytes is over gRPC's limit of {MAX_MESSAGE} bytes",
+                body.len()
+            )));
+        }
         let call = async {
-            self.client
-                .ready()
-                .await
-                .map_err(|e| NetError::Unreachable(format!("{}: {}", self.endpoint, chain(&e))))?;
-            let mut req = tonic::Request::new(body);
-            req.set_timeout(timeout);
-            self.client
-                .unary(req, ::http::uri::PathAndQuery::from_static(path), RawCodec)
-                .await
-                .map(tonic::Response::into_inner)
-                .map_err(|s| status_error(&self.endpoint, s, timeout, self.limit))
+            let mut send = self.conn.ready().await?;
+            let uri = self.conn.uri(path)?;
+            let req = ::http::Request::builder()
+                .method(::http::Method::POST)
+                .uri(uri)
+                .header("content-type", "application/grpc")
+                .header("te", "trailers")
+                .header("grpc-timeout", self.deadline_header(timeout))
+                .header("user-agent", concat!("tfreq/", env!("CARGO_PKG_VERSION")))
+                .body(())
+                .map_err(|e| NetError::BadUrl(format!("{}: {e}", self.conn.endpoint)))?;
+            let (answer, mut stream) = send
+                .send_request(req, false)
+                .map_err(|e| self.transport(&e))?;
+            // The prefix: not compressed, the length (checked above to fit).
+            let len = body.len() as u32;
+            let sent = if body.len() < COPY_BELOW {
+                let mut frame = BytesMut::with_capacity(5 + body.len());
+                frame.put_u8(0);
+                frame.put_u32(len);
+                frame.put_slice(&body);
+                stream.send_data(frame.freeze(), true)
+            } else {
+                let mut prefix = BytesMut::with_capacity(5);
+                prefix.put_u8(0);
+                prefix.put_u32(len);
+                stream
+                    .send_data(prefix.freeze(), false)
+                    .and_then(|()| stream.send_data(body, true))
+            };
+            sent.map_err(|e| self.transport(&e))?;
+            let answer = answer.await.map_err(|e| self.transport(&e))?;
+            self.answer(answer, timeout).await
         };
         tokio::time::timeout(timeout, call)
             .await
             .map_err(|_| NetError::Timeout(timeout))?
+    }
+
+    /// Reads an answer: its one message, or its status as an error.
+    async fn answer(
+        &self,
+        answer: ::http::Response<h2::RecvStream>,
+        timeout: Duration,
+    ) -> Result<Bytes, NetError> {
+        let (head, mut body) = answer.into_parts();
+        // "Trailers-Only": the status in the headers, no message.
+        if head.headers.contains_key("grpc-status") {
+            return Err(self.status(&head.headers, timeout));
+        }
+        if head.status != ::http::StatusCode::OK {
+            return Err(NetError::NotGrpc(format!(
+                "{} answered over HTTP/2 with HTTP status {} and no gRPC status; is this the gRPC port (TF Serving's 8500, not REST's 8501)?",
+                self.conn.endpoint,
+                head.status.as_u16()
+            )));
+        }
+        let mut message = Message::new(self.limit);
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk.map_err(|e| self.transport(&e))?;
+            let _ = body.flow_control().release_capacity(chunk.len());
+            message.push(chunk).map_err(|e| match e {
+                Framing::TooLarge => NetError::TooLarge {
+                    limit: self.limit as u64,
+                },
+                Framing::Compressed => NetError::BadResponse(format!(
+                    "{}: the answer is compressed, though no compression was offered",
+                    self.conn.endpoint
+                )),
+                Framing::Extra => NetError::BadResponse(format!(
+                    "{}: the answer to a unary call holds more than one message",
+                    self.conn.endpoint
+                )),
+            })?;
+        }
+        let trailers = body.trailers().await.map_err(|e| self.transport(&e))?;
+        match trailers {
+            Some(t) if t.contains_key("grpc-status") => {
+                if t.get("grpc-status").map(|v| v.as_bytes()) != Some(b"0") {
+                    return Err(self.status(&t, timeout));
+                }
+            }
+            _ => {
+                return Err(NetError::NotGrpc(format!(
+                    "{} answered over HTTP/2 without a gRPC status; is this the gRPC port (TF Serving's 8500, not REST's 8501)?",
+                    self.conn.endpoint
+                )))
+            }
+        }
+        message.finish().ok_or_else(|| {
+            NetError::BadResponse(format!(
+                "{}: the answer ended before its message did",
+                self.conn.endpoint
+            ))
+        })
+    }
+
+    /// The status of `grpc-status` / `grpc-message` headers as an error.
+    fn status(&self, h: &::http::HeaderMap, timeout: Duration) -> NetError {
+        let code = h
+            .get("grpc-status")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<i32>().ok())
+            .unwrap_or(2); // UNKNOWN, as gRPC reads a status it cannot parse
+        let message = h
+            .get("grpc-message")
+            .map(|v| percent_decode(v.as_bytes()))
+            .unwrap_or_default();
+        status_of(
+            &self.conn.endpoint,
+            code,
+            &message,
+            None,
+            true,
+            timeout,
+            self.limit,
+        )
+    }
+
+    /// A connection or stream error as an error: the connection failing is
+    /// unreachable, the peer breaking HTTP/2 no gRPC service.
+    fn transport(&self, e: &h2::Error) -> NetError {
+        transport_error(&self.conn.endpoint, e)
     }
 
     /// `Predict`: the request's bytes, the response's bytes.
@@ -172,6 +342,173 @@ impl Grpc {
     }
 }
 
+/// Opens a connection to `uri` (TCP, and TLS for `https`, offering `h2` by ALPN), says
+/// HTTP/2's preface and starts the connection's task on the current runtime.
+async fn handshake(
+    uri: &::http::Uri,
+    endpoint: &str,
+    timeout: Duration,
+    ca_pem: Option<&[u8]>,
+) -> Result<h2::client::SendRequest<Bytes>, NetError> {
+    use tower_service::Service as _;
+    let mut connector = super::web::connector(ca_pem, true)?;
+    let connect = async {
+        std::future::poll_fn(|cx| connector.poll_ready(cx)).await?;
+        connector.call(uri.clone()).await
+    };
+    let io = tokio::time::timeout(timeout, connect)
+        .await
+        .map_err(|_| NetError::Timeout(timeout))?
+        .map_err(|e| NetError::Unreachable(format!("{endpoint}: {}", explain(chain(&*e)))))?;
+    let io: Io = hyper_util::rt::TokioIo::new(io);
+    let (send, connection) = h2::client::Builder::new()
+        .initial_window_size(STREAM_WINDOW)
+        .initial_connection_window_size(CONNECTION_WINDOW)
+        .handshake::<_, Bytes>(io)
+        .await
+        .map_err(|e| transport_error(endpoint, &e))?;
+    // The connection's errors reach the calls on it; the task ends with the connection.
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(send)
+}
+
+/// An `h2` error as an error: a failing connection (I/O, the server going away or
+/// resetting the call) is unreachable; the peer breaking HTTP/2, which `h2` answers
+/// with a `GOAWAY` of its own, means the other end does not speak gRPC.
+pub(crate) fn transport_error(endpoint: &str, e: &h2::Error) -> NetError {
+    let text = super::shown(chain(e).as_bytes());
+    let broken = !e.is_io()
+        && !e.is_remote()
+        && e.reason().is_some_and(|r| {
+            r != h2::Reason::NO_ERROR && r != h2::Reason::CANCEL && r != h2::Reason::REFUSED_STREAM
+        });
+    if broken {
+        NetError::NotGrpc(format!(
+            "{endpoint} does not answer as a gRPC server ({text}); is this the gRPC port (TF Serving's 8500, not REST's 8501)?"
+        ))
+    } else {
+        NetError::Unreachable(format!("{endpoint}: {}", explain(text)))
+    }
+}
+
+/// `grpc-timeout`: at most 8 digits and a unit
+/// (<https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md>).
+fn grpc_timeout(t: Duration) -> String {
+    const MAX: u128 = 99_999_999;
+    let ms = t.as_millis();
+    if ms <= MAX {
+        format!("{}m", ms.max(1))
+    } else if u128::from(t.as_secs()) <= MAX {
+        format!("{}S", t.as_secs())
+    } else {
+        format!("{}H", (t.as_secs() / 3600).min(MAX as u64))
+    }
+}
+
+/// `grpc-message`'s percent-encoding undone (a `%` not followed by two hex digits is
+/// kept as it is).
+fn percent_decode(b: &[u8]) -> Vec<u8> {
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push(h << 4 | l);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    out
+}
+
+/// Why an answer's body is not one gRPC message.
+#[derive(Debug, PartialEq)]
+enum Framing {
+    TooLarge,
+    Compressed,
+    Extra,
+}
+
+/// An answer's one length-prefixed message, gathered from its `DATA` frames: the
+/// prefix is checked against the limit as soon as it has come, and a message that came
+/// in one frame is kept without a copy.
+struct Message {
+    limit: usize,
+    first: Option<Bytes>,
+    rest: BytesMut,
+    /// The prefix and message's length, once the prefix has come.
+    whole: Option<usize>,
+}
+
+impl Message {
+    fn new(limit: usize) -> Message {
+        Message {
+            limit,
+            first: None,
+            rest: BytesMut::new(),
+            whole: None,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.first.as_ref().map_or(0, Bytes::len) + self.rest.len()
+    }
+
+    fn push(&mut self, chunk: Bytes) -> Result<(), Framing> {
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        if self.first.is_none() && self.rest.is_empty() {
+            self.first = Some(chunk);
+        } else {
+            if let Some(f) = self.first.take() {
+                // At most 64 MiB ahead: a length prefix alone makes no allocation.
+                let want = self.whole.unwrap_or(0).min(64 << 20);
+                self.rest.reserve(want.max(f.len() + chunk.len()));
+                self.rest.extend_from_slice(&f);
+            }
+            self.rest.extend_from_slice(&chunk);
+        }
+        if self.whole.is_none() && self.len() >= 5 {
+            let head: &[u8] = match &self.first {
+                Some(f) => f,
+                None => &self.rest,
+            };
+            if head[0] != 0 {
+                return Err(Framing::Compressed);
+            }
+            let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+            if len > self.limit {
+                return Err(Framing::TooLarge);
+            }
+            self.whole = Some(5 + len);
+        }
+        match self.whole {
+            Some(w) if self.len() > w => Err(Framing::Extra),
+            _ => Ok(()),
+        }
+    }
+
+    /// The message, when exactly one came whole.
+    fn finish(self) -> Option<Bytes> {
+        if self.whole? != self.len() {
+            return None;
+        }
+        let mut all = match self.first {
+            Some(f) => f,
+            None => self.rest.freeze(),
+        };
+        all.advance(5);
+        Some(all)
+    }
+}
+
 /// Reads a `GetModelMetadataResponse` for `signature_def`: the served model's
 /// signatures, as one meta graph tagged `serve`.
 pub fn read_metadata(raw: Bytes) -> Result<ModelSignatures, NetError> {
@@ -193,37 +530,15 @@ pub fn read_metadata(raw: Bytes) -> Result<ModelSignatures, NetError> {
     })
 }
 
-/// tonic's own status for a message over the decoding limit (tonic's
-/// `codec/decode.rs`): "Error, decoded message length too large: found N bytes, the
-/// limit is: M bytes".
-const TONIC_TOO_LARGE: &str = "Error, decoded message length too large";
-
-/// A gRPC status as an error (see [`status_of`]); `source` is whether tonic made the
-/// status of a transport error rather than reading it from the server.
-fn status_error(endpoint: &str, s: tonic::Status, timeout: Duration, limit: usize) -> NetError {
-    use std::error::Error as _;
-    let transport = s.source().map(chain);
-    status_of(
-        endpoint,
-        s.code() as i32,
-        s.message().as_bytes(),
-        transport.as_deref(),
-        s.metadata().contains_key("grpc-status"),
-        timeout,
-        limit,
-    )
-}
-
 /// A gRPC status as an error: no connection is [`NetError::Unreachable`], the deadline
-/// passing (the server's DEADLINE_EXCEEDED, or tonic's own "Timeout expired")
-/// [`NetError::Timeout`], a message over `limit` [`NetError::TooLarge`], and a peer that
-/// does not speak gRPC (a transport error under the status, or an HTTP answer with no
+/// passing (the server's `DEADLINE_EXCEEDED`) [`NetError::Timeout`], and a peer that
+/// does not speak gRPC (a protocol error under the status, or an answer with no
 /// `grpc-status`) [`NetError::NotGrpc`]; any other status is the server's refusal, its
 /// message escaped.
 ///
-/// `code` is the status code's number, `message` its message, `transport` the transport
-/// error tonic made it of (if any), `from_server` whether the answer had a
-/// `grpc-status`.
+/// `code` is the status code's number, `message` its message, `transport` the
+/// transport error it was made of (if any), `from_server` whether the answer had a
+/// `grpc-status`; `limit` is the answer limit in force.
 pub fn status_of(
     endpoint: &str,
     code: i32,
@@ -233,26 +548,17 @@ pub fn status_of(
     timeout: Duration,
     limit: usize,
 ) -> NetError {
-    use tonic::Code;
-    let code = Code::from_i32(code);
+    let _ = limit;
     let text = super::shown(message);
-    let msg = String::from_utf8_lossy(message);
-    match code {
-        Code::DeadlineExceeded => return NetError::Timeout(timeout),
-        Code::Cancelled if msg.contains("Timeout expired") => return NetError::Timeout(timeout),
-        Code::OutOfRange if !from_server && msg.starts_with(TONIC_TOO_LARGE) => {
-            return NetError::TooLarge {
-                limit: limit as u64,
-            }
-        }
-        _ => {}
+    if code == DEADLINE_EXCEEDED {
+        return NetError::Timeout(timeout);
     }
     if let Some(t) = transport {
         let t = super::shown(t.as_bytes());
-        // A broken, refused or reset connection is unreachable; a protocol error (tonic
-        // makes INTERNAL or UNKNOWN of one) means the other end answered in something
-        // that is not HTTP/2 gRPC.
-        let garbled = matches!(code, Code::Internal | Code::Unknown) || is_protocol_error(&t);
+        // A broken, refused or reset connection is unreachable; a protocol error (made
+        // INTERNAL or UNKNOWN) means the other end answered in something that is not
+        // HTTP/2 gRPC.
+        let garbled = matches!(code, INTERNAL | UNKNOWN) || is_protocol_error(&t);
         return if !garbled {
             NetError::Unreachable(format!("{endpoint}: {}", explain(t)))
         } else {
@@ -261,19 +567,24 @@ pub fn status_of(
             ))
         };
     }
-    if !from_server && msg.contains("grpc-status header missing") {
+    if !from_server {
         return NetError::NotGrpc(format!(
             "{endpoint} answered over HTTP/2 without a gRPC status ({text}); is this the gRPC port (TF Serving's 8500, not REST's 8501)?"
         ));
     }
-    match code {
-        Code::Unavailable => NetError::Unreachable(format!("{endpoint}: {}", explain(text))),
-        code => NetError::Refused {
-            status: format!("gRPC {}", code_name(code)),
-            message: text,
-        },
+    if code == UNAVAILABLE {
+        return NetError::Unreachable(format!("{endpoint}: {}", explain(text)));
+    }
+    NetError::Refused {
+        status: format!("gRPC {}", code_name(code)),
+        message: text,
     }
 }
+
+const UNKNOWN: i32 = 2;
+const DEADLINE_EXCEEDED: i32 = 4;
+const INTERNAL: i32 = 13;
+const UNAVAILABLE: i32 = 14;
 
 /// Whether a transport error says the peer spoke something else than HTTP/2.
 fn is_protocol_error(t: &str) -> bool {
@@ -289,44 +600,43 @@ fn is_protocol_error(t: &str) -> bool {
     .any(|p| t.contains(p))
 }
 
-/// The status code's canonical name (`INVALID_ARGUMENT`).
-fn code_name(c: tonic::Code) -> &'static str {
-    use tonic::Code::*;
-    match c {
-        Ok => "OK",
-        Cancelled => "CANCELLED",
-        Unknown => "UNKNOWN",
-        InvalidArgument => "INVALID_ARGUMENT",
-        DeadlineExceeded => "DEADLINE_EXCEEDED",
-        NotFound => "NOT_FOUND",
-        AlreadyExists => "ALREADY_EXISTS",
-        PermissionDenied => "PERMISSION_DENIED",
-        ResourceExhausted => "RESOURCE_EXHAUSTED",
-        FailedPrecondition => "FAILED_PRECONDITION",
-        Aborted => "ABORTED",
-        OutOfRange => "OUT_OF_RANGE",
-        Unimplemented => "UNIMPLEMENTED",
-        Internal => "INTERNAL",
-        Unavailable => "UNAVAILABLE",
-        DataLoss => "DATA_LOSS",
-        Unauthenticated => "UNAUTHENTICATED",
-    }
+/// The status code's canonical name (`INVALID_ARGUMENT`), from grpc's
+/// include/grpcpp/support/status_code_enum.h; a number outside it is `CODE_N`.
+fn code_name(code: i32) -> std::borrow::Cow<'static, str> {
+    const NAMES: [&str; 17] = [
+        "OK",
+        "CANCELLED",
+        "UNKNOWN",
+        "INVALID_ARGUMENT",
+        "DEADLINE_EXCEEDED",
+        "NOT_FOUND",
+        "ALREADY_EXISTS",
+        "PERMISSION_DENIED",
+        "RESOURCE_EXHAUSTED",
+        "FAILED_PRECONDITION",
+        "ABORTED",
+        "OUT_OF_RANGE",
+        "UNIMPLEMENTED",
+        "INTERNAL",
+        "UNAVAILABLE",
+        "DATA_LOSS",
+        "UNAUTHENTICATED",
+    ];
+    usize::try_from(code)
+        .ok()
+        .and_then(|i| NAMES.get(i))
+        .map_or_else(|| format!("CODE_{code}").into(), |n| (*n).into())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn status(
-        code: tonic::Code,
-        msg: &str,
-        transport: Option<&str>,
-        from_server: bool,
-    ) -> NetError {
+    fn status(code: i32, msg: &str, transport: Option<&str>, from_server: bool) -> NetError {
         let t = Duration::from_secs(1);
         status_of(
             "http://h:1",
-            code as i32,
+            code,
             msg.as_bytes(),
             transport,
             from_server,
@@ -337,42 +647,86 @@ mod tests {
 
     #[test]
     fn who_made_the_status_decides_the_error() {
-        use tonic::Code;
         // The server's own status is its refusal, its message escaped.
-        let e = status(Code::NotFound, "no \x1b[31m model", None, true);
+        let e = status(5, "no \x1b[31m model", None, true);
         assert!(e.is_refusal());
         assert!(
             e.to_string()
                 .ends_with(r"gRPC NOT_FOUND: no \u{1b}[31m model"),
             "{e}"
         );
-        // tonic's limit check is the limit; the same words from a server are not.
-        let too = "Error, decoded message length too large: found 9 bytes, the limit is: 4 bytes";
         assert_eq!(
-            status(Code::OutOfRange, too, None, false),
-            NetError::TooLarge { limit: 4 }
+            status(4, "late", None, true),
+            NetError::Timeout(Duration::from_secs(1))
         );
-        assert!(status(Code::OutOfRange, too, None, true).is_refusal());
-        // A protocol error under the status: no gRPC there.
-        let h2 = "transport error: http2 error: connection error detected: frame with invalid size";
         assert!(matches!(
-            status(Code::Internal, "h2", Some(h2), false),
+            status(14, "down", None, true),
+            NetError::Unreachable(_)
+        ));
+        assert!(status(99, "odd", None, true)
+            .to_string()
+            .contains("gRPC CODE_99"));
+        // A protocol error under the status: no gRPC there.
+        let h2 = "connection error detected: frame with invalid size";
+        assert!(matches!(
+            status(13, "h2", Some(h2), false),
             NetError::NotGrpc(_)
         ));
+        // An answer without a status is no gRPC service.
         assert!(matches!(
-            status(
-                Code::Unimplemented,
-                "grpc-status header missing, mapped from HTTP status code 404",
-                None,
-                false
-            ),
+            status(12, "404", None, false),
             NetError::NotGrpc(_)
         ));
         // A refused connection is unreachable.
-        let refused = "transport error: tcp connect error: Connection refused";
+        let refused = "tcp connect error: Connection refused";
         assert!(matches!(
-            status(Code::Unavailable, "x", Some(refused), false),
+            status(14, "x", Some(refused), false),
             NetError::Unreachable(_)
         ));
+    }
+
+    #[test]
+    fn messages_are_framed_checked_and_kept_whole() {
+        let framed = |m: &[u8]| {
+            let mut v = vec![0u8];
+            v.extend_from_slice(&(m.len() as u32).to_be_bytes());
+            v.extend_from_slice(m);
+            v
+        };
+        // One frame, or split anywhere, gives the same message.
+        let f = framed(b"hello");
+        for cut in 0..=f.len() {
+            let mut m = Message::new(100);
+            m.push(Bytes::copy_from_slice(&f[..cut])).unwrap();
+            m.push(Bytes::copy_from_slice(&f[cut..])).unwrap();
+            assert_eq!(m.finish().as_deref(), Some(&b"hello"[..]), "cut at {cut}");
+        }
+        // Over the limit: refused on the prefix alone.
+        let mut m = Message::new(4);
+        assert_eq!(
+            m.push(Bytes::copy_from_slice(&f[..5])),
+            Err(Framing::TooLarge)
+        );
+        // Compressed, a second message, a cut message.
+        let mut c = f.clone();
+        c[0] = 1;
+        assert_eq!(Message::new(100).push(c.into()), Err(Framing::Compressed));
+        let mut two = f.clone();
+        two.extend_from_slice(&f);
+        assert_eq!(Message::new(100).push(two.into()), Err(Framing::Extra));
+        let mut short = Message::new(100);
+        short.push(Bytes::copy_from_slice(&f[..7])).unwrap();
+        assert_eq!(short.finish(), None);
+        assert_eq!(Message::new(100).finish(), None);
+    }
+
+    #[test]
+    fn timeouts_and_messages_are_written_as_grpc_says() {
+        assert_eq!(grpc_timeout(Duration::from_secs(30)), "30000m");
+        assert_eq!(grpc_timeout(Duration::from_micros(10)), "1m");
+        assert_eq!(grpc_timeout(Duration::from_secs(200_000)), "200000S");
+        assert_eq!(grpc_timeout(Duration::MAX), "99999999H");
+        assert_eq!(percent_decode(b"a%20b%zz%4"), b"a b%zz%4");
+        assert_eq!(percent_decode(b"%E2%9C%93"), "\u{2713}".as_bytes());
     }
 }

@@ -43,8 +43,8 @@ use crate::signature::ModelSignatures;
 /// The largest gRPC message, sent or received: 2 GiB − 1, protobuf's own limit and TF
 /// Serving's: its model server calls `builder.SetMaxMessageSize(tensorflow::kint32max)`
 /// (tensorflow_serving/model_servers/server.cc, <https://github.com/tensorflow/serving>),
-/// so it answers with messages up to that size. tonic's own default for a client is
-/// 4 MiB, too small for real responses. It is the default gRPC answer limit
+/// so it answers with messages up to that size. gRPC's usual default for a client,
+/// 4 MiB, is too small for real responses. It is the default gRPC answer limit
 /// ([`Options::max_response`]).
 pub const MAX_MESSAGE: usize = i32::MAX as usize;
 
@@ -534,7 +534,7 @@ fn set_name(m: &mut Message, name: &str) {
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
-            .field("target", &self.target)
+            .field("target", &self.caller.target)
             .finish_non_exhaustive()
     }
 }
@@ -558,14 +558,34 @@ pub fn decode_answer(protocol: Protocol, raw: &Bytes) -> Result<Message, NetErro
     }
 }
 
-/// A connection to one service, reused for every call.
+/// A connection to one service, reused for every call, with the runtime its I/O runs
+/// on. Calls made from one thread go through [`Client::send`]; many at once through
+/// [`Caller`]s on [`Client::block_on`].
 pub struct Client {
     rt: tokio::runtime::Runtime,
+    caller: Caller,
+}
+
+/// A client's calls as futures, for making many at once on its runtime
+/// ([`Client::block_on`]). Clones share the client's connections: gRPC calls are
+/// multiplexed on one HTTP/2 connection, as a gRPC channel's are, and HTTP calls take
+/// connections from one pool (HTTP/1.1 has one call on a connection at a time).
+#[derive(Clone)]
+pub struct Caller {
     target: Target,
     opts: Options,
     inner: Inner,
 }
 
+impl fmt::Debug for Caller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Caller")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Clone)]
 enum Inner {
     Eas(web::Http),
     Grpc(grpc::Grpc),
@@ -598,74 +618,33 @@ impl Client {
         };
         Ok(Client {
             rt,
-            target,
-            opts,
-            inner,
+            caller: Caller {
+                target,
+                opts,
+                inner,
+            },
         })
     }
 
     /// The target.
     pub fn target(&self) -> &Target {
-        &self.target
+        &self.caller.target
     }
 
     /// The options.
     pub fn options(&self) -> &Options {
-        &self.opts
+        &self.caller.opts
     }
 
     /// Sends a prepared request and decodes the answer.
     pub fn send(&mut self, req: &Prepared) -> Result<Exchange, NetError> {
-        let t = self.opts.deadline();
-        let start = Instant::now();
-        let (raw, response) = match (&mut self.inner, &self.target) {
-            (Inner::Eas(h), Target::Eas { url }) => {
-                let raw = self
-                    .rt
-                    .block_on(eas::predict(h, url, &req.body, &self.opts))?;
-                let m = decode_answer(Protocol::Eas, &raw)?;
-                (raw, m)
-            }
-            (Inner::Grpc(g), _) => {
-                let raw = self.rt.block_on(g.predict(req.body.clone(), t))?;
-                let m = decode_answer(Protocol::Grpc, &raw)?;
-                (raw, m)
-            }
-            (Inner::Rest(h, outs), target) => {
-                let url = rest::predict_url(target);
-                let raw = self.rt.block_on(h.post(
-                    &url,
-                    vec![("content-type", "application/json".into())],
-                    req.body.clone(),
-                    t,
-                ))?;
-                let raw = web::ok_body(raw)?;
-                let latency = start.elapsed();
-                if outs.is_empty() {
-                    // Output dtypes: JSON carries none, the signature has them.
-                    let meta = rest::metadata_url(target);
-                    if let Ok(r) = self.rt.block_on(h.get(&meta, vec![], t)) {
-                        if let Ok(b) = web::ok_body(r) {
-                            outs.learn(&b);
-                        }
-                    }
-                }
-                let m = outs.response(&raw, &req.signature, &req.fetches)?;
-                return Ok(Exchange {
-                    response: m,
-                    raw,
-                    latency,
-                    notes: req.notes.clone(),
-                });
-            }
-            _ => unreachable!("the client's connection matches its target"),
-        };
-        Ok(Exchange {
-            response,
-            raw,
-            latency: start.elapsed(),
-            notes: req.notes.clone(),
-        })
+        self.rt.block_on(self.caller.send(req))
+    }
+
+    /// Sends a prepared request and returns the answer's bytes as they came, not
+    /// decoded ([`Caller::call`]).
+    pub fn call(&mut self, req: &Prepared) -> Result<Bytes, NetError> {
+        self.rt.block_on(self.caller.call(req))
     }
 
     /// Does ahead what the first call would do besides sending: for TF Serving REST,
@@ -673,26 +652,39 @@ impl Client {
     /// no call's latency includes that read. Nothing for EAS and gRPC. A metadata
     /// endpoint that does not answer is left for the first call to try again.
     pub fn ready(&mut self) {
-        let t = self.opts.deadline();
-        if let (Inner::Rest(h, outs), target) = (&mut self.inner, &self.target) {
-            if outs.is_empty() {
-                let meta = rest::metadata_url(target);
-                if let Ok(r) = self.rt.block_on(h.get(&meta, vec![], t)) {
-                    if let Ok(b) = web::ok_body(r) {
-                        outs.learn(&b);
-                    }
-                }
-            }
-        }
+        self.rt.block_on(self.caller.learn_outputs());
+    }
+
+    /// A caller that shares this client's connections (and what [`Client::ready`]
+    /// learnt), for calls made at once on [`Client::block_on`].
+    pub fn caller(&self) -> Caller {
+        self.caller.clone()
+    }
+
+    /// Runs `future` to its end on this client's runtime, the one its connections
+    /// live on: the [`Caller`]s' calls must be awaited here.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), tfreq::net::NetError> {
+    /// use tfreq::net::{Client, Options, Target};
+    /// let client = Client::connect(Target::parse("grpc://127.0.0.1:8500", None)?, Options::default())?;
+    /// # let req: tfreq::net::Prepared = unimplemented!();
+    /// let (mut a, mut b) = (client.caller(), client.caller());
+    /// let (x, y) = client.block_on(async { (a.send(&req).await, b.send(&req).await) });
+    /// # Ok(()) }
+    /// ```
+    pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
+        self.rt.block_on(future)
     }
 
     /// Reads the served model's signatures: gRPC GetModelMetadata, or REST
     /// `GET /v1/models/NAME[/versions/N]/metadata`.
     pub fn metadata(&mut self) -> Result<ModelSignatures, NetError> {
-        let t = self.opts.deadline();
-        match (&mut self.inner, &self.target) {
+        let t = self.caller.opts.deadline();
+        let c = &mut self.caller;
+        match (&mut c.inner, &c.target) {
             (Inner::Grpc(g), _) => {
-                let name = self.opts.model_name.clone().ok_or_else(|| {
+                let name = c.opts.model_name.clone().ok_or_else(|| {
                     NetError::BadRequest("GetModelMetadata needs --model-name".into())
                 })?;
                 self.rt.block_on(g.metadata(&name, t))
@@ -707,6 +699,81 @@ impl Client {
                 "an EAS service has no metadata endpoint; give a TF Serving grpc:// or REST URL"
                     .into(),
             )),
+        }
+    }
+}
+
+impl Caller {
+    /// The target.
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// Sends a prepared request and decodes the answer.
+    pub async fn send(&mut self, req: &Prepared) -> Result<Exchange, NetError> {
+        let start = Instant::now();
+        let raw = self.call(req).await?;
+        let latency = start.elapsed();
+        let response = match &mut self.inner {
+            Inner::Eas(_) => decode_answer(Protocol::Eas, &raw)?,
+            Inner::Grpc(_) => decode_answer(Protocol::Grpc, &raw)?,
+            Inner::Rest(_, outs) => {
+                if outs.is_empty() {
+                    self.learn_outputs().await;
+                }
+                let Inner::Rest(_, outs) = &self.inner else {
+                    unreachable!("a REST caller stays one")
+                };
+                outs.response(&raw, &req.signature, &req.fetches)?
+            }
+        };
+        Ok(Exchange {
+            response,
+            raw,
+            latency,
+            notes: req.notes.clone(),
+        })
+    }
+
+    /// Sends a prepared request and returns the answer's bytes as they came, not
+    /// decoded: the protobuf response (EAS, gRPC) or the JSON body (REST) of a call the
+    /// service answered with success. What `tfreq load` times.
+    pub async fn call(&mut self, req: &Prepared) -> Result<Bytes, NetError> {
+        let t = self.opts.deadline();
+        match (&mut self.inner, &self.target) {
+            (Inner::Eas(h), Target::Eas { url }) => {
+                eas::predict(h, url, &req.body, &self.opts).await
+            }
+            (Inner::Grpc(g), _) => g.predict(req.body.clone(), t).await,
+            (Inner::Rest(h, _), target) => {
+                let url = rest::predict_url(target);
+                let raw = h
+                    .post(
+                        &url,
+                        vec![("content-type", "application/json".into())],
+                        req.body.clone(),
+                        t,
+                    )
+                    .await?;
+                web::ok_body(raw)
+            }
+            _ => unreachable!("the client's connection matches its target"),
+        }
+    }
+
+    /// TF Serving REST: reads the model's output dtypes from its metadata, when not yet
+    /// known (JSON carries none, the signature has them). Nothing for EAS and gRPC.
+    async fn learn_outputs(&mut self) {
+        let t = self.opts.deadline();
+        if let (Inner::Rest(h, outs), target) = (&mut self.inner, &self.target) {
+            if outs.is_empty() {
+                let meta = rest::metadata_url(target);
+                if let Ok(r) = h.get(&meta, vec![], t).await {
+                    if let Ok(b) = web::ok_body(r) {
+                        outs.learn(&b);
+                    }
+                }
+            }
         }
     }
 }

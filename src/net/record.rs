@@ -40,9 +40,9 @@ use std::task::{Context, Poll};
 use bytes::{Bytes, BytesMut};
 use http_body_util::{BodyExt, Either, Empty, Full};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
+use super::web::{connector, Https};
 use super::{NetError, Protocol};
 use crate::analysis::batch::batch_of;
 use crate::analysis::coverage::{KeyCounts, Origin};
@@ -721,36 +721,9 @@ fn upstream_base(url: &str) -> Result<(&'static str, ::http::uri::Authority), Ne
     Ok((scheme, authority))
 }
 
-/// The connector to the upstream: TCP without delay, TLS for `https` (the webpki roots,
-/// or the CAs of `ca_pem`), offering HTTP/1.1 or HTTP/2 by ALPN.
-fn connector(ca_pem: Option<&[u8]>, h2: bool) -> Result<Https, NetError> {
-    let mut http = HttpConnector::new();
-    http.set_nodelay(true);
-    http.enforce_http(false);
-    let builder = hyper_rustls::HttpsConnectorBuilder::new();
-    let builder = match ca_pem {
-        None => builder.with_webpki_roots(),
-        Some(pem) => {
-            let provider = Arc::new(rustls::crypto::ring::default_provider());
-            let config = rustls::ClientConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .map_err(|e| NetError::BadRequest(format!("TLS: {e}")))?
-                .with_root_certificates(super::web::roots(pem)?)
-                .with_no_client_auth();
-            builder.with_tls_config(config)
-        }
-    };
-    let builder = builder.https_or_http();
-    Ok(if h2 {
-        builder.enable_http2().wrap_connector(http)
-    } else {
-        builder.enable_http1().wrap_connector(http)
-    })
-}
-
-type Https = hyper_rustls::HttpsConnector<HttpConnector>;
-
-type Out = Either<Incoming, Full<Bytes>>;
+/// An answer's body: the upstream's as hyper's client read it, as `h2` read it
+/// ([`Upstream`]), or the proxy's own.
+type Out = Either<Either<Incoming, Upstream>, Full<Bytes>>;
 
 /// The proxy's shared state.
 struct Proxy {
@@ -758,6 +731,9 @@ struct Proxy {
     authority: ::http::uri::Authority,
     h1: hyper_util::client::legacy::Client<Https, Replay>,
     h2: hyper_util::client::legacy::Client<Https, Replay>,
+    /// The HTTP/2 connection a gRPC call read whole is sent on (opened on the first).
+    grpc: Mutex<Option<super::grpc::Connection>>,
+    ca_cert: Option<Bytes>,
     meta: hyper_util::client::legacy::Client<Https, Empty<Bytes>>,
     events: Events,
     max_size: u64,
@@ -798,6 +774,8 @@ pub async fn serve(
         authority,
         h1,
         h2,
+        grpc: Mutex::new(None),
+        ca_cert: opts.ca_cert.clone(),
         meta,
         events,
         max_size: opts.max_size,
@@ -912,8 +890,13 @@ impl Proxy {
             self.events.send(Event::Request {
                 protocol,
                 path,
-                body: whole,
+                body: whole.clone(),
             });
+        }
+        if h2 && grpc && replay.rest.is_none() && replay.ahead.iter().all(Frame::is_data) {
+            if let Some(body) = &whole {
+                return self.forward_whole(parts, body.clone()).await;
+            }
         }
         let up = ::http::Request::from_parts(parts, replay);
         let res = if h2 {
@@ -929,10 +912,73 @@ impl Proxy {
                 }
                 ::http::Response::from_parts(
                     parts,
-                    Counted::new(Either::Left(body), self.answered.clone()),
+                    Counted::new(Either::Left(Either::Left(body)), self.answered.clone()),
                 )
             }
             Err(e) => self.failed(grpc, format!("tfreq record: the upstream failed: {e}")),
+        }
+    }
+
+    /// A gRPC call whose request was read whole, sent on with `h2` itself: its HEADERS
+    /// and DATA frames in one write (hyper's client sends the body once the connection
+    /// task has opened the stream: a second write, and a second wake-up of the upstream,
+    /// a call), the answer streamed back frame by frame, trailers included.
+    async fn forward_whole(
+        &self,
+        parts: ::http::request::Parts,
+        body: Bytes,
+    ) -> ::http::Response<Counted<Out>> {
+        let failed =
+            |e: NetError| self.failed(true, format!("tfreq record: the upstream failed: {e}"));
+        let mut conn = match self.grpc.lock().ok().and_then(|c| c.clone()) {
+            Some(c) => c,
+            None => {
+                let endpoint = format!("{}://{}", self.scheme, self.authority);
+                match super::grpc::Connection::open(
+                    &endpoint,
+                    UPSTREAM_CONNECT,
+                    self.ca_cert.as_deref(),
+                )
+                .await
+                {
+                    Ok(c) => c,
+                    Err(e) => return failed(e),
+                }
+            }
+        };
+        let send = conn.ready().await;
+        if let Ok(mut kept) = self.grpc.lock() {
+            *kept = Some(conn.clone());
+        }
+        let mut send = match send {
+            Ok(s) => s,
+            Err(e) => return failed(e),
+        };
+        let transport = |e: h2::Error| failed(super::grpc::transport_error(conn.endpoint(), &e));
+        let req = ::http::Request::from_parts(parts, ());
+        let (answer, mut stream) = match send.send_request(req, body.is_empty()) {
+            Ok(s) => s,
+            Err(e) => return transport(e),
+        };
+        if !body.is_empty() {
+            if let Err(e) = stream.send_data(body, true) {
+                return transport(e);
+            }
+        }
+        match answer.await {
+            Ok(r) => {
+                let (parts, recv) = r.into_parts();
+                let up = Upstream {
+                    recv,
+                    data_done: false,
+                    done: false,
+                };
+                ::http::Response::from_parts(
+                    parts,
+                    Counted::new(Either::Left(Either::Right(up)), self.answered.clone()),
+                )
+            }
+            Err(e) => transport(e),
         }
     }
 
@@ -1114,6 +1160,56 @@ impl Body for Replay {
                 s
             }
         }
+    }
+}
+
+/// How long [`Proxy::forward_whole`] waits for a connection to the upstream.
+const UPSTREAM_CONNECT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// An answer read by `h2` as a body for hyper's server: its DATA frames (their
+/// flow-control window given back as each is passed on), then its trailers.
+struct Upstream {
+    recv: h2::RecvStream,
+    data_done: bool,
+    done: bool,
+}
+
+impl Body for Upstream {
+    type Data = Bytes;
+    type Error = h2::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, h2::Error>>> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(None);
+        }
+        if !this.data_done {
+            match std::task::ready!(this.recv.poll_data(cx)) {
+                Some(Ok(d)) => {
+                    let _ = this.recv.flow_control().release_capacity(d.len());
+                    return Poll::Ready(Some(Ok(Frame::data(d))));
+                }
+                Some(Err(e)) => {
+                    this.done = true;
+                    return Poll::Ready(Some(Err(e)));
+                }
+                None => this.data_done = true,
+            }
+        }
+        let t = std::task::ready!(this.recv.poll_trailers(cx));
+        this.done = true;
+        Poll::Ready(match t {
+            Ok(Some(t)) => Some(Ok(Frame::trailers(t))),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        })
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done || self.recv.is_end_stream()
     }
 }
 

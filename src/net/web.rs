@@ -1,5 +1,5 @@
-//! The HTTP/1.1 client the EAS, REST and queue calls share: hyper (which tonic already
-//! brings) with rustls for `https://`, one pooled connection reused across calls.
+//! The HTTP/1.1 client the EAS, REST and queue calls share: hyper with rustls for
+//! `https://`, one pooled connection reused across calls.
 
 use std::time::Duration;
 
@@ -11,7 +11,38 @@ use hyper_util::rt::TokioExecutor;
 
 use super::NetError;
 
+/// The connector every client here uses: TCP without delay, TLS for `https` (the
+/// webpki roots, or the CAs of `ca_pem`), offering HTTP/1.1 or HTTP/2 by ALPN.
+pub(super) fn connector(ca_pem: Option<&[u8]>, h2: bool) -> Result<Https, NetError> {
+    let mut http = HttpConnector::new();
+    http.set_nodelay(true);
+    http.enforce_http(false);
+    let builder = hyper_rustls::HttpsConnectorBuilder::new();
+    let builder = match ca_pem {
+        None => builder.with_webpki_roots(),
+        Some(pem) => {
+            let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+            let config = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|e| NetError::BadRequest(format!("TLS: {e}")))?
+                .with_root_certificates(roots(pem)?)
+                .with_no_client_auth();
+            builder.with_tls_config(config)
+        }
+    };
+    let builder = builder.https_or_http();
+    Ok(if h2 {
+        builder.enable_http2().wrap_connector(http)
+    } else {
+        builder.enable_http1().wrap_connector(http)
+    })
+}
+
+/// [`connector`]'s connector.
+pub(super) type Https = hyper_rustls::HttpsConnector<HttpConnector>;
+
 /// An HTTP client.
+#[derive(Clone)]
 pub struct Http {
     client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>,
     limit: u64,
@@ -51,23 +82,7 @@ impl Http {
         limit: u64,
     ) -> Result<Http, NetError> {
         let _guard = rt.enter();
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        let builder = hyper_rustls::HttpsConnectorBuilder::new();
-        let builder = match ca_pem {
-            None => builder.with_webpki_roots(),
-            Some(pem) => {
-                let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-                let config = rustls::ClientConfig::builder_with_provider(provider)
-                    .with_safe_default_protocol_versions()
-                    .map_err(|e| NetError::BadRequest(format!("TLS: {e}")))?
-                    .with_root_certificates(roots(pem)?)
-                    .with_no_client_auth();
-                builder.with_tls_config(config)
-            }
-        };
-        let https = builder.https_or_http().enable_http1().wrap_connector(http);
+        let https = connector(ca_pem, false)?;
         Ok(Http {
             client: Client::builder(TokioExecutor::new()).build(https),
             limit,

@@ -4,7 +4,8 @@
 //! TF Serving gRPC and REST.
 //!
 //! Request `i` of the run is file `i mod FILES`, sent by one of `--concurrency`
-//! workers (a thread and a connection each, [`tfreq::net::Client`]). With `--rate` the
+//! workers: without `--rate`, futures on one thread sharing one client
+//! ([`tfreq::net::Caller`]); with it, a thread and a client each. With `--rate` the
 //! run is open-loop: request `i` is scheduled `i / rate` seconds after the start
 //! ([`tfreq::analysis::load::Schedule`]) and its latency is measured from that time, so
 //! a request that waited for a free worker (the service stalled) counts the wait. The
@@ -22,7 +23,7 @@ use tfreq::analysis::key::ExecutorKey;
 use tfreq::analysis::load::{
     bar, parse_duration, parse_rate, Bin, CurvePoint, Latencies, Percentiles, Schedule,
 };
-use tfreq::net::{prepare, Client, NetError, Prepared, Protocol};
+use tfreq::net::{prepare, Caller, Client, NetError, Prepared, Protocol};
 
 use crate::common::{in_file, report_error, stdout, Failure, Outcome, Progress};
 use crate::input::{InputArgs, Inputs};
@@ -52,7 +53,9 @@ pub struct Args {
     files: Vec<PathBuf>,
     #[command(flatten)]
     conn: Conn,
-    /// How many requests are under way at most at once (one connection each).
+    /// How many requests are under way at most at once. Without --rate they share one
+    /// thread and, for gRPC, one HTTP/2 connection (HTTP/1.1 takes a connection for each
+    /// call under way); with --rate each has a thread and a connection of its own.
     #[arg(long, short = 'c', default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     concurrency: u32,
     /// Send at this rate, R a second (100, 100/s, 600/m), each request at its scheduled
@@ -188,7 +191,10 @@ pub fn run(a: Args) -> Outcome {
     };
     let concurrency = usize::try_from(a.concurrency).unwrap_or(1).max(1);
     let workers = u64::try_from(concurrency).unwrap_or(1).min(total) as usize;
-    let mut clients = (0..workers.max(1))
+    // Closed loop: one client, its connection shared by the workers; open loop: one
+    // client a worker thread.
+    let connections = if a.rate.is_none() { 1 } else { workers.max(1) };
+    let mut clients = (0..connections)
         .map(|_| a.conn.connect())
         .collect::<Result<Vec<Client>, _>>()?;
     for c in &mut clients {
@@ -325,7 +331,80 @@ fn interrupt_flag() -> Arc<AtomicBool> {
     flag
 }
 
-/// Sends the run's requests and gathers what they measured.
+/// What every worker of a run shares: the requests, when to stop, and how one call is
+/// counted.
+struct Run<'a> {
+    planned: &'a [(String, ExecutorKey, Prepared)],
+    first_of_key: &'a [bool],
+    schedule: Schedule,
+    total: u64,
+    next: AtomicU64,
+    stop: Arc<AtomicBool>,
+    start: Instant,
+    stop_at: Option<Instant>,
+    max_points: usize,
+}
+
+impl Run<'_> {
+    /// The number of the next request to send and when it is due (open loop), or none
+    /// when the run is over (all sent, past `--duration`, Ctrl-C).
+    fn take(&self) -> Option<(u64, Option<Instant>)> {
+        if self.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        if i >= self.total {
+            return None;
+        }
+        let due = self.schedule.at(i).and_then(|o| self.start.checked_add(o));
+        match (due, self.stop_at) {
+            (Some(due), Some(stop)) if due >= stop => None,
+            (None, Some(stop)) if Instant::now() >= stop => None,
+            _ => Some((i, due)),
+        }
+    }
+
+    /// The request of call `i`.
+    fn request(&self, i: u64) -> &Prepared {
+        &self.planned[self.file(i)].2
+    }
+
+    fn file(&self, i: u64) -> usize {
+        // `i % n` is below the number of files, so it fits a usize.
+        (i % self.planned.len() as u64) as usize
+    }
+
+    /// Counts call `i`, due at `due` (or sent then), sent at `at`, ended now.
+    fn count(
+        &self,
+        t: &mut Tally,
+        i: u64,
+        due: Option<Instant>,
+        at: Instant,
+        result: Result<(), NetError>,
+    ) {
+        let end = Instant::now();
+        let due = due.unwrap_or(at);
+        let rec = Record {
+            i,
+            sent: at - self.start,
+            due: due - self.start,
+            latency: end - due,
+            result,
+        };
+        let file = self.file(i);
+        let first = (i < self.planned.len() as u64 && self.first_of_key[file])
+            .then(|| (self.planned[file].0.as_str(), &self.planned[file].1));
+        t.add(rec, first, self.max_points);
+    }
+}
+
+/// Sends the run's requests and gathers what they measured: closed loop (no `--rate`)
+/// as futures on the client's one thread, their calls sharing its connection (gRPC) or
+/// pool (HTTP), which costs the least CPU a call and lets the server read many calls at
+/// once; open loop as one thread a worker, each with its own client, each sleeping to the
+/// microsecond until its request is due (the runtime's timer counts in milliseconds,
+/// which would add up to a millisecond to each latency).
 fn drive(
     a: &Args,
     clients: &mut [Client],
@@ -335,60 +414,76 @@ fn drive(
     total: u64,
     protocol: Protocol,
 ) -> Report {
-    let n = planned.len() as u64;
-    let next = AtomicU64::new(0);
-    let stop = interrupt_flag();
     let start = Instant::now();
-    let stop_at = a.duration.and_then(|d| start.checked_add(d));
-    let max_points = MAX_POINTS / clients.len().max(1);
+    let run = Run {
+        planned,
+        first_of_key,
+        schedule,
+        total,
+        next: AtomicU64::new(0),
+        stop: interrupt_flag(),
+        start,
+        stop_at: a.duration.and_then(|d| start.checked_add(d)),
+        max_points: MAX_POINTS / (a.concurrency.max(1) as usize),
+    };
+    let t = if a.rate.is_none() {
+        together(&run, &clients[0], clients_workers(a, total))
+    } else {
+        threads(&run, clients)
+    };
+    report(a, t, schedule, protocol, run.stop.load(Ordering::Relaxed))
+}
+
+/// How many calls are under way at once: `--concurrency`, at most the run's requests.
+fn clients_workers(a: &Args, total: u64) -> usize {
+    u64::from(a.concurrency).clamp(1, total.max(1)) as usize
+}
+
+/// Closed loop: `workers` futures on the client's runtime.
+fn together(run: &Run<'_>, client: &Client, workers: usize) -> Tally {
+    use futures_util::stream::{FuturesUnordered, StreamExt};
+    let worker = |mut caller: Caller| async move {
+        let mut t = Tally::default();
+        while let Some((i, _)) = run.take() {
+            let at = Instant::now();
+            let result = caller.call(run.request(i)).await.map(drop);
+            run.count(&mut t, i, None, at, result);
+        }
+        t
+    };
+    let mut running: FuturesUnordered<_> = (0..workers).map(|_| worker(client.caller())).collect();
+    client.block_on(async {
+        let mut t = Tally::default();
+        while let Some(w) = running.next().await {
+            t.merge(w);
+        }
+        t
+    })
+}
+
+/// Open loop: a thread and a client a worker.
+fn threads(run: &Run<'_>, clients: &mut [Client]) -> Tally {
     let mut t = Tally::default();
     std::thread::scope(|s| {
-        let mut running = Vec::new();
-        for c in clients.iter_mut() {
-            let (next, stop) = (&next, &stop);
-            running.push(s.spawn(move || {
-                let mut t = Tally::default();
-                loop {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= total {
-                        break;
-                    }
-                    let due = schedule.at(i).and_then(|o| start.checked_add(o));
-                    if let (Some(due), Some(stop)) = (due, stop_at) {
-                        if due >= stop {
-                            break;
+        let running: Vec<_> = clients
+            .iter_mut()
+            .map(|c| {
+                s.spawn(move || {
+                    let mut t = Tally::default();
+                    while let Some((i, due)) = run.take() {
+                        if let Some(due) = due {
+                            if !sleep_until(due, &run.stop) {
+                                break;
+                            }
                         }
+                        let at = Instant::now();
+                        let result = c.call(run.request(i)).map(drop);
+                        run.count(&mut t, i, due, at, result);
                     }
-                    if let Some(due) = due {
-                        if !sleep_until(due, stop) {
-                            break;
-                        }
-                    }
-                    let at = Instant::now();
-                    if due.is_none() && stop_at.is_some_and(|stop| at >= stop) {
-                        break;
-                    }
-                    // `i % n` is below the number of files, so it fits a usize.
-                    let file = (i % n) as usize;
-                    let result = c.send(&planned[file].2).map(drop);
-                    let end = Instant::now();
-                    let rec = Record {
-                        i,
-                        sent: at - start,
-                        due: due.unwrap_or(at) - start,
-                        latency: end - due.unwrap_or(at),
-                        result,
-                    };
-                    let first = (i < n && first_of_key[file])
-                        .then(|| (planned[file].0.as_str(), &planned[file].1));
-                    t.add(rec, first, max_points);
-                }
-                t
-            }));
-        }
+                    t
+                })
+            })
+            .collect();
         for h in running {
             match h.join() {
                 Ok(w) => t.merge(w),
@@ -396,7 +491,7 @@ fn drive(
             }
         }
     });
-    report(a, t, schedule, protocol, stop.load(Ordering::Relaxed))
+    t
 }
 
 /// Sleeps until `due`, in steps of at most 50 ms so that Ctrl-C is seen at a low rate;
