@@ -217,6 +217,12 @@ impl Drop for Steps<'_> {
     }
 }
 
+/// Whether `data` lies in a mapped input (a file `crate::io` mapped).
+pub(crate) fn is_mapped(data: &[u8]) -> bool {
+    let (lo, hi) = (data.as_ptr() as usize, data.as_ptr() as usize + data.len());
+    mapped().iter().any(|&(s, e)| s <= lo && hi <= e)
+}
+
 /// Once `data` has been read, lets this process's mapping of its pages go (in whole
 /// folios, rounded out of `data`; see [`Trail`]), if it lies in a mapped input: on a
 /// read-only file mapping the kernel drops only the page table entries (the pages stay

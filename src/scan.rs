@@ -186,27 +186,31 @@ fn count_file(
         }
     }
     let bytes = crate::io::read(p, read)?;
-    count_read(bytes, p, i, keep, opts).map_err(in_file)
+    // A mapped log's parts are read from the file by the workers (`walk_read`).
+    let disk = crate::par::is_mapped(&bytes).then_some(p);
+    count_read(bytes, p, i, keep, opts, disk).map_err(in_file)
 }
 
 /// Counts the requests of one input read whole (`p` names it, for detection), inflated
-/// first when it is a gzip or zlib log (under `limit` bytes).
+/// first when it is a gzip or zlib log (under `limit` bytes). `disk`: the file the
+/// bytes are a mapping of, whose parts a TFRecord log's workers read for themselves.
 fn count_read(
     bytes: Bytes,
     p: &Path,
     i: usize,
     keep: bool,
     opts: &InputOptions,
+    disk: Option<&Path>,
 ) -> Result<(KeyCounts, u64), Error> {
     let limit = opts.read.limit();
     let size = bytes.len() as u64;
-    let bytes = match compression::detect(&bytes, limit)? {
-        Some((_, inflated)) => Bytes::from(inflated),
-        None => bytes,
+    let (bytes, disk) = match compression::detect(&bytes, limit)? {
+        Some((_, inflated)) => (Bytes::from(inflated), None),
+        None => (bytes, disk),
     };
     let src = opts.for_path(p);
     let entries = formats::read(bytes.clone(), &src)?;
-    count_entries(entries, bytes, i, keep).map(|c| (c, size))
+    count_entries(entries, bytes, i, keep, disk).map(|c| (c, size))
 }
 
 /// The compression a file's first bytes announce ([`compression::sniff`]).
@@ -292,7 +296,7 @@ fn count_reader_as(
     }
     // Under the cap as every input is read (crate::io): the buffer grows as bytes come.
     let v = crate::io::read_capped(&mut r, p, read.limit(), None)?;
-    let (counts, _) = count_read(v, p, i, keep, opts)?;
+    let (counts, _) = count_read(v, p, i, keep, opts, None)?;
     Ok((counts, n.load(Ordering::Relaxed)))
 }
 
@@ -317,9 +321,10 @@ fn count_entries(
     bytes: Bytes,
     file: usize,
     keep: bool,
+    disk: Option<&Path>,
 ) -> Result<KeyCounts, Error> {
     if it.kind() == ContainerKind::TfRecord {
-        return count_tfrecord(bytes, file, keep);
+        return count_tfrecord_reads(bytes, file, keep, CHUNK, disk).map(|(c, _)| c);
     }
     let record = it.kind() != ContainerKind::Bare;
     let mut c = KeyCounts::default();
@@ -460,10 +465,7 @@ impl AsRef<[u8]> for Share {
     }
 }
 
-fn count_tfrecord(bytes: Bytes, file: usize, keep: bool) -> Result<KeyCounts, Error> {
-    count_tfrecord_in(bytes, file, keep, CHUNK)
-}
-
+#[cfg(test)]
 /// [`count_tfrecord`] in parts of `chunk` bytes (smaller in tests).
 ///
 /// Part `k` is walked from the first record that starts in its first [`SYNC_WINDOW`]
@@ -480,17 +482,20 @@ fn count_tfrecord_in(
     keep: bool,
     chunk: usize,
 ) -> Result<KeyCounts, Error> {
-    count_tfrecord_reads(bytes, file, keep, chunk).map(|(c, _)| c)
+    count_tfrecord_reads(bytes, file, keep, chunk, None).map(|(c, _)| c)
 }
 
 /// [`count_tfrecord_in`], and how many records were read in full (decoded) rather than
-/// by their print.
+/// by their print. With `disk` (the file `bytes` map), each worker reads its parts from
+/// the file into a buffer of its own ([`walk_read`]) instead of through the mapping.
 fn count_tfrecord_reads(
     bytes: Bytes,
     file: usize,
     keep: bool,
     chunk: usize,
+    disk: Option<&Path>,
 ) -> Result<(KeyCounts, usize), Error> {
+    let disk = disk.and_then(|p| std::fs::File::open(p).ok());
     let n = bytes.len();
     let chunk = chunk.max(1);
     let parts = (n / chunk).max(1);
@@ -534,17 +539,17 @@ fn count_tfrecord_reads(
             let to = (k + 1..=parts)
                 .find_map(|j| start_of(&mine, j))
                 .unwrap_or(n);
-            let r = walk(
-                &mine,
-                from,
-                to,
+            let at = Walk {
                 file,
                 keep,
-                &stop,
-                &mut seen,
-                k,
-                Some(&known),
-            );
+                stop: &stop,
+                part: k,
+                known: Some(&known),
+            };
+            let r = match &disk {
+                Some(f) => walk_read(f, from, to, &at, &mut seen),
+                None => walk(&mine, from, to, &at, &mut seen),
+            };
             if !matches!(&r, Ok(p) if !p.damaged) {
                 stop.store(true, Ordering::Relaxed);
             }
@@ -580,17 +585,14 @@ fn count_tfrecord_reads(
         #[cfg(test)]
         tests::PLAIN_WALKS.with(|w| w.set(w.get() + 1));
         let mut seen = Seen::default();
-        let p = walk(
-            &bytes,
-            0,
-            n,
+        let at = Walk {
             file,
             keep,
-            &AtomicBool::new(false),
-            &mut seen,
-            0,
-            None,
-        )?;
+            stop: &AtomicBool::new(false),
+            part: 0,
+            known: None,
+        };
+        let p = walk(&bytes, 0, n, &at, &mut seen)?;
         return Ok((seen.into_counts(p.counts, &[0]), p.full_reads));
     }
     // Record numbers: each part's are counted from its start.
@@ -642,22 +644,69 @@ struct Part {
     full_reads: usize,
 }
 
+/// What a walk of one part needs besides its bytes.
+struct Walk<'a> {
+    /// The file's number in [`Origin`].
+    file: usize,
+    /// Keep each new key's first request as its representative.
+    keep: bool,
+    /// Set when any worker met an error: the walk ends.
+    stop: &'a AtomicBool,
+    /// The part's number.
+    part: usize,
+    /// The keys the log's workers decoded (none for a plain walk).
+    known: Option<&'a KnownKeys>,
+}
+
+impl Walk<'_> {
+    /// Counts one record, its data `data`, number `at.entry` in the part: by its print
+    /// when `seen` (or, for a print new to this worker, another worker) knows it, else
+    /// read in full by `full` (which gives its entry). `true` when it was read in full.
+    fn record(
+        &self,
+        data: &[u8],
+        at: Origin,
+        print: &mut Vec<u8>,
+        seen: &mut Seen,
+        c: &mut KeyCounts,
+        full: impl FnOnce() -> Result<formats::Entry, Error>,
+    ) -> Result<bool, Error> {
+        let printed = fingerprint::print(data, print);
+        if printed && seen.count(print) {
+            return Ok(false);
+        }
+        // A print new to this worker: its key from another worker when one has it
+        // (unless the request itself is kept), else the request read in full (also a
+        // record the fast reading leaves to the full one).
+        let other = (printed && !self.keep)
+            .then(|| self.known?.lock().ok()?.get(print.as_slice()).cloned())
+            .flatten();
+        if let Some(key) = other {
+            seen.insert_known(print, key, (at, self.part));
+            return Ok(false);
+        }
+        let e = full()?;
+        match &e.content {
+            Content::Message(m) if printed => {
+                seen.insert(print, m, (at, self.part), self.keep, self.known)
+            }
+            _ => c.add_entry(&e, self.file, true, self.keep),
+        }
+        Ok(true)
+    }
+}
+
 /// Counts the records from byte `from` (a record boundary) up to the first record that
-/// starts at or past `to`, part `part` of the log: records read by their print into
+/// starts at or past `to`, part `w.part` of the log: records read by their print into
 /// `seen` (the worker's, across its parts), the others into the part's counts; record
 /// numbers in origins and errors count from `from` (exact when `from` is 0). The first
 /// error met ends the walk.
-#[allow(clippy::too_many_arguments)]
 fn walk(
     file_bytes: &Bytes,
     from: usize,
     to: usize,
-    file: usize,
-    keep: bool,
-    stop: &AtomicBool,
+    w: &Walk<'_>,
     seen: &mut Seen,
-    part: usize,
-    known: Option<&KnownKeys>,
 ) -> Result<Part, Error> {
     let opts = DecodeOptions::default();
     let mut c = KeyCounts::default();
@@ -669,7 +718,7 @@ fn walk(
     // representative maps them in again when read).
     let mut trail = crate::par::Trail::new(file_bytes.get(from..).unwrap_or_default());
     while frames.offset() < to {
-        if stop.load(Ordering::Relaxed) {
+        if w.stop.load(Ordering::Relaxed) {
             break;
         }
         let Some(f) = frames.next_frame() else { break };
@@ -677,31 +726,13 @@ fn walk(
         records += 1;
         f.verify(file_bytes).map_err(Error::from)?;
         let at = Origin {
-            file,
+            file: w.file,
             entry: f.index,
             record: true,
         };
-        let printed = fingerprint::print(f.data(file_bytes), &mut print);
-        if !(printed && seen.count(&print)) {
-            // A print new to this worker: its key from another worker when one has it
-            // (unless the request itself is kept), else the request read in full (also
-            // a record the fast reading leaves to the full one).
-            let other = (printed && !keep)
-                .then(|| known?.lock().ok()?.get(print.as_slice()).cloned())
-                .flatten();
-            if let Some(key) = other {
-                seen.insert_known(&print, key, (at, part));
-            } else {
-                full_reads += 1;
-                let e = formats::record_entry(f.record_in(file_bytes), opts)?;
-                match &e.content {
-                    Content::Message(m) if printed => {
-                        seen.insert(&print, m, (at, part), keep, known)
-                    }
-                    _ => c.add_entry(&e, file, true, keep),
-                }
-            }
-        }
+        let full = || formats::record_entry(f.record_in(file_bytes), opts);
+        full_reads +=
+            usize::from(w.record(f.data(file_bytes), at, &mut print, seen, &mut c, full)?);
         trail.read_to(frames.offset().saturating_sub(from));
     }
     Ok(Part {
@@ -710,6 +741,150 @@ fn walk(
         full_reads,
         damaged: frames.offset() != to,
     })
+}
+
+/// [`walk`] over the file itself: the part's bytes read with `pread` into a buffer of
+/// this worker's, which stays in the core's cache while its records are checked and
+/// read in place, instead of through the mapping, where every page costs a fault to
+/// map it and a give-back to unmap it (on a log in the page cache, mapping and
+/// unmapping a gigabyte cost more than copying it). Each record is checked as
+/// [`Records`] checks it (the length's CRC, the length within the part, the data's
+/// CRC); anything wrong is `damaged`, for the caller to name by a plain [`walk`].
+fn walk_read(
+    f: &std::fs::File,
+    from: usize,
+    to: usize,
+    w: &Walk<'_>,
+    seen: &mut Seen,
+) -> Result<Part, Error> {
+    const HEADER: usize = 12;
+    const FOOTER: usize = 4;
+    let opts = DecodeOptions::default();
+    let mut c = KeyCounts::default();
+    let mut print = Vec::new();
+    let mut buf = Buffer {
+        f,
+        bytes: vec![0u8; READ_BUFFER],
+        lo: 0,
+        hi: 0,
+        next: from as u64,
+        end: to as u64,
+    };
+    // The file offset of `buf.bytes[buf.lo]`: the next record's header.
+    let mut offset = from;
+    let mut records = 0usize;
+    let mut full_reads = 0usize;
+    let le_u32 = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let damaged = loop {
+        if offset == to || w.stop.load(Ordering::Relaxed) {
+            break offset != to;
+        }
+        if !buf
+            .fill(HEADER)
+            .map_err(|e| io_error(Path::new("(log)"), e))?
+        {
+            break true;
+        }
+        let head = &buf.bytes[buf.lo..buf.lo + HEADER];
+        if tfrecord::masked_crc(&head[..8]) != le_u32(&head[8..]) {
+            break true;
+        }
+        let len = u64::from_le_bytes(head[..8].try_into().unwrap_or_default());
+        let Some(whole) = usize::try_from(len)
+            .ok()
+            .and_then(|l| l.checked_add(HEADER + FOOTER))
+            .filter(|&t| t <= to - offset)
+        else {
+            break true;
+        };
+        if !buf
+            .fill(whole)
+            .map_err(|e| io_error(Path::new("(log)"), e))?
+        {
+            break true;
+        }
+        let record = &buf.bytes[buf.lo..buf.lo + whole];
+        let data = &record[HEADER..whole - FOOTER];
+        if tfrecord::masked_crc(data) != le_u32(&record[whole - FOOTER..]) {
+            break true;
+        }
+        let origin = Origin {
+            file: w.file,
+            entry: records,
+            record: true,
+        };
+        let full = || {
+            let d = Bytes::copy_from_slice(data);
+            formats::log_entry(records, offset, offset + HEADER, d, opts)
+        };
+        full_reads += usize::from(w.record(data, origin, &mut print, seen, &mut c, full)?);
+        records += 1;
+        buf.lo += whole;
+        offset += whole;
+    };
+    Ok(Part {
+        counts: c,
+        records,
+        full_reads,
+        damaged,
+    })
+}
+
+/// A worker's window on part of a file: `bytes[lo..hi]` holds the file's bytes from
+/// the next record on; `next` is the offset of the next byte to read, `end` where the
+/// part ends.
+struct Buffer<'a> {
+    f: &'a std::fs::File,
+    bytes: Vec<u8>,
+    lo: usize,
+    hi: usize,
+    next: u64,
+    end: u64,
+}
+
+impl Buffer<'_> {
+    /// Makes `bytes[lo..lo + need]` hold file bytes, reading as much as fits; `false`
+    /// when the part ends first.
+    fn fill(&mut self, need: usize) -> std::io::Result<bool> {
+        if self.hi - self.lo >= need {
+            return Ok(true);
+        }
+        self.bytes.copy_within(self.lo..self.hi, 0);
+        self.hi -= self.lo;
+        self.lo = 0;
+        if need > self.bytes.len() {
+            // A record larger than the buffer (at most the part, checked by the caller).
+            self.bytes.resize(need, 0);
+        }
+        while self.hi < need {
+            let left = usize::try_from(self.end - self.next).unwrap_or(usize::MAX);
+            let want = (self.bytes.len() - self.hi).min(left);
+            if want == 0 {
+                return Ok(false);
+            }
+            let n = read_at(self.f, &mut self.bytes[self.hi..self.hi + want], self.next)?;
+            if n == 0 {
+                return Ok(false);
+            }
+            self.hi += n;
+            self.next += n as u64;
+        }
+        Ok(true)
+    }
+}
+
+/// The buffer [`walk_read`] reads the file into, as much as fits at a time: small enough
+/// to stay in a core's cache while its records are checked and read.
+const READ_BUFFER: usize = 256 << 10;
+
+#[cfg(unix)]
+fn read_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(f, buf, at)
+}
+
+#[cfg(windows)]
+fn read_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(f, buf, at)
 }
 
 #[cfg(test)]
@@ -757,6 +932,76 @@ mod tests {
             keep,
             chunk,
         ))
+    }
+
+    /// [`count_tfrecord_reads`] with the workers reading `log` from a file (`walk_read`),
+    /// as for a mapped log: the summary and the number of full reads.
+    fn from_disk(log: &[u8], keep: bool, chunk: usize) -> (Result<String, String>, usize) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.tfrecord");
+        std::fs::write(&path, log).unwrap();
+        let bytes = Bytes::copy_from_slice(log);
+        match count_tfrecord_reads(bytes, 0, keep, chunk, Some(&path)) {
+            Ok((c, full)) => (summary(Ok(c)), full),
+            Err(e) => (summary(Err(e)), 0),
+        }
+    }
+
+    #[test]
+    fn parts_read_from_the_file_count_and_fail_as_the_mapping_does() {
+        let recs = records();
+        let walks = || PLAIN_WALKS.with(|w| w.get());
+        // Every kind of record, a large one (seed_content) now and then; the second mix
+        // has records framed inside another's data (a part may start at no record).
+        for (m, mix) in [[0, 1, 0, 2, 1, 4, 0, 1], [0, 1, 0, 2, 1, 4, 0, 5]]
+            .iter()
+            .enumerate()
+        {
+            let mut log = Vec::new();
+            for i in 0..400usize {
+                write_record(&mut log, &recs[mix[i % 8]]);
+                if i % 97 == 96 {
+                    write_record(&mut log, &recs[3]);
+                }
+            }
+            for keep in [false, true] {
+                let want = plain(&log, keep);
+                assert!(want.is_ok(), "{want:?}");
+                for chunk in [4000, 64 << 10, usize::MAX] {
+                    let before = walks();
+                    let (got, full) = from_disk(&log, keep, chunk);
+                    assert_eq!(got, want, "mix {m} chunk {chunk}");
+                    let disk_walks = walks() - before;
+                    let (_, full_mapped) =
+                        count_tfrecord_reads(Bytes::copy_from_slice(&log), 0, keep, chunk, None)
+                            .unwrap();
+                    // Walked in parts exactly when the mapping is, with the same full
+                    // reads; always in parts when every part starts at a record.
+                    assert_eq!(walks() - before - disk_walks, disk_walks, "mix {m}");
+                    assert!(m == 1 || disk_walks == 0, "chunk {chunk}");
+                    assert_eq!(full, full_mapped, "mix {m} chunk {chunk}");
+                }
+            }
+            // A damaged record deep in the log, a cut last record, a bad length: the
+            // same error as the plain walk's, which names the record.
+            let mut bad_data = log.clone();
+            let mid = bad_data.len() * 2 / 3;
+            bad_data[mid] ^= 0x40;
+            let mut cut = log.clone();
+            cut.truncate(log.len() - 3);
+            let mut bad_len = log.clone();
+            bad_len[log.len() / 2..]
+                .iter_mut()
+                .take(64)
+                .for_each(|b| *b = 0xff);
+            for broken in [bad_data, cut, bad_len] {
+                let want = plain(&broken, false);
+                assert!(want.is_err(), "{want:?}");
+                for chunk in [4000, 64 << 10] {
+                    assert_eq!(from_disk(&broken, false, chunk).0, want, "chunk {chunk}");
+                }
+            }
+        }
     }
 
     /// Predict logs of the test requests, a classify log and a log whose response holds
@@ -816,7 +1061,7 @@ mod tests {
             write_record(&mut log, &recs[i % 4]);
         }
         let chunk = log.len() / 60;
-        let (c, full) = count_tfrecord_reads(Bytes::from(log), 0, false, chunk).unwrap();
+        let (c, full) = count_tfrecord_reads(Bytes::from(log), 0, false, chunk, None).unwrap();
         assert_eq!(c.requests, 600);
         assert!(
             full <= 4 * workers(),

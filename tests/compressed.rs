@@ -125,6 +125,39 @@ fn a_compressed_log_on_standard_input_is_the_same_log() {
     }
 }
 
+/// A plain log large enough to be mapped (over `tfreq::io::MAP_THRESHOLD`), whose parts
+/// the workers read from the file for themselves: the same counts as TensorFlow's,
+/// times the copies, and as the same log streamed from standard input.
+#[test]
+fn a_log_too_large_to_copy_counts_as_tensorflow_read_it() {
+    // The ZLIB log inflated: the plain TFRecord stream TensorFlow's writer framed.
+    let f = "warmup_zlib.tfrecord";
+    let mut one = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::ZlibDecoder::new(&std::fs::read(path(f)).unwrap()[..]),
+        &mut one,
+    )
+    .unwrap();
+    // TFRecord files concatenated are one TFRecord file.
+    let copies = (tfreq::io::MAP_THRESHOLD as usize).div_ceil(one.len()) + 3;
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.tfrecord");
+    std::fs::write(&big, one.repeat(copies)).unwrap();
+    let by_path = summary(&[big.to_str().unwrap()], None);
+    let (records, want) = expected(f);
+    let want: BTreeMap<String, u64> = want
+        .into_iter()
+        .map(|(k, n)| (k, n * copies as u64))
+        .collect();
+    assert_eq!(
+        by_path["requests"].as_u64().unwrap(),
+        records * copies as u64
+    );
+    assert_eq!(keys_of(&by_path), want);
+    let piped = summary(&["-"], Some(&std::fs::read(&big).unwrap()));
+    assert_eq!(keys_of(&piped), want);
+}
+
 #[test]
 fn shard_summaries_merge_into_the_whole() {
     let dir = tempfile::tempdir().unwrap();
