@@ -7,6 +7,9 @@ request.
     python3 benches/live/python_clients.py [--count 1000] [--ready READY.json] [--concurrency N]
                                            [--tfreq target/release/tfreq]
 
+With --rounds R each client runs R times, the Python client and tfreq alternated (a slow
+spell of the server then weighs on both), and the table shows each figure's median.
+
 With --concurrency N, N threads share the count, each with its own client (as a thread pool of
 clients does). With --tfreq, the same requests (the bytes the Python clients send, written by
 them) are also sent by `tfreq load --concurrency N --requests COUNT` (no --rate: as fast as the
@@ -139,6 +142,16 @@ def run_tfreq(tfreq, kind, ready_path, request, count, concurrency):
             "errors": r["errors_total"]}
 
 
+def median_run(runs):
+    """The median of each figure over the runs (and how many there were)."""
+    out = {}
+    for k in runs[0]:
+        vals = sorted(r[k] for r in runs)
+        out[k] = vals[len(vals) // 2]
+    out["rounds"] = len(runs)
+    return out
+
+
 def start_server(work):
     ready = work / "ready.json"
     log = open(work / "server.log", "w")
@@ -161,6 +174,8 @@ def main():
     p.add_argument("--ready", help="ready file of a running server (else one is started)")
     p.add_argument("--concurrency", type=int, default=1, help="client threads (default 1)")
     p.add_argument("--tfreq", help="a tfreq binary: also measure `tfreq load` of the same requests")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="runs of each client, alternated; the table shows their medians")
     p.add_argument("--client", choices=["grpc", "eas"], help=argparse.SUPPRESS)
     p.add_argument("--save", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -175,14 +190,20 @@ def main():
             rows = []
             for kind, env in (("grpc", "live"), ("eas", "eas")):
                 request = str(Path(tmp) / ("%s.bin" % kind))
-                out = subprocess.run([venv(env), __file__, "--client", kind, "--ready", str(ready),
-                                      "--count", str(args.count), "--concurrency",
-                                      str(args.concurrency), "--save", request], check=True,
-                                     capture_output=True, text=True, timeout=900).stdout
-                rows.append((kind, json.loads(out.strip().splitlines()[-1])))
-                if args.tfreq:
-                    rows.append(("tfreq-" + kind, run_tfreq(args.tfreq, kind, ready, request,
-                                                            args.count, args.concurrency)))
+                runs = {kind: [], "tfreq-" + kind: []}
+                # Alternated, so that a slow spell of the server weighs on both.
+                for _ in range(args.rounds):
+                    out = subprocess.run([venv(env), __file__, "--client", kind, "--ready",
+                                          str(ready), "--count", str(args.count), "--concurrency",
+                                          str(args.concurrency), "--save", request], check=True,
+                                         capture_output=True, text=True, timeout=900).stdout
+                    runs[kind].append(json.loads(out.strip().splitlines()[-1]))
+                    if args.tfreq:
+                        runs["tfreq-" + kind].append(run_tfreq(args.tfreq, kind, ready, request,
+                                                               args.count, args.concurrency))
+                for name, rs in runs.items():
+                    if rs:
+                        rows.append((name, median_run(rs)))
         finally:
             if proc is not None:
                 proc.terminate()
@@ -190,7 +211,7 @@ def main():
                     proc.wait(10)
                 except subprocess.TimeoutExpired:
                     proc.kill()
-    print("concurrency %d" % args.concurrency)
+    print("concurrency %d, medians of %d rounds" % (args.concurrency, args.rounds))
     print("%-28s %8s %10s %14s %16s" % ("client", "requests", "req/s", "CPU us/req", "mean latency us"))
     names = {"grpc": "tensorflow-serving-api gRPC", "eas": "eas_prediction PredictClient",
              "tfreq-grpc": "tfreq load, gRPC", "tfreq-eas": "tfreq load, EAS"}
