@@ -1,8 +1,8 @@
 //! Issue 25 §2: the `tf.Example` features a SavedModel parses, read from its graph, as
 //! the generator declared them to TensorFlow (`tests/data/gen/make_examples.py`,
 //! `feature_spec()`, written out as tests/data/examples/models/feature_spec.json): a TF1
-//! graph's own `ParseExampleV2`, and a Keras export's inside the function its signature
-//! calls.
+//! graph's own `ParseExampleV2`, the same graph with the V1 op `ParseExample`
+//! (tf1_examples_v1), and a Keras export's inside the function its signature calls.
 
 use serde_json::Value;
 use tfreq::formats::savedmodel::read_model;
@@ -15,7 +15,7 @@ fn dir() -> std::path::PathBuf {
 fn every_example_signature_parses_the_generators_features() {
     let want: Value =
         serde_json::from_slice(&std::fs::read(dir().join("feature_spec.json")).unwrap()).unwrap();
-    for model in ["tf1_examples", "keras_examples"] {
+    for model in ["tf1_examples", "tf1_examples_v1", "keras_examples"] {
         let (m, _) = read_model(&dir().join(model)).unwrap();
         let mut seen = 0;
         for (key, sig) in &m.meta_graphs[0].signatures {
@@ -108,4 +108,47 @@ fn a_model_without_parse_example_has_no_spec_and_the_text_round_trips() {
     let back = tfreq::formats::savedmodel::from_saved_model_cli(&text, "t").unwrap();
     let (pb, _) = read_model(&dir().join("tf1_examples")).unwrap();
     assert_eq!(back, pb);
+}
+
+/// The graph's op name, as the generator asserted it: tf1_examples_v1 parses with
+/// `ParseExample` only, tf1_examples with `ParseExampleV2` only, so the spec test above
+/// reads each op's inputs and attributes.
+#[test]
+fn the_v1_model_parses_with_the_v1_op() {
+    for (model, want, not) in [
+        ("tf1_examples_v1", "ParseExample", "ParseExampleV2"),
+        ("tf1_examples", "ParseExampleV2", "ParseExample"),
+    ] {
+        let bytes = std::fs::read(dir().join(model).join("saved_model.pb")).unwrap();
+        // Each op name is stored as a length-delimited string in a NodeDef (field 2, tag 0x12).
+        let has = |op: &str| {
+            let mut pat = vec![0x12, op.len() as u8];
+            pat.extend_from_slice(op.as_bytes());
+            bytes.windows(pat.len()).any(|w| w == pat.as_slice())
+        };
+        assert!(has(want), "{model}: no {want} node");
+        assert!(!has(not), "{model}: a {not} node");
+    }
+}
+
+/// `tfreq signature --examples` prints the same signatures and features for the V1 graph as
+/// for the V2 one (the tensor names are the same in both).
+#[test]
+fn signature_examples_shows_the_same_spec_for_the_v1_graph() {
+    let show = |model: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tfreq"))
+            .args(["signature", "--examples"])
+            .arg(dir().join(model))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let v1 = show("tf1_examples_v1");
+    assert_eq!(v1.matches("Parses tf.Example features").count(), 3, "{v1}");
+    assert_eq!(v1, show("tf1_examples"));
 }

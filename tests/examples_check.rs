@@ -18,8 +18,21 @@ const FEATURE_CODES: [&str; 3] = ["FEATURE_MISSING", "FEATURE_KIND", "FEATURE_LE
 
 #[test]
 fn check_matches_what_tensorflow_answered() {
+    holds_check_to("answers.json", None, 3);
+}
+
+/// The same requests against tf1_examples_v1, whose graph parses the same features with the
+/// V1 op `ParseExample` (tests/data/examples/answers_v1.json).
+#[test]
+fn check_matches_what_tensorflow_answered_with_the_v1_parse_op() {
+    holds_check_to("answers_v1.json", Some("tf1_examples_v1"), 2);
+}
+
+/// `check` of each request in `answers` against the model that answered it; `only`: every
+/// row must be for that model; at least `min_predicts` of them predict over examples.
+fn holds_check_to(answers: &str, only: Option<&str>, min_predicts: usize) {
     let answers: Value =
-        serde_json::from_slice(&std::fs::read(dir().join("answers.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(dir().join(answers)).unwrap()).unwrap();
     let (mut compared, mut predicts) = (0, 0);
     for a in answers.as_array().unwrap() {
         let ty = a["type"].as_str().unwrap_or("");
@@ -36,6 +49,9 @@ fn check_matches_what_tensorflow_answered() {
         // A predict request over serialized examples: its string feed's examples are
         // held to the same spec.
         predicts += usize::from(ty.ends_with("PredictRequest"));
+        if let Some(m) = only {
+            assert_eq!(a["model"], m, "{file}");
+        }
         let model = dir().join("models").join(a["model"].as_str().unwrap());
         let (sigs, _) = read_model(&model).unwrap();
         let bytes = tfreq::io::read_input(&dir().join(file)).unwrap();
@@ -85,7 +101,7 @@ fn check_matches_what_tensorflow_answered() {
     }
     assert!(compared >= 20, "only {compared} requests compared");
     assert!(
-        predicts >= 3,
+        predicts >= min_predicts,
         "only {predicts} predict requests over examples"
     );
 }

@@ -19,6 +19,9 @@ Models (models/):
                   examples -> scores, value). Arithmetic uses only exact float32 operations
                   (sums of small values times powers of two), so the outputs are the same on
                   every CPU: scores = [x0, x1, age/2 + n_tags], value = x0/2 + x1/4 + age/8 + n_tags.
+  tf1_examples_v1/ the same model, but its graph parses with the V1 op ParseExample
+                  (tf.raw_ops.ParseExample, parse_example_v1()); the script asserts the graph
+                  has a ParseExample node and no ParseExampleV2.
   keras_examples/ a Keras 3 model (one Dense layer, fixed weights) in a tf.Module exported with
                   tf.saved_model.save. TF2 has no classify/regress signature builder: every
                   tf.function signature gets method_name tensorflow/serving/predict. But TF Serving's
@@ -65,6 +68,9 @@ TF Serving's own checks come first (ported from its source and cited; these answ
 "source": "tf_serving_source"), then the serialized Examples are fed as one DT_STRING tensor
 [n] into the signature's input tensor and the output tensors are fetched through the session's
 C API (answers "source": "tensorflow_run", with TensorFlow's own error message).
+
+answers_v1.json: the same for every requests/*.pb to tf1_examples, run unchanged against
+tf1_examples_v1 (rows in answers.json's form, "model": "tf1_examples_v1").
 
 Deterministic: a re-run rewrites identical bytes (everything but keras_examples/ without
 --models); .ci/run checks it with git diff.
@@ -171,13 +177,37 @@ def head(parsed):
     return scores, value
 
 
-def export_tf1(d):
+def parse_example_v1(serialized):
+    """feature_spec() parsed with the V1 op ParseExample (tf.io.parse_example emits
+    ParseExampleV2): its inputs are serialized, names, one scalar string constant per sparse
+    key, one per dense key, then one default tensor per dense key (empty: required); attrs
+    sparse_types, Tdense (from the defaults) and dense_shapes
+    (tensorflow/core/ops/parsing_ops.cc REGISTER_OP("ParseExample"))."""
+    spec = feature_spec()
+    sparse = sorted(k for k, f in spec.items() if isinstance(f, tf.io.VarLenFeature))
+    dense = sorted(k for k, f in spec.items() if isinstance(f, tf.io.FixedLenFeature))
+    defaults = [tf.constant(spec[k].default_value if spec[k].default_value is not None else [],
+                            dtype=spec[k].dtype) for k in dense]
+    out = tf.raw_ops.ParseExample(
+        serialized=serialized, names=tf.constant([], tf.string),
+        sparse_keys=[tf.constant(k) for k in sparse], dense_keys=[tf.constant(k) for k in dense],
+        dense_defaults=defaults, sparse_types=[spec[k].dtype for k in sparse],
+        dense_shapes=[spec[k].shape for k in dense])
+    parsed = {k: tf.SparseTensor(out.sparse_indices[i], out.sparse_values[i], out.sparse_shapes[i])
+              for i, k in enumerate(sparse)}
+    parsed.update({k: out.dense_values[i] for i, k in enumerate(dense)})
+    return parsed
+
+
+def export_tf1(d, v1=False):
+    """tf1_examples/, or with v1 tf1_examples_v1/: the same model whose graph parses with the V1
+    op ParseExample."""
     if d.exists():
         shutil.rmtree(d)
     g = tf.Graph()
     with g.as_default(), tf1.Session(graph=g) as sess:
         serialized = tf1.placeholder(tf.string, [None], name="input_example_tensor")
-        parsed = tf.io.parse_example(serialized, feature_spec())
+        parsed = parse_example_v1(serialized) if v1 else tf.io.parse_example(serialized, feature_spec())
         scores, value = head(parsed)
         scores = tf.identity(scores, name="scores")
         value = tf.identity(value, name="value")
@@ -192,7 +222,10 @@ def export_tf1(d):
         b.add_meta_graph_and_variables(sess, ["serve"], signature_def_map=sigs)
         b.save()
     ops = [op.type for op in g.get_operations()]
-    assert "ParseExampleV2" in ops, ops
+    if v1:
+        assert "ParseExample" in ops and "ParseExampleV2" not in ops, ops
+    else:
+        assert "ParseExampleV2" in ops and "ParseExample" not in ops, ops
 
 
 def export_keras(d):
@@ -731,6 +764,7 @@ def write_request(served, name, req, note, case=None):
 # ---------------------------------------------------------------------------------------------
 
 TF1 = "tf1_examples"
+TF1_V1 = "tf1_examples_v1"
 KERAS = "keras_examples"
 SNOWMAN = "\u2603".encode()
 
@@ -868,6 +902,28 @@ def make_requests(served):
       "MultiInferenceRequest over the two TF2 signatures (two input placeholders fed the same "
       "tensor)", "OK")
     return reqs
+
+
+def make_v1_answers(served):
+    """answers_v1.json: every request to tf1_examples (requests/*.pb) run again, unchanged,
+    against tf1_examples_v1, whose graph parses the same features with the V1 op ParseExample;
+    rows as in answers.json, with "model" the model that answered."""
+    rows = []
+    for row in ANSWERS:
+        if row.get("model") != TF1 or not row["file"].startswith("requests/"):
+            continue
+        req = ANSWER_TYPES[row["type"]].FromString((OUT / row["file"]).read_bytes())
+        a, _ = ANSWER[type(req)](served[TF1_V1], req)
+        out = {k: row[k] for k in ("file", "text", "type", "note")}
+        out["model"] = TF1_V1
+        out.update(a)
+        out["case"] = row["case"]
+        rows.append(out)
+    put("answers_v1.json", json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
+    return rows
+
+
+ANSWER_TYPES = {t.DESCRIPTOR.full_name: t for t in ANSWER}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1307,21 +1363,23 @@ def main():
         if (OUT / d).exists():
             shutil.rmtree(OUT / d)
     export_tf1(MODELS / TF1)
+    export_tf1(MODELS / TF1_V1, v1=True)
     export_batch(MODELS / "batch_x2")
     if regen_keras or not (MODELS / KERAS / "saved_model.pb").exists():
         export_keras(MODELS / KERAS)
-    for name in (TF1, KERAS, "batch_x2"):
+    for name in (TF1, TF1_V1, KERAS, "batch_x2"):
         describe_model(name)
         for p in (MODELS / name).rglob("*"):
             if p.is_file():
                 WRITTEN.add(str(p.relative_to(OUT)))
     put("models/feature_spec.json", json.dumps(feature_spec_json(), indent=1) + "\n")
-    served = {n: Served(n) for n in (TF1, KERAS, "batch_x2")}
+    served = {n: Served(n) for n in (TF1, TF1_V1, KERAS, "batch_x2")}
 
     reqs = make_requests(served)
     make_logs(served, reqs)
     make_rest(served)
     make_batch(served)
+    v1_rows = make_v1_answers(served)
 
     put("answers.json", json.dumps(ANSWERS, indent=1, ensure_ascii=False) + "\n")
     for p in sorted(OUT.rglob("*")):
@@ -1332,6 +1390,8 @@ def main():
             print("%-40s %s" % (a["file"], [r["result"] for r in a["records"]]))
         else:
             print("%-40s %-5s %s" % (a["file"], a["result"], a.get("message", "")[:110]))
+    for a in v1_rows:
+        print("v1 %-37s %-5s %s" % (a["file"], a["result"], a.get("message", "")[:110]))
     total = sum(p.stat().st_size for p in OUT.rglob("*") if p.is_file())
     print("tests/data/examples: %d files, %d bytes" % (len(WRITTEN), total))
 
