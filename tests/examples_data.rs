@@ -463,7 +463,12 @@ fn answers_name_every_request_file() {
     for f in &on_disk {
         assert!(named.contains(f), "{f} is not named in answers.json");
     }
-    for m in ["tf1_examples", "tf1_examples_v1", "keras_examples", "batch_x2"] {
+    for m in [
+        "tf1_examples",
+        "tf1_examples_v1",
+        "keras_examples",
+        "batch_x2",
+    ] {
         assert!(
             dir()
                 .join("models")
