@@ -699,7 +699,6 @@ pub fn net_response(data: &[u8]) {
         transport,
         sel & 8 != 0,
         Duration::from_secs(1),
-        4 << 20,
     ));
 }
 

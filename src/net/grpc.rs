@@ -295,15 +295,7 @@ impl Grpc {
             .get("grpc-message")
             .map(|v| percent_decode(v.as_bytes()))
             .unwrap_or_default();
-        status_of(
-            &self.conn.endpoint,
-            code,
-            &message,
-            None,
-            true,
-            timeout,
-            self.limit,
-        )
+        status_of(&self.conn.endpoint, code, &message, None, true, timeout)
     }
 
     /// A connection or stream error as an error: the connection failing is
@@ -538,7 +530,7 @@ pub fn read_metadata(raw: Bytes) -> Result<ModelSignatures, NetError> {
 ///
 /// `code` is the status code's number, `message` its message, `transport` the
 /// transport error it was made of (if any), `from_server` whether the answer had a
-/// `grpc-status`; `limit` is the answer limit in force.
+/// `grpc-status`.
 pub fn status_of(
     endpoint: &str,
     code: i32,
@@ -546,9 +538,7 @@ pub fn status_of(
     transport: Option<&str>,
     from_server: bool,
     timeout: Duration,
-    limit: usize,
 ) -> NetError {
-    let _ = limit;
     let text = super::shown(message);
     if code == DEADLINE_EXCEEDED {
         return NetError::Timeout(timeout);
@@ -641,7 +631,6 @@ mod tests {
             transport,
             from_server,
             t,
-            4,
         )
     }
 
