@@ -28,6 +28,7 @@ pub mod pool;
 pub mod queue;
 pub mod record;
 pub mod rest;
+mod tap;
 pub(crate) mod web;
 
 use std::fmt;

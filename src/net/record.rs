@@ -4,12 +4,17 @@
 //! Two parts. [`Recorder`] has no sockets: it is given each request's protocol, path and
 //! body, decodes it, and keeps the first request of every distinct key ([`By`]), with
 //! counts, up to [`Recorder::max_records`]; [`Recorder::file`] writes what it kept as a
-//! warm-up. [`serve`] is the proxy: a hyper server that takes HTTP/1.1 (EAS, TF Serving
-//! REST) and cleartext HTTP/2 (TF Serving gRPC) on one port, reads each request body
-//! (up to [`ProxyOptions::max_size`]; the rest of a larger one follows as it comes),
-//! forwards the request to the upstream unchanged and streams the answer back unchanged
-//! (status, headers, body, gRPC trailers), and queues the body for a [`Recorder`]
-//! running on its own thread, so decoding never delays or breaks the pass-through.
+//! warm-up. [`serve`] is the proxy. It takes HTTP/1.1 (EAS, TF Serving REST) and
+//! cleartext HTTP/2 (TF Serving gRPC) on one port:
+//! - cleartext HTTP/2 to a cleartext upstream is relayed byte for byte, each request read
+//!   on the side once its bytes are on their way (src/net/tap.rs);
+//! - the rest goes through a hyper server, which reads each request body (up to
+//!   [`ProxyOptions::max_size`]; the rest of a larger one follows as it comes), forwards
+//!   the request unchanged and streams the answer back unchanged (status, headers, body,
+//!   gRPC trailers).
+//!
+//! Either way each body is queued for a [`Recorder`] running on its own thread, so
+//! decoding never delays or breaks the pass-through.
 //!
 //! Only the request messages are recorded: no header (so no `Authorization` or EAS
 //! token) and no answer ever reaches the recorder.
@@ -601,6 +606,12 @@ pub enum Event {
         /// The body, or `None` past [`ProxyOptions::max_size`].
         body: Option<Bytes>,
     },
+    /// A connection whose requests from here on pass through unread, and why (its
+    /// HTTP/2 could not be read, or the recorder fell behind on it).
+    Unread {
+        /// What happened.
+        why: String,
+    },
     /// A REST model's metadata, fetched from the upstream.
     Metadata {
         /// `NAME` or `NAME/versions/N`.
@@ -796,6 +807,26 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         let (p, server) = (proxy.clone(), server.clone());
         tokio::spawn(async move {
+            // Cleartext HTTP/2 to a cleartext upstream is relayed byte for byte and
+            // read on the side (src/net/tap.rs); the rest goes through hyper.
+            if p.scheme == "http" && super::tap::opens_with_preface(&stream, PREFACE_PATIENCE).await
+            {
+                let addr = match p.authority.port_u16() {
+                    Some(_) => p.authority.as_str().to_string(),
+                    None => format!("{}:80", p.authority.as_str()),
+                };
+                let up =
+                    tokio::time::timeout(UPSTREAM_CONNECT, tokio::net::TcpStream::connect(addr))
+                        .await;
+                // An upstream that cannot be reached is answered by hyper's side
+                // (gRPC UNAVAILABLE for each call).
+                if let Ok(Ok(up)) = up {
+                    let _ = up.set_nodelay(true);
+                    let (max, answered) = (p.max_size, p.answered.clone());
+                    super::tap::relay(stream, up, max, answered, p.tap_note()).await;
+                    return;
+                }
+            }
             let svc = hyper::service::service_fn(move |req| {
                 let p = p.clone();
                 async move { Ok::<_, Infallible>(p.forward(req).await) }
@@ -835,26 +866,10 @@ impl Proxy {
         self: Arc<Self>,
         req: ::http::Request<Incoming>,
     ) -> ::http::Response<Counted<Out>> {
-        let grpc = req
-            .headers()
-            .get(::http::header::CONTENT_TYPE)
-            .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
+        let grpc = is_grpc(req.headers());
         let h2 = req.version() == ::http::Version::HTTP_2;
         let path = req.uri().path().to_string();
-        let protocol = if grpc {
-            Some(Protocol::Grpc)
-        } else if path.starts_with("/v1/models/") {
-            Some(Protocol::Rest)
-        } else if req.method() == ::http::Method::POST {
-            Some(Protocol::Eas)
-        } else {
-            None
-        };
-        if protocol == Some(Protocol::Rest) && self.fetch_metadata {
-            if let Some(m) = rest_predict_model(&path) {
-                self.clone().ask_metadata(m.to_string());
-            }
-        }
+        let protocol = self.clone().protocol_of(req.method(), &path, grpc);
         let (mut parts, body) = req.into_parts();
         let pq = parts
             .uri
@@ -917,6 +932,49 @@ impl Proxy {
             }
             Err(e) => self.failed(grpc, format!("tfreq record: the upstream failed: {e}")),
         }
+    }
+
+    /// How a request is read, from its method, path and whether it is gRPC; asks for a
+    /// REST model's metadata the first time it is seen.
+    fn protocol_of(
+        self: Arc<Self>,
+        method: &::http::Method,
+        path: &str,
+        grpc: bool,
+    ) -> Option<Protocol> {
+        let protocol = if grpc {
+            Some(Protocol::Grpc)
+        } else if path.starts_with("/v1/models/") {
+            Some(Protocol::Rest)
+        } else if method == ::http::Method::POST {
+            Some(Protocol::Eas)
+        } else {
+            None
+        };
+        if protocol == Some(Protocol::Rest) && self.fetch_metadata {
+            if let Some(m) = rest_predict_model(path) {
+                self.ask_metadata(m.to_string());
+            }
+        }
+        protocol
+    }
+
+    /// Where a relayed connection's requests go (src/net/tap.rs): to the recorder,
+    /// as [`Proxy::forward`] sends them.
+    fn tap_note(self: Arc<Self>) -> super::tap::Note {
+        Arc::new(move |n| match n {
+            super::tap::Noted::Request(seen) => {
+                let grpc = is_grpc(&seen.headers);
+                if let Some(protocol) = self.clone().protocol_of(&seen.method, &seen.path, grpc) {
+                    self.events.send(Event::Request {
+                        protocol,
+                        path: seen.path,
+                        body: seen.body,
+                    });
+                }
+            }
+            super::tap::Noted::Lost(why) => self.events.send(Event::Unread { why }),
+        })
     }
 
     /// A gRPC call whose request was read whole, sent on with `h2` itself: its HEADERS
@@ -1050,6 +1108,14 @@ impl Proxy {
     }
 }
 
+/// Whether a request is gRPC: its content type is `application/grpc` (or a `+` or `;`
+/// variant of it).
+fn is_grpc(headers: &::http::HeaderMap) -> bool {
+    headers
+        .get(::http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"))
+}
+
 /// gRPC's `grpc-message` is percent-encoded (its spec: PROTOCOL-HTTP2.md of
 /// <https://github.com/grpc/grpc>).
 fn percent(s: &str) -> String {
@@ -1165,6 +1231,10 @@ impl Body for Replay {
 
 /// How long [`Proxy::forward_whole`] waits for a connection to the upstream.
 const UPSTREAM_CONNECT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long a new connection may take to send the 24 bytes of the HTTP/2 preface (they
+/// come in one piece from every client seen) before it is served by hyper instead.
+const PREFACE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// An answer read by `h2` as a body for hyper's server: its DATA frames (their
 /// flow-control window given back as each is passed on), then its trailers.
@@ -1308,6 +1378,13 @@ pub fn run_recorder(
                             format!("{protocol} {path}"),
                         );
                     }
+                    false
+                }
+                Event::Unread { why } => {
+                    rec.refuse(
+                        "a connection's requests not read (passed through, not recorded)",
+                        why,
+                    );
                     false
                 }
                 Event::Metadata { model_path, json } => rec.metadata(&model_path, json),
