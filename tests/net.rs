@@ -2605,3 +2605,44 @@ impl tonic::codec::Decoder for RawCodec {
         Ok(Some(src.copy_to_bytes(src.remaining())))
     }
 }
+
+/// A cleartext HTTP/2 connection is relayed byte for byte: what is not HTTP/2 after the
+/// preface still reaches the service unchanged, its answer comes back unchanged, and the
+/// summary says the connection's requests were not read.
+#[test]
+fn record_relays_unreadable_http2_unchanged_and_names_it_unread() {
+    use std::io::Write;
+    let up = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let up_port = up.local_addr().unwrap().port();
+    let service = std::thread::spawn(move || {
+        let (mut s, _) = up.accept().unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        s.write_all(b"the service's answer").unwrap();
+        got
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.tfrecord");
+    let rec = start_record(&format!("grpc://127.0.0.1:{up_port}"), &out, &[]);
+    // The preface, then a DATA frame on stream 0 where SETTINGS must come first.
+    let mut sent = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    sent.extend([0, 0, 3, 0, 0, 0, 0, 0, 0, b'a', b'b', b'c']);
+    sent.extend((0..3000u32).map(|i| (i * 7919 % 251) as u8));
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", rec.port)).unwrap();
+    c.write_all(&sent).unwrap();
+    c.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut back = Vec::new();
+    c.read_to_end(&mut back).unwrap();
+    assert_eq!(service.join().unwrap(), sent);
+    assert_eq!(back, b"the service's answer");
+    // The recorder takes what is queued every few milliseconds.
+    std::thread::sleep(Duration::from_millis(200));
+    let (code, stdout, stderr) = rec.terminate();
+    assert_eq!(code, Some(1), "nothing recorded\n{stdout}\n{stderr}");
+    let all = format!("{stdout}\n{stderr}");
+    assert!(
+        all.contains("a connection's requests not read") && all.contains("could not be read"),
+        "{all}"
+    );
+    assert!(!out.exists());
+}
