@@ -358,6 +358,15 @@ impl Feed {
         }
     }
 
+    /// Closes the feed from the shadow's side: what waits is dropped, and the relay
+    /// keeps no more.
+    fn stop(&self) {
+        let Ok(mut s) = self.0.lock() else { return };
+        s.closed = true;
+        s.chunks.clear();
+        s.queued = 0;
+    }
+
     fn overflowed(&self) -> bool {
         self.0.lock().is_ok_and(|s| s.overflowed)
     }
@@ -408,6 +417,12 @@ impl AsyncWrite for Feed {
 /// The shadow: an HTTP/2 server reading `feed`. Its windows and frame size are the
 /// largest HTTP/2 allows, since the client sends within the upstream's, not its own.
 async fn shadow(feed: Feed, max_size: u64, note: Note) {
+    read_connection(&feed, max_size, note).await;
+    // Whether it ended or failed, nothing more is read.
+    feed.stop();
+}
+
+async fn read_connection(feed: &Feed, max_size: u64, note: Note) {
     let mut b = h2::server::Builder::new();
     b.initial_window_size(MAX_WINDOW)
         .initial_connection_window_size(MAX_WINDOW)
@@ -764,5 +779,15 @@ mod tests {
         block_on(async { feed.clone().read_to_end(&mut out).await }).unwrap();
         assert_eq!(out, b"abcdefg");
         assert!(!feed.overflowed());
+        // Stopped by the shadow: what waited is dropped, nothing more is kept.
+        let feed = Feed::default();
+        feed.push(Bytes::from_static(b"abc"));
+        assert!(feed.open());
+        feed.stop();
+        assert!(!feed.open());
+        feed.push(Bytes::from_static(b"def"));
+        let mut out = Vec::new();
+        block_on(async { feed.clone().read_to_end(&mut out).await }).unwrap();
+        assert!(out.is_empty());
     }
 }
