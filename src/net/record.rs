@@ -1229,7 +1229,8 @@ impl Body for Replay {
     }
 }
 
-/// How long [`Proxy::forward_whole`] waits for a connection to the upstream.
+/// How long the proxy waits for a connection to the upstream ([`Proxy::forward_whole`],
+/// and a relayed connection's own).
 const UPSTREAM_CONNECT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How long a new connection may take to send the 24 bytes of the HTTP/2 preface (they
