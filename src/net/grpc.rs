@@ -19,9 +19,10 @@
 
 use std::time::Duration;
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use prost::Message as _;
 
+use super::channel::{error_name, request_head, Answer, Channel, Fault, Fields, Framing, Request};
 use super::web::{chain, explain};
 use super::{NetError, MAX_MESSAGE};
 use crate::signature::{MetaGraph, ModelSignatures, SERVE_TAG};
@@ -38,25 +39,63 @@ pub const GET_MODEL_METADATA: &str = "/tensorflow.serving.PredictionService/GetM
 const STREAM_WINDOW: u32 = 8 << 20;
 const CONNECTION_WINDOW: u32 = 16 << 20;
 
-/// A request body up to this size is copied behind its 5-byte gRPC prefix into one
-/// `DATA` frame; a larger one is sent as it is, after the prefix, without a copy.
-const COPY_BELOW: usize = 64 << 10;
-
 /// A gRPC connection to TF Serving. Clones share the connection.
 #[derive(Clone)]
 pub struct Grpc {
-    conn: Connection,
+    shared: std::sync::Arc<Shared>,
     limit: usize,
-    /// The last `grpc-timeout` header written, for the deadline it was written for
+    /// The header block last written, for the path and deadline it was written for
     /// (the same for every call of a run).
-    deadline: Option<(Duration, ::http::HeaderValue)>,
+    head: Option<(&'static str, Duration, Bytes)>,
 }
 
 impl std::fmt::Debug for Grpc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Grpc")
-            .field("endpoint", &self.conn.endpoint)
+            .field("endpoint", &self.shared.endpoint)
             .finish_non_exhaustive()
+    }
+}
+
+/// What the clones of a [`Grpc`] share: the channel, and how to open it again when the
+/// server closed it.
+struct Shared {
+    channel: std::sync::Mutex<Channel>,
+    uri: ::http::Uri,
+    https: bool,
+    authority: String,
+    endpoint: String,
+    ca_pem: Option<std::sync::Arc<[u8]>>,
+    connect_timeout: Duration,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Channel> {
+        self.channel.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The channel, or a new one when the server closed it: nothing was sent on the
+    /// new one yet, so nothing is sent twice.
+    async fn channel(&self) -> Result<Channel, NetError> {
+        {
+            let c = self.lock();
+            if !c.is_closed() {
+                return Ok(c.clone());
+            }
+        }
+        let io = connect(
+            &self.uri,
+            &self.endpoint,
+            self.connect_timeout,
+            self.ca_pem.as_deref(),
+        )
+        .await?;
+        let fresh = Channel::open(io);
+        let mut c = self.lock();
+        if c.is_closed() {
+            *c = fresh;
+        }
+        Ok(c.clone())
     }
 }
 
@@ -153,27 +192,56 @@ impl Grpc {
         ca_pem: Option<&[u8]>,
         limit: usize,
     ) -> Result<Grpc, NetError> {
+        let uri: ::http::Uri = endpoint
+            .parse()
+            .map_err(|e| NetError::BadUrl(format!("{endpoint}: {e}")))?;
+        let (Some(scheme), Some(authority)) = (uri.scheme(), uri.authority()) else {
+            return Err(NetError::BadUrl(format!(
+                "{endpoint}: expected http(s)://HOST:PORT"
+            )));
+        };
+        let https = scheme == &::http::uri::Scheme::HTTPS;
+        let authority = authority.to_string();
+        let io = connect(&uri, endpoint, timeout, ca_pem).await?;
         Ok(Grpc {
-            conn: Connection::open(endpoint, timeout, ca_pem).await?,
+            shared: std::sync::Arc::new(Shared {
+                channel: std::sync::Mutex::new(Channel::open(io)),
+                uri,
+                https,
+                authority,
+                endpoint: endpoint.to_string(),
+                ca_pem: ca_pem.map(std::sync::Arc::from),
+                connect_timeout: timeout,
+            }),
             limit: limit.min(MAX_MESSAGE),
-            deadline: None,
+            head: None,
         })
     }
 
-    /// `grpc-timeout` for `timeout`, written once for a run's calls.
-    fn deadline_header(&mut self, timeout: Duration) -> ::http::HeaderValue {
-        match &self.deadline {
-            Some((t, v)) if *t == timeout => v.clone(),
+    /// The header block of a call to `path` with `timeout` as its `grpc-timeout`,
+    /// encoded once for a run's calls.
+    fn head(&mut self, path: &'static str, timeout: Duration) -> Bytes {
+        match &self.head {
+            Some((p, t, h)) if *p == path && *t == timeout => h.clone(),
             _ => {
-                let v = ::http::HeaderValue::from_str(&grpc_timeout(timeout))
-                    .expect("digits and a unit are a header value");
-                self.deadline = Some((timeout, v.clone()));
-                v
+                let h = request_head(
+                    self.shared.https,
+                    &self.shared.authority,
+                    path,
+                    &[
+                        ("grpc-timeout", &grpc_timeout(timeout)),
+                        ("user-agent", concat!("tfreq/", env!("CARGO_PKG_VERSION"))),
+                    ],
+                );
+                self.head = Some((path, timeout, h.clone()));
+                h
             }
         }
     }
 
-    /// A unary call: `body` (one message) to `path`, the answer's message.
+    /// A unary call: `body` (one message) to `path`, the answer's message. A call the
+    /// server did not process because it was closing the connection is sent once more,
+    /// on a new connection.
     async fn unary(
         &mut self,
         path: &'static str,
@@ -186,122 +254,106 @@ impl Grpc {
                 body.len()
             )));
         }
+        let req = Request {
+            head: self.head(path, timeout),
+            message: body,
+            limit: self.limit,
+        };
         let call = async {
-            let mut send = self.conn.ready().await?;
-            let uri = self.conn.uri(path)?;
-            let req = ::http::Request::builder()
-                .method(::http::Method::POST)
-                .uri(uri)
-                .header("content-type", "application/grpc")
-                .header("te", "trailers")
-                .header("grpc-timeout", self.deadline_header(timeout))
-                .header("user-agent", concat!("tfreq/", env!("CARGO_PKG_VERSION")))
-                .body(())
-                .map_err(|e| NetError::BadUrl(format!("{}: {e}", self.conn.endpoint)))?;
-            let (answer, mut stream) = send
-                .send_request(req, false)
-                .map_err(|e| self.transport(&e))?;
-            // The prefix: not compressed, the length (checked above to fit).
-            let len = body.len() as u32;
-            let sent = if body.len() < COPY_BELOW {
-                let mut frame = BytesMut::with_capacity(5 + body.len());
-                frame.put_u8(0);
-                frame.put_u32(len);
-                frame.put_slice(&body);
-                stream.send_data(frame.freeze(), true)
-            } else {
-                let mut prefix = BytesMut::with_capacity(5);
-                prefix.put_u8(0);
-                prefix.put_u32(len);
-                stream
-                    .send_data(prefix.freeze(), false)
-                    .and_then(|()| stream.send_data(body, true))
-            };
-            sent.map_err(|e| self.transport(&e))?;
-            let answer = answer.await.map_err(|e| self.transport(&e))?;
-            self.answer(answer, timeout).await
+            let mut tries = 0;
+            loop {
+                tries += 1;
+                let channel = self.shared.channel().await?;
+                match channel.call(req.clone()).await {
+                    Err(Fault::Broken { unsent: true, .. }) if tries < 3 => continue,
+                    answer => return self.answer(answer, timeout),
+                }
+            }
         };
         tokio::time::timeout(timeout, call)
             .await
             .map_err(|_| NetError::Timeout(timeout))?
     }
 
-    /// Reads an answer: its one message, or its status as an error.
-    async fn answer(
-        &self,
-        answer: ::http::Response<h2::RecvStream>,
-        timeout: Duration,
-    ) -> Result<Bytes, NetError> {
-        let (head, mut body) = answer.into_parts();
-        // "Trailers-Only": the status in the headers, no message.
-        if head.headers.contains_key("grpc-status") {
-            return Err(self.status(&head.headers, timeout));
-        }
-        if head.status != ::http::StatusCode::OK {
-            return Err(NetError::NotGrpc(format!(
-                "{} answered over HTTP/2 with HTTP status {} and no gRPC status; is this the gRPC port (TF Serving's 8500, not REST's 8501)?",
-                self.conn.endpoint,
-                head.status.as_u16()
-            )));
-        }
-        let mut message = Message::new(self.limit);
-        while let Some(chunk) = body.data().await {
-            let chunk = chunk.map_err(|e| self.transport(&e))?;
-            let _ = body.flow_control().release_capacity(chunk.len());
-            message.push(chunk).map_err(|e| match e {
-                Framing::TooLarge => NetError::TooLarge {
-                    limit: self.limit as u64,
-                },
-                Framing::Compressed => NetError::BadResponse(format!(
-                    "{}: the answer is compressed, though no compression was offered",
-                    self.conn.endpoint
-                )),
-                Framing::Extra => NetError::BadResponse(format!(
-                    "{}: the answer to a unary call holds more than one message",
-                    self.conn.endpoint
-                )),
-            })?;
-        }
-        let trailers = body.trailers().await.map_err(|e| self.transport(&e))?;
-        match trailers {
-            Some(t) if t.contains_key("grpc-status") => {
-                if t.get("grpc-status").map(|v| v.as_bytes()) != Some(b"0") {
-                    return Err(self.status(&t, timeout));
-                }
-            }
-            _ => {
-                return Err(NetError::NotGrpc(format!(
-                    "{} answered over HTTP/2 without a gRPC status; is this the gRPC port (TF Serving's 8500, not REST's 8501)?",
-                    self.conn.endpoint
+    /// An answer's one message, or its status or failure as an error.
+    fn answer(&self, answer: Result<Answer, Fault>, timeout: Duration) -> Result<Bytes, NetError> {
+        let endpoint = &self.shared.endpoint;
+        let answer = match answer {
+            Ok(a) => a,
+            Err(Fault::Broken { why, .. }) => {
+                return Err(NetError::Unreachable(format!(
+                    "{endpoint}: {}",
+                    explain(super::shown(why.as_bytes()))
                 )))
             }
+            Err(Fault::Protocol(why)) => {
+                return Err(NetError::NotGrpc(format!(
+                    "{endpoint} does not answer as a gRPC server ({}); is this the gRPC port (TF Serving's 8500, not REST's 8501)?",
+                    super::shown(why.as_bytes())
+                )))
+            }
+            Err(Fault::Reset(code)) => {
+                return Err(NetError::Unreachable(format!(
+                    "{endpoint}: the server reset the call ({})",
+                    error_name(code)
+                )))
+            }
+            Err(Fault::Framing(f)) => {
+                return Err(match f {
+                    Framing::TooLarge => NetError::TooLarge {
+                        limit: self.limit as u64,
+                    },
+                    Framing::Compressed => NetError::BadResponse(format!(
+                        "{endpoint}: the answer is compressed, though no compression was offered"
+                    )),
+                    Framing::Extra => NetError::BadResponse(format!(
+                        "{endpoint}: the answer to a unary call holds more than one message"
+                    )),
+                })
+            }
+        };
+        // "Trailers-Only": the status in the headers, no message.
+        let status = match (&answer.head.grpc_status, &answer.trailers) {
+            (Some(_), _) => Some(&answer.head),
+            (None, Some(t)) if t.grpc_status.is_some() => Some(t),
+            _ => None,
+        };
+        if answer.head.grpc_status.is_none() && answer.head.status.as_deref() != Some(b"200") {
+            let code = answer.head.status.as_deref().unwrap_or(b"none");
+            return Err(NetError::NotGrpc(format!(
+                "{endpoint} answered over HTTP/2 with HTTP status {} and no gRPC status; is this the gRPC port (TF Serving's 8500, not REST's 8501)?",
+                super::shown(code)
+            )));
         }
-        message.finish().ok_or_else(|| {
+        let Some(status) = status else {
+            return Err(NetError::NotGrpc(format!(
+                "{endpoint} answered over HTTP/2 without a gRPC status; is this the gRPC port (TF Serving's 8500, not REST's 8501)?"
+            )));
+        };
+        if status.grpc_status.as_deref() != Some(b"0") {
+            return Err(self.status(status, timeout));
+        }
+        answer.message.ok_or_else(|| {
             NetError::BadResponse(format!(
-                "{}: the answer ended before its message did",
-                self.conn.endpoint
+                "{endpoint}: the answer ended before its message did"
             ))
         })
     }
 
-    /// The status of `grpc-status` / `grpc-message` headers as an error.
-    fn status(&self, h: &::http::HeaderMap, timeout: Duration) -> NetError {
-        let code = h
-            .get("grpc-status")
-            .and_then(|v| v.to_str().ok())
+    /// The status of `grpc-status` / `grpc-message` fields as an error.
+    fn status(&self, f: &Fields, timeout: Duration) -> NetError {
+        let code = f
+            .grpc_status
+            .as_deref()
+            .and_then(|v| std::str::from_utf8(v).ok())
             .and_then(|v| v.parse::<i32>().ok())
             .unwrap_or(2); // UNKNOWN, as gRPC reads a status it cannot parse
-        let message = h
-            .get("grpc-message")
-            .map(|v| percent_decode(v.as_bytes()))
+        let message = f
+            .grpc_message
+            .as_deref()
+            .map(percent_decode)
             .unwrap_or_default();
-        status_of(&self.conn.endpoint, code, &message, None, true, timeout)
-    }
-
-    /// A connection or stream error as an error: the connection failing is
-    /// unreachable, the peer breaking HTTP/2 no gRPC service.
-    fn transport(&self, e: &h2::Error) -> NetError {
-        transport_error(&self.conn.endpoint, e)
+        status_of(&self.shared.endpoint, code, &message, None, true, timeout)
     }
 
     /// `Predict`: the request's bytes, the response's bytes.
@@ -334,14 +386,14 @@ impl Grpc {
     }
 }
 
-/// Opens a connection to `uri` (TCP, and TLS for `https`, offering `h2` by ALPN), says
-/// HTTP/2's preface and starts the connection's task on the current runtime.
-async fn handshake(
+/// Opens a connection to `uri`: TCP without delay, and TLS for `https` offering `h2`
+/// by ALPN.
+async fn connect(
     uri: &::http::Uri,
     endpoint: &str,
     timeout: Duration,
     ca_pem: Option<&[u8]>,
-) -> Result<h2::client::SendRequest<Bytes>, NetError> {
+) -> Result<Io, NetError> {
     use tower_service::Service as _;
     let mut connector = super::web::connector(ca_pem, true)?;
     let connect = async {
@@ -352,7 +404,18 @@ async fn handshake(
         .await
         .map_err(|_| NetError::Timeout(timeout))?
         .map_err(|e| NetError::Unreachable(format!("{endpoint}: {}", explain(chain(&*e)))))?;
-    let io: Io = hyper_util::rt::TokioIo::new(io);
+    Ok(hyper_util::rt::TokioIo::new(io))
+}
+
+/// Opens a connection to `uri` ([`connect`]) for `h2`, says HTTP/2's preface and starts
+/// the connection's task on the current runtime.
+async fn handshake(
+    uri: &::http::Uri,
+    endpoint: &str,
+    timeout: Duration,
+    ca_pem: Option<&[u8]>,
+) -> Result<h2::client::SendRequest<Bytes>, NetError> {
+    let io = connect(uri, endpoint, timeout, ca_pem).await?;
     let (send, connection) = h2::client::Builder::new()
         .initial_window_size(STREAM_WINDOW)
         .initial_connection_window_size(CONNECTION_WINDOW)
@@ -417,88 +480,6 @@ fn percent_decode(b: &[u8]) -> Vec<u8> {
         i += 1;
     }
     out
-}
-
-/// Why an answer's body is not one gRPC message.
-#[derive(Debug, PartialEq)]
-enum Framing {
-    TooLarge,
-    Compressed,
-    Extra,
-}
-
-/// An answer's one length-prefixed message, gathered from its `DATA` frames: the
-/// prefix is checked against the limit as soon as it has come, and a message that came
-/// in one frame is kept without a copy.
-struct Message {
-    limit: usize,
-    first: Option<Bytes>,
-    rest: BytesMut,
-    /// The prefix and message's length, once the prefix has come.
-    whole: Option<usize>,
-}
-
-impl Message {
-    fn new(limit: usize) -> Message {
-        Message {
-            limit,
-            first: None,
-            rest: BytesMut::new(),
-            whole: None,
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.first.as_ref().map_or(0, Bytes::len) + self.rest.len()
-    }
-
-    fn push(&mut self, chunk: Bytes) -> Result<(), Framing> {
-        if chunk.is_empty() {
-            return Ok(());
-        }
-        if self.first.is_none() && self.rest.is_empty() {
-            self.first = Some(chunk);
-        } else {
-            if let Some(f) = self.first.take() {
-                // At most 64 MiB ahead: a length prefix alone makes no allocation.
-                let want = self.whole.unwrap_or(0).min(64 << 20);
-                self.rest.reserve(want.max(f.len() + chunk.len()));
-                self.rest.extend_from_slice(&f);
-            }
-            self.rest.extend_from_slice(&chunk);
-        }
-        if self.whole.is_none() && self.len() >= 5 {
-            let head: &[u8] = match &self.first {
-                Some(f) => f,
-                None => &self.rest,
-            };
-            if head[0] != 0 {
-                return Err(Framing::Compressed);
-            }
-            let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
-            if len > self.limit {
-                return Err(Framing::TooLarge);
-            }
-            self.whole = Some(5 + len);
-        }
-        match self.whole {
-            Some(w) if self.len() > w => Err(Framing::Extra),
-            _ => Ok(()),
-        }
-    }
-
-    /// The message, when exactly one came whole.
-    fn finish(self) -> Option<Bytes> {
-        if self.whole? != self.len() {
-            return None;
-        }
-        let mut all = match self.first {
-            Some(f) => f,
-            None => self.rest.freeze(),
-        };
-        all.advance(5);
-        Some(all)
-    }
 }
 
 /// Reads a `GetModelMetadataResponse` for `signature_def`: the served model's
@@ -672,41 +653,6 @@ mod tests {
             status(14, "x", Some(refused), false),
             NetError::Unreachable(_)
         ));
-    }
-
-    #[test]
-    fn messages_are_framed_checked_and_kept_whole() {
-        let framed = |m: &[u8]| {
-            let mut v = vec![0u8];
-            v.extend_from_slice(&(m.len() as u32).to_be_bytes());
-            v.extend_from_slice(m);
-            v
-        };
-        // One frame, or split anywhere, gives the same message.
-        let f = framed(b"hello");
-        for cut in 0..=f.len() {
-            let mut m = Message::new(100);
-            m.push(Bytes::copy_from_slice(&f[..cut])).unwrap();
-            m.push(Bytes::copy_from_slice(&f[cut..])).unwrap();
-            assert_eq!(m.finish().as_deref(), Some(&b"hello"[..]), "cut at {cut}");
-        }
-        // Over the limit: refused on the prefix alone.
-        let mut m = Message::new(4);
-        assert_eq!(
-            m.push(Bytes::copy_from_slice(&f[..5])),
-            Err(Framing::TooLarge)
-        );
-        // Compressed, a second message, a cut message.
-        let mut c = f.clone();
-        c[0] = 1;
-        assert_eq!(Message::new(100).push(c.into()), Err(Framing::Compressed));
-        let mut two = f.clone();
-        two.extend_from_slice(&f);
-        assert_eq!(Message::new(100).push(two.into()), Err(Framing::Extra));
-        let mut short = Message::new(100);
-        short.push(Bytes::copy_from_slice(&f[..7])).unwrap();
-        assert_eq!(short.finish(), None);
-        assert_eq!(Message::new(100).finish(), None);
     }
 
     #[test]
