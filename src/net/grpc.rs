@@ -1,6 +1,7 @@
 //! TF Serving's gRPC `PredictionService` (tensorflow_serving/apis/prediction_service.proto,
 //! <https://github.com/tensorflow/serving>): `Predict` and `GetModelMetadata`, as a gRPC
-//! client written on the `h2` crate directly.
+//! client on tfreq's own HTTP/2 for unary calls (`src/net/channel.rs`, which says why not
+//! `h2`'s client).
 //!
 //! `Predict` sends the request's protobuf bytes as they are, so what goes on the wire
 //! is exactly what the file holds, unknown fields included, and the answer is decoded
@@ -12,10 +13,15 @@
 //! Why not a gRPC framework's client: a unary call here is one `HEADERS` and one
 //! `DATA` frame written in one system call (hyper's HTTP/2 client, under tonic, waits
 //! for the connection task to open the stream before it sends the body, which is a
-//! second write and a second wake-up of the server per call), with no task between the
-//! caller and the connection. [`Grpc`] is `Clone`: the clones share one HTTP/2
-//! connection, so many calls at once travel on one connection as a gRPC channel's do.
-//! The wire protocol: <https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md>.
+//! second write and a second wake-up of the server per call). [`Grpc`] is `Clone`: the
+//! clones share one HTTP/2 connection, so many calls at once travel on one connection as
+//! a gRPC channel's do. A call the server did not process (it was closing the
+//! connection: `GOAWAY`, `REFUSED_STREAM`) is sent again on a new connection, at most
+//! twice. The wire protocol: <https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md>.
+//!
+//! `record`'s proxy forwards calls it terminated over `h2`'s client (`Connection`
+//! here): it passes any request's headers and trailers on, which a unary client does
+//! not carry.
 
 use std::time::Duration;
 
@@ -99,8 +105,9 @@ impl Shared {
     }
 }
 
-/// One HTTP/2 connection to a server, opened again when the server closed it (a
-/// restarted server, an idle timeout). Clones share the connection.
+/// One HTTP/2 connection to a server on `h2`'s client, for `record`'s proxy, opened
+/// again when the server closed it (a restarted server, an idle timeout). Clones share
+/// the connection.
 #[derive(Clone)]
 pub(crate) struct Connection {
     send: h2::client::SendRequest<Bytes>,
@@ -663,5 +670,76 @@ mod tests {
         assert_eq!(grpc_timeout(Duration::MAX), "99999999H");
         assert_eq!(percent_decode(b"a%20b%zz%4"), b"a b%zz%4");
         assert_eq!(percent_decode(b"%E2%9C%93"), "\u{2713}".as_bytes());
+    }
+
+    /// A server that closes each connection after one call (h2's graceful shutdown: a
+    /// GOAWAY, then the call it took answered): every call is answered, those it did
+    /// not take sent again on a new connection, none twice.
+    #[test]
+    fn calls_go_on_across_connections_the_server_closes() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (conns, calls) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (c2, k2) = (conns.clone(), calls.clone());
+        rt.block_on(async move {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = l.local_addr().unwrap();
+            tokio::spawn(async move {
+                loop {
+                    let (s, _) = l.accept().await.unwrap();
+                    c2.fetch_add(1, Ordering::SeqCst);
+                    let k2 = k2.clone();
+                    tokio::spawn(async move {
+                        let mut conn = h2::server::handshake(s).await.unwrap();
+                        if let Some(Ok((req, mut respond))) = conn.accept().await {
+                            conn.graceful_shutdown();
+                            k2.fetch_add(1, Ordering::SeqCst);
+                            tokio::spawn(async move {
+                                let mut body = req.into_body();
+                                let mut got = Vec::new();
+                                while let Some(c) = body.data().await {
+                                    got.extend_from_slice(&c.unwrap());
+                                }
+                                let mut send = respond
+                                    .send_response(::http::Response::new(()), false)
+                                    .unwrap();
+                                send.send_data(Bytes::from(got), false).unwrap();
+                                let mut t = ::http::HeaderMap::new();
+                                t.insert("grpc-status", "0".parse().unwrap());
+                                send.send_trailers(t).unwrap();
+                            });
+                            // Refuses what comes after, and ends.
+                            while let Some(r) = conn.accept().await {
+                                if let Ok((_, mut respond)) = r {
+                                    respond.send_reset(h2::Reason::REFUSED_STREAM);
+                                }
+                            }
+                        }
+                    });
+                }
+            });
+            let t = Duration::from_secs(10);
+            let g = Grpc::connect(&format!("http://{addr}"), t, None, 1 << 20)
+                .await
+                .unwrap();
+            for i in 0..5u8 {
+                let mut g = g.clone();
+                let got = g.predict(Bytes::from(vec![i; 3]), t).await.unwrap();
+                assert_eq!(&got[..], &[i; 3][..]);
+            }
+            // Two at once: one is taken, the other sent again.
+            let (mut a, mut b) = (g.clone(), g.clone());
+            let (x, y) = tokio::join!(
+                a.predict(Bytes::from_static(b"x"), t),
+                b.predict(Bytes::from_static(b"y"), t)
+            );
+            assert_eq!((&x.unwrap()[..], &y.unwrap()[..]), (&b"x"[..], &b"y"[..]));
+        });
+        assert_eq!(calls.load(Ordering::SeqCst), 7, "each call taken once");
+        assert!(conns.load(Ordering::SeqCst) >= 7);
     }
 }
