@@ -1680,4 +1680,111 @@ mod tests {
             },
         );
     }
+
+    /// A server's frame, most often one of the shapes a server sends (a header block,
+    /// a framed message, a window or error code, a setting), else random bytes.
+    fn any_frame() -> impl proptest::strategy::Strategy<Value = Frame> {
+        use proptest::prelude::*;
+        let kind = prop_oneof![
+            Just(DATA),
+            Just(HEADERS),
+            Just(RST_STREAM),
+            Just(SETTINGS),
+            Just(PING),
+            Just(GOAWAY),
+            Just(WINDOW_UPDATE),
+            Just(CONTINUATION),
+            0u8..12,
+        ];
+        let flags = prop_oneof![
+            Just(0),
+            Just(END_STREAM),
+            Just(END_HEADERS),
+            Just(END_HEADERS | END_STREAM),
+            Just(PADDED),
+            any::<u8>(),
+        ];
+        let id = prop_oneof![Just(1u32), Just(0), Just(3)];
+        let payload = prop_oneof![
+            Just(Vec::new()),
+            proptest::collection::vec(any::<u8>(), 0..4),
+            proptest::collection::vec(any::<u8>(), 0..40),
+            Just(block(&[(":status", "200")])),
+            Just(block(&[("grpc-status", "0"), ("grpc-message", "m")])),
+            Just(vec![0x88]),
+            Just(vec![0x3f, 0xe1, 0x1f]),
+            Just(framed(b"ok")),
+            (0u32..70_000).prop_map(|v| v.to_be_bytes().to_vec()),
+            (0u16..8, any::<u32>()).prop_map(|(k, v)| {
+                let mut b = k.to_be_bytes().to_vec();
+                b.extend(v.to_be_bytes());
+                b
+            }),
+        ];
+        (kind, flags, id, payload)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(500))]
+
+        /// Whatever frames a server sends after its SETTINGS, a call ends, answered or
+        /// failed, and nothing panics.
+        #[test]
+        fn any_frames_end_the_call_without_a_panic(
+            frames in proptest::collection::vec(any_frame(), 1..24)
+        ) {
+            let before = panics_here();
+            block_on(async move {
+                let (client, mut server) = tokio::io::duplex(1 << 16);
+                let ch = Channel::open(client);
+                let call = tokio::spawn({
+                    let ch = ch.clone();
+                    async move { ch.call(request(b"q", 100)).await }
+                });
+                // The call's stream (1) opens before the server's frames come.
+                let mut preface = [0u8; 24];
+                server.read_exact(&mut preface).await.unwrap();
+                tokio::task::yield_now().await;
+                let mut b = BytesMut::new();
+                frame_head(&mut b, 0, SETTINGS, 0, 0);
+                for (kind, flags, id, payload) in &frames {
+                    frame_head(&mut b, payload.len(), *kind, *flags, *id);
+                    b.put_slice(payload);
+                }
+                server.write_all(&b).await.unwrap();
+                // Then the server stops sending (and still reads): the call must end
+                // either way.
+                server.shutdown().await.unwrap();
+                let _ = call.await.expect("the call's task does not panic");
+                drop(server);
+            });
+            // The connection's task runs on this thread: a panic in it is counted here.
+            proptest::prop_assert_eq!(panics_here(), before, "the connection's task panicked");
+        }
+    }
+
+    /// Panics so far on this test's thread (a task's panic is caught by tokio, so it is
+    /// counted by a panic hook).
+    fn panics_here() -> usize {
+        use std::sync::{Mutex, Once};
+        static HOOK: Once = Once::new();
+        static PANICS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+        HOOK.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                let name = std::thread::current()
+                    .name()
+                    .unwrap_or_default()
+                    .to_string();
+                PANICS.lock().unwrap_or_else(|e| e.into_inner()).push(name);
+                previous(info);
+            }));
+        });
+        let me = std::thread::current()
+            .name()
+            .unwrap_or_default()
+            .to_string();
+        let panics = PANICS.lock().unwrap_or_else(|e| e.into_inner());
+        panics.iter().filter(|n| **n == me).count()
+    }
 }
