@@ -90,6 +90,8 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 /// A request read from a file, with where it came from.
+// `stem` and `bytes` are read by the network commands only (send, replay, load).
+#[cfg_attr(not(feature = "net"), allow(dead_code))]
 pub struct Loaded {
     /// The file, as given.
     pub file: String,

@@ -295,6 +295,7 @@ static DEFERRED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 /// Says that the program ends itself on SIGINT and SIGTERM, after finishing any
 /// write under way (so no temporary file is left): the cleanup thread then ignores
 /// them (SIGHUP still removes the temporaries and ends the process).
+#[cfg(feature = "net")]
 pub fn defer_signals() {
     DEFERRED.store(true, std::sync::atomic::Ordering::SeqCst);
 }
