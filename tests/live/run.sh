@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Live tests: start the TensorFlow-backed stand-in server (tests/live/server.py) for the faq and
 # half_plus_two models (and seed, the EAS warm-up page's model, and xla, compiled per input shape) on free loopback ports, run TF Serving's Python client (gRPC stub, REST),
-# the EAS Python SDK (PredictClient, QueueClient) and the Rust live tests against it, and stop it.
+# the EAS Python SDK (PredictClient, QueueClient) and the Rust live tests against it, render a
+# `tfreq load --html` page in headless Chromium (.ci/browser), and stop it.
 #
 #   bash tests/live/run.sh
 #
@@ -13,6 +14,9 @@ cd "$(dirname "$0")/../.."
 
 LIVE_PY="$(bash .ci/venv live)"
 EAS_PY="$(bash .ci/venv eas)"
+# Headless Chromium for test_load_html.py (Debian's package, installed once when missing).
+TFREQ_BROWSER="$(bash .ci/browser)"
+export TFREQ_BROWSER
 
 # Build the Rust live tests before the server starts, so its lifetime is not spent compiling.
 rust=no
@@ -82,5 +86,7 @@ timeout 300 "$EAS_PY" -m unittest tests/live/test_sdk.py
 echo "== live: tfreq record between the Python clients (gRPC stub, REST, EAS SDK) and the server"
 timeout 300 "$LIVE_PY" -m unittest tests/live/test_record_tfs.py
 timeout 300 "$EAS_PY" -m unittest tests/live/test_record_sdk.py
+echo "== live: tfreq load --html rendered by headless Chromium ($TFREQ_BROWSER)"
+timeout 300 "$LIVE_PY" -m unittest tests/live/test_load_html.py
 stop_server
 echo "== live: done in $(( $(date +%s) - started )) s"
