@@ -538,7 +538,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
             self.frames.clear();
             self.out.clear();
             frame_head(&mut self.frames, 8, GOAWAY, 0, 0);
-            self.frames.put_u32(self.next_id.saturating_sub(2));
+            // The last stream the server opened: none (push is off).
+            self.frames.put_u32(0);
             self.frames.put_u32(code);
             // Written if the socket takes it at once; not waited for.
             let _ = self.poll_write(&mut Context::from_waker(std::task::Waker::noop()));
@@ -568,6 +569,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
         }
         if self.going_away || self.next_id > MAX_STREAM_ID {
             self.going_away = true;
+            // The ids are spent: callers see the channel closed and open a new one.
+            self.calls.close();
             let _ = call
                 .reply
                 .send(Err(Fault::unsent("the server is closing the connection")));
@@ -675,9 +678,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
         if !self.frames.is_empty() {
             self.out.push_back(self.frames.split().freeze());
         }
-        if self.out.is_empty() {
-            return Poll::Ready(Ok(()));
-        }
+        // No early return when nothing is queued: a TLS stream may still hold the
+        // encrypted end of what was written (its `poll_write` took it, its flush was
+        // Pending), and nothing else would flush it.
         while !self.out.is_empty() {
             let io = Pin::new(&mut self.io);
             let n = if self.out.len() > 1 && io.is_write_vectored() {
