@@ -222,3 +222,176 @@ fn quiet_silences_what_scrub_and_convert_leave_out() {
     ]);
     assert_eq!((code, err.as_str()), (0, ""));
 }
+
+/// Writes `text` (protobuf text of one request) as a bare request of `wire` in `dir`.
+fn build_text(dir: &std::path::Path, name: &str, text: &str, wire: &str) -> String {
+    let src = dir.join(format!("{name}.txt"));
+    std::fs::write(&src, text).unwrap();
+    let out = dir.join(format!("{name}.bin"));
+    let (code, _, err) = run(&[
+        "build",
+        src.to_str().unwrap(),
+        "--wire",
+        wire,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    out.display().to_string()
+}
+
+/// `DirectSession::GetOrCreateExecutors` sorts the fetch names without removing repeats
+/// (src/analysis/key.rs cites the lines), and the EAS processor passes `output_filter` to
+/// `Session::Run` as given: fetching "a_first" twice is another executor than fetching it
+/// once. It was `same-executor`, exit 0, with a false ORDER_ONLY note.
+#[test]
+fn a_repeated_fetch_is_another_executor() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, text, _) = run(&[
+        "inspect",
+        "--format",
+        "text",
+        "tests/data/eas/many_fetches.bin",
+    ]);
+    assert_eq!(text.matches("output_filter: \"a_first\"").count(), 2);
+    let mut seen = false;
+    let once: String = text
+        .lines()
+        .filter(|l| {
+            let dup = *l == "output_filter: \"a_first\"" && seen;
+            seen |= *l == "output_filter: \"a_first\"";
+            !dup
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let warm = build_text(dir.path(), "once", &once, "eas");
+    let (code, v) = json(&[
+        "diff",
+        &warm,
+        "tests/data/eas/many_fetches.bin",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{v}");
+    let req = &v["requests"][0];
+    assert_eq!(req["verdict"], "new-executor", "{v}");
+    let codes: Vec<&str> = req["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"FETCH_ADDED"), "{codes:?}");
+    assert!(!codes.contains(&"ORDER_ONLY"), "{codes:?}");
+    // The other way round: production fetches it once, the warm-up twice.
+    let (code, out, _) = run(&["diff", "tests/data/eas/many_fetches.bin", &warm]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("FETCH_MISSING") && out.contains("\"a_first\" once, the warm-up twice"),
+        "{out}"
+    );
+    // The same request on both sides is the same executor.
+    let (code, out, _) = run(&[
+        "diff",
+        "tests/data/eas/many_fetches.bin",
+        "tests/data/eas/many_fetches.bin",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    // keys counts them apart, repeats listed.
+    let (_, v) = json(&[
+        "keys",
+        &warm,
+        "tests/data/eas/many_fetches.bin",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["executor_keys"], 2, "{v}");
+    let fetches: Vec<String> = v["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["fetches"].to_string())
+        .collect();
+    assert!(
+        fetches.contains(&r#"["a_first","a_first","b","m","out:0","z_last"]"#.to_string()),
+        "{fetches:?}"
+    );
+}
+
+/// One session per model: requests of two models with the same names are two executor
+/// keys; `--model-name` picks one; a warm-up record naming another model than production
+/// is a note (TF Serving ignores model_spec.name in warm-up records), not an error.
+#[test]
+fn the_model_is_part_of_the_key() {
+    let shards = [
+        "tests/data/compressed/prediction_logs-00000-of-00002.gz",
+        "tests/data/compressed/prediction_logs-00001-of-00002.gz",
+    ];
+    let (code, v) = json(&["keys", shards[0], shards[1], "--format", "json"]);
+    assert_eq!(code, 0);
+    let models: Vec<&str> = v["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, ["faq", "my_model"], "{v}");
+    let all = v["requests"].as_u64().unwrap();
+    let faq = v["keys"][0]["count"].as_u64().unwrap();
+    let (code, out, err) = run(&[
+        "keys",
+        shards[0],
+        shards[1],
+        "--format",
+        "json",
+        "--model-name",
+        "faq",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["requests"].as_u64(), Some(faq));
+    assert_eq!(v["executor_keys"], 1);
+    assert!(
+        err.contains(&format!(
+            "{} requests of other models left out (\"my_model\")",
+            all - faq
+        )),
+        "{err}"
+    );
+
+    // The same request naming another model: another key for keys, a note for diff.
+    let dir = tempfile::tempdir().unwrap();
+    let (_, text, _) = run(&["inspect", "--format", "text", "tests/data/tfs/faq_prod.bin"]);
+    assert!(text.contains("name: \"faq\""));
+    let v2 = build_text(
+        dir.path(),
+        "v2",
+        &text.replace("name: \"faq\"", "name: \"faq_v2\""),
+        "tf-serving",
+    );
+    let (_, v) = json(&[
+        "keys",
+        "tests/data/tfs/faq_prod.bin",
+        &v2,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["executor_keys"], 2, "{v}");
+    let (code, v) = json(&[
+        "diff",
+        "tests/data/tfs/faq_prod.bin",
+        &v2,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let req = &v["requests"][0];
+    assert_eq!(req["verdict"], "same-executor", "{v}");
+    let f = req["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "MODEL_NAME_CHANGED")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(f["severity"], "note");
+}

@@ -207,6 +207,8 @@ rules! {
         "with batching parameters: a request whose inputs have no common 0th dimension (a scalar input, or two row counts), which TF Serving's batching session refuses";
     WireFormatChanged = "WIRE_FORMAT_CHANGED", Warning, DIFF,
         "one is an EAS request, the other TF Serving";
+    ModelNameChanged = "MODEL_NAME_CHANGED", Note, DIFF,
+        "the warm-up record names another model than production's request: TF Serving runs a warm-up file's records on the model whose directory holds it, whatever model_spec.name they carry, so the match stands if the file ships with production's model";
     FetchAllResolved = "FETCH_ALL_RESOLVED", Note, DIFF,
         "what an empty output_filter fetches, from the model";
     OrderOnly = "ORDER_ONLY", Note, DIFF,
