@@ -371,7 +371,7 @@ impl Table {
                 method: sk.key.method,
                 signature: sk.key.signature.clone(),
                 feeds: sk.key.feeds.iter().cloned().collect(),
-                fetches: sk.key.fetches.iter().cloned().collect(),
+                fetches: sk.key.fetches.clone(),
                 fetch_all: sk.key.fetch_all,
                 count: 0,
                 shapes: Vec::new(),
