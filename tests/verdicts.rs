@@ -395,3 +395,42 @@ fn the_model_is_part_of_the_key() {
         .unwrap_or_else(|| panic!("{v}"));
     assert_eq!(f["severity"], "note");
 }
+
+/// One rule for a request that names no signature: `check` checks it against
+/// `serving_default`, so `diff` compares it as `serving_default` too, each with a
+/// SIGNATURE_DEFAULTED note. `diff` called it SIGNATURE_CHANGED, new-executor, exit 1.
+#[test]
+fn diff_and_check_default_the_signature_alike() {
+    let model = "tests/data/models/half_plus_two";
+    let (code, v) = json(&[
+        "check",
+        "tests/data/eas/no_signature.bin",
+        "--model",
+        model,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let checked = v["requests"][0]["key"]["signature"].clone();
+    assert_eq!(checked, "serving_default", "{v}");
+    let (code, v) = json(&[
+        "diff",
+        "tests/data/eas/spec_vector.bin",
+        "tests/data/eas/no_signature.bin",
+        "--model",
+        model,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let req = &v["requests"][0];
+    assert_eq!(req["verdict"], "same-executor", "{v}");
+    assert_eq!(req["key"]["signature"], checked, "{v}");
+    let codes: Vec<&str> = req["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["SIGNATURE_DEFAULTED"], "{v}");
+}

@@ -354,6 +354,7 @@ fn compare(pair: &Pair, out: &mut Vec<Finding>) {
     }
     out.extend(wire_format_changed(pair));
     out.extend(model_name_changed(pair));
+    out.extend(signature_defaulted(pair));
     out.extend(signature_changed(pair));
     out.extend(feed_set_changed(pair));
     out.extend(fetch_set_changed(pair));
@@ -380,6 +381,20 @@ fn wire_format_changed(Pair { w, p, .. }: &Pair) -> Option<Finding> {
         )
         .sides(Some(w.wire.as_str().into()), Some(p.wire.as_str().into()))
     })
+}
+
+/// `SIGNATURE_DEFAULTED`: an EAS request that names no signature, compared as
+/// `serving_default`, as `check` checks it ([`crate::analysis::key::signature_of`]).
+fn signature_defaulted(Pair { w, p, .. }: &Pair) -> Vec<Finding> {
+    [("production's request", *p), ("the warm-up request", *w)]
+        .into_iter()
+        .filter_map(|(side, m)| {
+            crate::analysis::check::signature_defaulted(m).map(|f| Finding {
+                message: f.message.replacen("the request", side, 1),
+                ..f
+            })
+        })
+        .collect()
 }
 
 /// `MODEL_NAME_CHANGED`: both requests name a model, and not the same one.

@@ -84,7 +84,7 @@ impl ExecutorKey {
                 let sigs: BTreeSet<&str> = msg.tasks.iter().map(|t| t.signature()).collect();
                 sigs.into_iter().collect::<Vec<_>>().join(",")
             } else {
-                msg.effective_signature().to_string()
+                signature_of(msg).to_string()
             };
             return ExecutorKey {
                 model: model_of(msg),
@@ -98,7 +98,7 @@ impl ExecutorKey {
         ExecutorKey {
             model: model_of(msg),
             method: Method::Predict,
-            signature: msg.effective_signature().to_string(),
+            signature: signature_of(msg).to_string(),
             feeds: msg.tensors.iter().map(|t| t.name.clone()).collect(),
             fetches: sorted(msg.fetches.iter().cloned()),
             fetch_all: msg.wire == WireFormat::TfServing && msg.fetches.is_empty(),
@@ -129,6 +129,24 @@ fn model_of(msg: &Message) -> Option<String> {
     spec.map(|s| s.name.as_str())
         .filter(|n| !n.is_empty())
         .map(str::to_string)
+}
+
+/// The signature a request runs, by one rule for every command: the one it names, or
+/// `serving_default` when it names none. TF Serving resolves an empty name so
+/// (`kDefaultServingSignatureDefKey`); EAS processors do not document theirs, so `diff`
+/// and `check` note an EAS request without a name (`SIGNATURE_DEFAULTED`).
+///
+/// ```
+/// let m = tfreq::decode(&std::fs::read("tests/data/eas/no_signature.bin")?)?;
+/// assert_eq!(m.signature_name, "");
+/// assert_eq!(tfreq::analysis::key::signature_of(&m), "serving_default");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn signature_of(msg: &Message) -> &str {
+    match msg.effective_signature() {
+        "" => crate::model::DEFAULT_SIGNATURE,
+        s => s,
+    }
 }
 
 /// Names sorted as TensorFlow sorts them for its cache key, repeats kept.
