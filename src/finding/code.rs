@@ -141,6 +141,8 @@ rules! {
     WarmupCompressed = "WARMUP_COMPRESSED", Error, DIFF_CHECK,
         "a gzip or zlib warm-up file: TF Serving's warm-up loader reads uncompressed TFRecord only, so the model fails to load";
     // What detection finds about a file (formats).
+    WarmupBase64 = "WARMUP_BASE64", Error, ALL3,
+        "the file is base64 text of a request (PaiRec writes warm_up.bin so): read decoded, but the EAS processor parses warm_up.bin as raw protobuf and fails on it";
     EmptyWarmup = "EMPTY_WARMUP", Warning, ALL3,
         "a 0-byte warm-up file: 0 records, TF Serving loads the model and warms nothing";
     EmptyRequest = "EMPTY_REQUEST", Warning, ALL3,

@@ -23,6 +23,9 @@ pub(crate) struct Detected {
     pub findings: Vec<Finding>,
     /// The parse detection made to decide, handed over so the bytes are not parsed twice.
     pub kept: Option<Kept>,
+    /// The bytes the file stands for when they are not its own: a base64-encoded request
+    /// decoded.
+    pub decoded: Option<Bytes>,
 }
 
 /// A parse detection made and the reader uses.
@@ -40,6 +43,7 @@ impl Detected {
             kind,
             findings: Vec::new(),
             kept: None,
+            decoded: None,
         }
     }
 
@@ -167,11 +171,13 @@ fn empty(fmt: InputFormat, src: &InputOptions) -> Detected {
             kind: ContainerKind::TfRecord,
             findings: vec![zero_records()],
             kept: None,
+            decoded: None,
         },
         _ if src.name.warmup_file => Detected {
             kind: ContainerKind::TfRecord,
             findings: vec![zero_records()],
             kept: None,
+            decoded: None,
         },
         InputFormat::EasText => Detected::of(ContainerKind::Text),
         InputFormat::Text | InputFormat::Json => Detected::of(ContainerKind::TextFormat),
@@ -183,6 +189,7 @@ fn empty(fmt: InputFormat, src: &InputOptions) -> Detected {
                 "the file is empty: the valid empty request (what every SDK writes for TFRequest() with nothing added), with no feeds and no fetches; a server runs nothing for it",
             )],
             kept: None,
+            decoded: None,
         },
     }
 }
@@ -220,7 +227,40 @@ fn text_kind(bytes: &Bytes, opts: DecodeOptions, src: &InputOptions) -> Result<D
     if looks_like_text_format(s) {
         return Err(text_format_error(s, opts.wire));
     }
+    if let Some(d) = base64_request(s, opts) {
+        return Ok(d);
+    }
     Err(Error::from(ErrorDetail::NotRequestText(looks_like(bytes))))
+}
+
+/// A request written as base64 text (PaiRec's `WarmUpData` writes `warm_up.bin` both raw
+/// and base64-encoded: <https://github.com/alibaba/pairec/blob/master/algorithm/eas/easyrec_request.go>):
+/// the request it decodes to, named by a `WARMUP_BASE64` error, since the EAS processor
+/// parses `warm_up.bin` as raw protobuf and fails on base64 text.
+fn base64_request(s: &str, opts: DecodeOptions) -> Option<Detected> {
+    use base64::Engine;
+    // Line breaks as `base64` (76 columns) or PEM (64) put them.
+    let t: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    let alphabet = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=');
+    if t.len() < 4 || !t.iter().all(alphabet) {
+        return None;
+    }
+    let raw = base64::engine::general_purpose::STANDARD.decode(&t).ok()?;
+    let raw = Bytes::from(raw);
+    let kept = clean_message(&raw, opts)?;
+    Some(Detected {
+        kind: ContainerKind::Bare,
+        findings: vec![Finding::new(
+            Code::WarmupBase64,
+            Severity::Error,
+            format!(
+                "the file is base64 text of a {}-byte request, read here decoded; the EAS processor reads warm_up.bin as raw protobuf and fails on it: write the decoded bytes (base64 -d FILE > warm_up.bin)",
+                raw.len()
+            ),
+        )],
+        kept: Some(kept),
+        decoded: Some(raw),
+    })
 }
 
 /// Why text that looks like protobuf text format does not parse as requests: the
