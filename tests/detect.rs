@@ -809,3 +809,32 @@ fn a_base64_warm_up_is_read_and_named() {
         assert_eq!(std::fs::read(&o).unwrap(), raw, "{name}");
     }
 }
+
+/// tfreq's own `inspect --format json` given back is named for what it is (it was called
+/// "a TF Serving REST JSON predict body: JSON carries no dtypes", though it has dtypes).
+#[test]
+fn inspect_json_given_back_is_named() {
+    for files in [
+        vec![path("eas/faq_prod.bin")],
+        vec![path("tfrecord/warmup_predict.tfrecord")],
+        vec![
+            path("eas/faq_prod.bin"),
+            path("tfrecord/warmup_predict.tfrecord"),
+        ],
+    ] {
+        let mut args = vec!["inspect".to_string(), "--format".into(), "json".into()];
+        args.extend(files.iter().cloned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, _) = run(&args);
+        assert_eq!(code, 0);
+        let f = tmp("report.json");
+        std::fs::write(&f, out).unwrap();
+        let (code, _, err) = run(&["diff", f.to_str().unwrap(), &path("eas/faq_prod.bin")]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("this is tfreq inspect --format json output"),
+            "{err}"
+        );
+        assert!(err.contains(&format!("{:?}", files[0])), "{err}");
+    }
+}

@@ -434,3 +434,23 @@ fn diff_and_check_default_the_signature_alike() {
         .collect();
     assert_eq!(codes, ["SIGNATURE_DEFAULTED"], "{v}");
 }
+
+/// The warm-up of `diff` is one file; a SavedModel directory stands for the warm-up TF
+/// Serving loads from it (assets.extra/tf_serving_warmup_requests), any other directory
+/// is refused in words that say so (it was "is a directory", where docs/commands.md
+/// promises directories).
+#[test]
+fn a_savedmodel_directory_stands_for_its_warmup() {
+    let dir = "tests/data/models/half_plus_two";
+    let file = "tests/data/models/half_plus_two/assets.extra/tf_serving_warmup_requests";
+    let prod = "tests/data/eas/spec_vector.bin";
+    let (c1, from_dir, _) = run(&["diff", dir, prod, "--format", "json"]);
+    let (c2, from_file, _) = run(&["diff", file, prod, "--format", "json"]);
+    assert_eq!((c1, &from_dir), (c2, &from_file));
+    let (code, _, err) = run(&["diff", "tests/data/tfrecord", prod]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("is a directory without assets.extra/tf_serving_warmup_requests"),
+        "{err}"
+    );
+}

@@ -208,6 +208,11 @@ fn text_kind(bytes: &Bytes, opts: DecodeOptions, src: &InputOptions) -> Result<D
     let s = std::str::from_utf8(bytes).unwrap_or("");
     let first = s.trim_start().chars().next();
     if src.name.json || matches!(first, Some('{' | '[')) {
+        if let Some(file) = inspect_json(bytes) {
+            return Err(Error::from(ErrorDetail::Format(format!(
+                "this is tfreq inspect --format json output (of {file}), a report for reading, not a request: it previews values and does not keep the bytes; give the request file it describes"
+            ))));
+        }
         if rest_json_like(bytes) {
             return Ok(Detected::of(ContainerKind::RestJson));
         }
@@ -231,6 +236,25 @@ fn text_kind(bytes: &Bytes, opts: DecodeOptions, src: &InputOptions) -> Result<D
         return Ok(d);
     }
     Err(Error::from(ErrorDetail::NotRequestText(looks_like(bytes))))
+}
+
+/// The `file` an `inspect --format json` report (one object, or an array of them)
+/// describes, when `bytes` is one: its objects carry `file` and either `wire` and
+/// `kind` (a bare message) or `container` (a file of records).
+fn inspect_json(bytes: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let report = |o: &serde_json::Value| {
+        let file = o.get("file")?.as_str()?;
+        let bare = o.get("wire").is_some() && o.get("kind").is_some();
+        (bare || o.get("container").is_some()).then(|| format!("{file:?}"))
+    };
+    match &v {
+        serde_json::Value::Array(a) if !a.is_empty() => {
+            let files: Option<Vec<String>> = a.iter().map(report).collect();
+            files.map(|f| f.join(", "))
+        }
+        o => report(o),
+    }
 }
 
 /// A request written as base64 text (PaiRec's `WarmUpData` writes `warm_up.bin` both raw
