@@ -35,7 +35,7 @@ fn a_warmup_the_server_refuses_is_a_failing_verdict() {
     ];
     let (code, out, _) = run(&args);
     assert_eq!(code, 1);
-    assert!(out.contains("result: FAIL (fail;"), "{out}");
+    assert!(out.contains("result: fail ("), "{out}");
     let (code, v) = json(&[&args[..], &["--format", "json"]].concat());
     assert_eq!(
         (code, v["verdict"].as_str(), v["failed"].as_bool()),
@@ -79,6 +79,21 @@ fn verdict_and_exit_code_agree_over_the_test_data() {
             if errors > 0 && code != 2 {
                 assert_eq!(code, 1, "{args:?}: {errors} errors");
             }
+            // The human output's last line says the same verdict in the same word.
+            let human: Vec<&str> = args[..args.len() - 2].to_vec();
+            let (hcode, hout, _) = run(&human);
+            assert_eq!(hcode, code, "{human:?}");
+            let last = hout.lines().last().unwrap_or_default();
+            // A warm-up (or model) that cannot be read ends a human run with the error
+            // alone, on stderr.
+            assert!(
+                !hout.is_empty() || verdict == "unreadable",
+                "{human:?}: no output"
+            );
+            assert!(
+                hout.is_empty() || last.starts_with(&format!("result: {verdict} (")),
+                "{human:?}: {last:?} against JSON's {verdict:?}"
+            );
             seen.insert(verdict);
         }
     }
