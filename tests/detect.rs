@@ -838,3 +838,35 @@ fn inspect_json_given_back_is_named() {
         assert!(err.contains(&format!("{:?}", files[0])), "{err}");
     }
 }
+
+/// The fix a refusal names is a command that does the fix: run as printed (FILE the
+/// file), it rewrites the warm-up in place, and the file then reads. The hint used to
+/// write to standard output.
+#[test]
+fn the_fix_hint_is_a_command_that_fixes() {
+    for src in ["detect/unframed_logs.bin", "eas/faq_warmup.bin"] {
+        let dir = tempfile::tempdir().unwrap();
+        let warm = dir.path().join("1/assets.extra");
+        std::fs::create_dir_all(&warm).unwrap();
+        let f = warm.join("tf_serving_warmup_requests");
+        std::fs::copy(path(src), &f).unwrap();
+        let file = f.to_str().unwrap();
+        let (code, _, err) = run(&["inspect", file]);
+        assert_eq!(code, 2, "{err}");
+        let hint = err
+            .split("fix: tfreq ")
+            .nth(1)
+            .and_then(|h| h.split(" (").next())
+            .unwrap_or_else(|| panic!("no fix in {err}"));
+        let args: Vec<String> = hint
+            .split(' ')
+            .map(|w| if w == "FILE" { file.to_string() } else { w.to_string() })
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = run(&args);
+        assert_eq!((code, out.as_str()), (0, ""), "{args:?}: {err}");
+        let (code, out, err) = run(&["inspect", file]);
+        assert_eq!(code, 0, "{src}: {out} {err}");
+        assert!(out.contains("TFRecord of PredictionLog"), "{out}");
+    }
+}

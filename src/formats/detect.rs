@@ -718,7 +718,7 @@ pub fn looks_like(bytes: &Bytes) -> String {
     }
     if let Some(spans) = unframed_logs(bytes) {
         return format!(
-            "{} PredictionLog message{} concatenated without TFRecord framing; fix: tfreq convert FILE --wire tfrecord",
+            "{} PredictionLog message{} concatenated without TFRecord framing; fix: tfreq convert FILE --wire tfrecord -o FILE --overwrite-input (rewrites it in place)",
             spans.len(),
             if spans.len() == 1 { "" } else { "s" }
         );
@@ -726,7 +726,7 @@ pub fn looks_like(bytes: &Bytes) -> String {
     if !text::looks_like_text(bytes) {
         return match decode_with(bytes.clone(), DecodeOptions::default()) {
             Ok((m, _)) if m.kind == Kind::Request => format!(
-                "one bare {} request; fix: tfreq convert FILE --wire tfrecord",
+                "one bare {} request; fix: tfreq convert FILE --wire tfrecord -o FILE --overwrite-input (rewrites it in place)",
                 m.wire
             ),
             Ok((m, _)) => format!("one bare {} {}", m.wire, m.kind.as_str()),
