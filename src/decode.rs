@@ -443,15 +443,22 @@ fn agreeing_reading(bytes: &Bytes, winners: &[Message]) -> Option<Message> {
     }
     let (eas, _) = decode_inner(bytes.clone(), WireFormat::Eas, Kind::Request).ok()?;
     let (tfs, _) = decode_inner(bytes.clone(), WireFormat::TfServing, Kind::Request).ok()?;
-    let same = tfs.model_spec.is_none()
+    readings_agree(&eas, &tfs).then_some(eas)
+}
+
+/// Whether an EAS and a TF Serving reading of one request say the same thing (no
+/// model_spec, no extra or unknown fields, no feeds, equal signature and fetches): the
+/// choice of wire changes nothing a server sees, and the EAS reading is shown. The rule
+/// for bytes ([`decode`]) and for protobuf text ([`crate::formats::text_format`]).
+pub(crate) fn readings_agree(eas: &Message, tfs: &Message) -> bool {
+    tfs.model_spec.is_none()
         && tfs.extra.is_empty()
         && eas.unknown.is_empty()
         && tfs.unknown.is_empty()
         && eas.signature_name == tfs.signature_name
         && eas.fetches == tfs.fetches
         && eas.tensors.is_empty()
-        && tfs.tensors.is_empty();
-    same.then_some(eas)
+        && tfs.tensors.is_empty()
 }
 
 /// Decodes a TF Serving `tf.train.Example` request as `method` says it is (a

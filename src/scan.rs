@@ -685,7 +685,10 @@ impl Walk<'_> {
             seen.insert_known(print, key, (at, self.part));
             return Ok(false);
         }
-        let e = full()?;
+        let mut e = full()?;
+        // The record's number is the walk's: a record read where it lies in the mapping
+        // is framed on its own, and its entry counts from 0.
+        e.index = at.entry;
         match &e.content {
             Content::Message(m) if printed => {
                 seen.insert(print, m, (at, self.part), self.keep, self.known)
@@ -923,6 +926,7 @@ mod tests {
     use super::*;
     use crate::formats::prediction_log::encode_predict_log;
     use crate::formats::tfrecord::{frame, write_record};
+    use crate::wire::put_bytes_field;
 
     thread_local! {
         /// Logs this thread walked again in one part after their parts failed to tile them.
@@ -1127,6 +1131,62 @@ mod tests {
             full <= 4 * workers(),
             "{full} full reads for 4 distinct requests"
         );
+    }
+
+    /// A record over [`MAPPED_RECORD`] that the fast reading declines (a classify
+    /// request) is read in full where it lies in the mapping; its first request is its
+    /// own record, not the part's first (it pointed at record 0, a predict request).
+    #[test]
+    fn a_large_record_read_in_full_keeps_its_record_number() {
+        use crate::model::Method;
+        // ClassificationRequest { model_spec { name: "m" } input { example_list {
+        //   examples { features { feature { key: "x" value { bytes_list { value: 2 MiB } } } } } } } }
+        let big = vec![b'a'; 2 << 20];
+        let mut list = Vec::new();
+        put_bytes_field(&mut list, 1, &big);
+        let mut feature = Vec::new();
+        put_bytes_field(&mut feature, 1, &list);
+        let mut entry = Vec::new();
+        put_bytes_field(&mut entry, 1, b"x");
+        put_bytes_field(&mut entry, 2, &feature);
+        let mut features = Vec::new();
+        put_bytes_field(&mut features, 1, &entry);
+        let mut example = Vec::new();
+        put_bytes_field(&mut example, 1, &features);
+        let mut examples = Vec::new();
+        put_bytes_field(&mut examples, 1, &example);
+        let mut input = Vec::new();
+        put_bytes_field(&mut input, 1, &examples);
+        let mut spec = Vec::new();
+        put_bytes_field(&mut spec, 1, b"m");
+        let mut request = Vec::new();
+        put_bytes_field(&mut request, 1, &spec);
+        put_bytes_field(&mut request, 2, &input);
+        let classify =
+            crate::formats::prediction_log::encode_request_log(Method::Classify, &request).unwrap();
+        assert!(classify.len() > MAPPED_RECORD);
+        let recs = records();
+        let mut log = Vec::new();
+        for i in 0..7 {
+            write_record(&mut log, &recs[i % 2]);
+        }
+        write_record(&mut log, &classify);
+        write_record(&mut log, &recs[0]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.tfrecord");
+        std::fs::write(&path, &log).unwrap();
+        for chunk in [usize::MAX, 1 << 20] {
+            let (c, _) =
+                count_tfrecord_reads(Bytes::from(log.clone()), 0, false, chunk, Some(&path))
+                    .unwrap();
+            let first = c
+                .keys
+                .iter()
+                .find(|(k, _)| k.key.method == Method::Classify)
+                .map(|(_, s)| s.first)
+                .expect("the classify key");
+            assert_eq!(first.entry, 7, "parts of {chunk}");
+        }
     }
 
     #[test]

@@ -36,7 +36,10 @@ fn codes(cell: &str) -> Vec<&str> {
     cell.split('`')
         .skip(1)
         .step_by(2)
-        .filter(|s| s.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+        .filter(|s| {
+            s.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        })
         .collect()
 }
 

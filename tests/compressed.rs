@@ -323,10 +323,30 @@ fn warmup_takes_summaries_for_the_logs_they_name() {
     std::fs::write(&merged, out).unwrap();
     let from_summary = dir.path().join("a.tfrecord");
     let from_logs = dir.path().join("b.tfrecord");
+    // The shards hold requests of two models; a warm-up file belongs to one.
     let (code, _, err) = tfreq(
         &[
             "warmup",
             merged.to_str().unwrap(),
+            "--wire",
+            "tfrecord",
+            "-o",
+            from_summary.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(r#"2 models ("faq", "my_model")"#) && err.contains("--model-name"),
+        "{err}"
+    );
+    assert!(!from_summary.exists());
+    let (code, _, err) = tfreq(
+        &[
+            "warmup",
+            merged.to_str().unwrap(),
+            "--model-name",
+            "faq",
             "--wire",
             "tfrecord",
             "-o",
@@ -340,6 +360,8 @@ fn warmup_takes_summaries_for_the_logs_they_name() {
             "warmup",
             &shards[0],
             &shards[1],
+            "--model-name",
+            "faq",
             "--wire",
             "tfrecord",
             "-o",
@@ -348,6 +370,17 @@ fn warmup_takes_summaries_for_the_logs_they_name() {
         None,
     );
     assert_eq!(code, 0, "{err}");
+    // Only faq's requests: its one executor key, two shape keys.
+    let (_, out, _) = tfreq(&["keys", from_logs.to_str().unwrap()], None);
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains("2 requests in 1 file: 1 executor key, 2 shape keys"),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#"model "faq""#) && !out.contains("my_model"),
+        "{out}"
+    );
     assert_eq!(
         std::fs::read(from_summary).unwrap(),
         std::fs::read(from_logs).unwrap()

@@ -165,8 +165,8 @@ fn counts_sdk_files() {
     assert_eq!(
         examples,
         [
-            "classify classify_x_to_y: (the signature's serialized-examples input) -> (its outputs)",
-            "regress regress_x_to_y: (the signature's serialized-examples input) -> (its outputs)",
+            "model \"m\", classify classify_x_to_y: (the signature's serialized-examples input) -> (its outputs)",
+            "model \"m\", regress regress_x_to_y: (the signature's serialized-examples input) -> (its outputs)",
             "multi_inference classify_x_to_y,regress_x_to_y: (the signature's serialized-examples input) -> (its outputs)",
         ]
     );

@@ -715,3 +715,158 @@ fn one_field_messages_keep_decoding() {
         "{e}"
     );
 }
+
+/// Text gets binary's rule: a request whose EAS and TF Serving readings say the same
+/// thing (fetches only) reads as EAS, from its text as from its bytes. The text was
+/// refused as ambiguous, exit 2, while the bytes read with READINGS_AGREE.
+#[test]
+fn text_and_bytes_of_an_agreeing_request_read_alike() {
+    let (code, from_bytes, err) =
+        run(&["inspect", "--format", "json", &path("eas/fetch_only.bin")]);
+    assert_eq!(code, 0, "{err}");
+    let (code, from_text, err) = run(&["inspect", "--format", "json", &path("eas/fetch_only.txt")]);
+    assert_eq!(code, 0, "{err}");
+    let (a, b): (Value, Value) = (
+        serde_json::from_str(&from_bytes).unwrap(),
+        serde_json::from_str(&from_text).unwrap(),
+    );
+    for field in ["wire", "signature_name", "fetches", "inputs"] {
+        assert_eq!(a[field], b[field], "{field}: {a} {b}");
+    }
+    assert_eq!(a["wire"], "eas", "{a}");
+    // A text whose readings differ is still refused, in words that read.
+    let t = tmp("ambiguous.txt");
+    std::fs::write(
+        &t,
+        "inputs { key: \"x\" value { dtype: DT_FLOAT } }\noutput_filter: \"y\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&["inspect", t.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("ambiguous: the bytes are valid as an EAS and a TF Serving PredictRequest in text format, which differ")
+            && err.contains("--from eas"),
+        "{err}"
+    );
+}
+
+/// Standard base64 with `=` padding, lines of `width` characters (0: one line).
+fn base64(b: &[u8], width: usize) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::new();
+    for c in b.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= c.len() {
+                s.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    if width == 0 {
+        return s;
+    }
+    let lines: Vec<&str> = s
+        .as_bytes()
+        .chunks(width)
+        .map(|l| std::str::from_utf8(l).unwrap())
+        .collect();
+    lines.join("\n") + "\n"
+}
+
+/// `warm_up.bin` written as base64 of the request (PaiRec's WarmUpData writes that form
+/// beside the raw one) is read decoded and named: WARMUP_BASE64, an error, since the EAS
+/// processor parses the file as raw protobuf. It was "not a request file".
+#[test]
+fn a_base64_warm_up_is_read_and_named() {
+    let raw = std::fs::read(path("eas/faq_warmup.bin")).unwrap();
+    for (name, width) in [("b64_one_line.bin", 0), ("b64_wrapped.bin", 76)] {
+        let f = tmp(name);
+        std::fs::write(&f, base64(&raw, width)).unwrap();
+        let (code, out, err) = run(&["inspect", "--format", "json", f.to_str().unwrap()]);
+        assert_eq!(code, 1, "{out} {err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let (code2, want, _) = run(&["inspect", "--format", "json", &path("eas/faq_warmup.bin")]);
+        assert_eq!(code2, 0);
+        let want: Value = serde_json::from_str(&want).unwrap();
+        assert_eq!(v["inputs"], want["inputs"], "{name}");
+        assert_eq!(v["fetches"], want["fetches"], "{name}");
+        assert!(out.contains("WARMUP_BASE64"), "{out}");
+        // convert writes the decoded request, byte for byte the original.
+        let o = tmp(&format!("{name}.decoded"));
+        let (code, _, err) = run(&[
+            "convert",
+            f.to_str().unwrap(),
+            "--wire",
+            "eas",
+            "-o",
+            o.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(std::fs::read(&o).unwrap(), raw, "{name}");
+    }
+}
+
+/// tfreq's own `inspect --format json` given back is named for what it is (it was called
+/// "a TF Serving REST JSON predict body: JSON carries no dtypes", though it has dtypes).
+#[test]
+fn inspect_json_given_back_is_named() {
+    for files in [
+        vec![path("eas/faq_prod.bin")],
+        vec![path("tfrecord/warmup_predict.tfrecord")],
+        vec![
+            path("eas/faq_prod.bin"),
+            path("tfrecord/warmup_predict.tfrecord"),
+        ],
+    ] {
+        let mut args = vec!["inspect".to_string(), "--format".into(), "json".into()];
+        args.extend(files.iter().cloned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, _) = run(&args);
+        assert_eq!(code, 0);
+        let f = tmp("report.json");
+        std::fs::write(&f, out).unwrap();
+        let (code, _, err) = run(&["diff", f.to_str().unwrap(), &path("eas/faq_prod.bin")]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("this is tfreq inspect --format json output"),
+            "{err}"
+        );
+        assert!(err.contains(&format!("{:?}", files[0])), "{err}");
+    }
+}
+
+/// The fix a refusal names is a command that does the fix: run as printed (FILE the
+/// file), it rewrites the warm-up in place, and the file then reads. The hint used to
+/// write to standard output.
+#[test]
+fn the_fix_hint_is_a_command_that_fixes() {
+    for src in ["detect/unframed_logs.bin", "eas/faq_warmup.bin"] {
+        let dir = tempfile::tempdir().unwrap();
+        let warm = dir.path().join("1/assets.extra");
+        std::fs::create_dir_all(&warm).unwrap();
+        let f = warm.join("tf_serving_warmup_requests");
+        std::fs::copy(path(src), &f).unwrap();
+        let file = f.to_str().unwrap();
+        let (code, _, err) = run(&["inspect", file]);
+        assert_eq!(code, 2, "{err}");
+        let hint = err
+            .split("fix: tfreq ")
+            .nth(1)
+            .and_then(|h| h.split(" (").next())
+            .unwrap_or_else(|| panic!("no fix in {err}"));
+        let args: Vec<String> = hint
+            .split(' ')
+            .map(|w| if w == "FILE" { file.to_string() } else { w.to_string() })
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = run(&args);
+        assert_eq!((code, out.as_str()), (0, ""), "{args:?}: {err}");
+        let (code, out, err) = run(&["inspect", file]);
+        assert_eq!(code, 0, "{src}: {out} {err}");
+        assert!(out.contains("TFRecord of PredictionLog"), "{out}");
+    }
+}

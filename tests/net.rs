@@ -2283,14 +2283,15 @@ fn record_grpc_passes_answers_through_and_records_one_request_per_key() {
     assert_eq!(format!("{m1:?}"), format!("{m2:?}"));
     let (code, stdout, stderr) = rec.wait();
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    // keys' summary: every predict counted (the refused one too: it is traffic), two
-    // executor keys (faq_prod's fetch set, faq_warmup's), two requests recorded.
+    // keys' summary: every predict counted (the refused one too: it is traffic), three
+    // executor keys (faq_prod's fetch set, faq_warmup's, and the refused request's, which
+    // names another model), three requests recorded.
     assert!(
-        stdout.starts_with("5 requests in 1 file: 2 executor keys, 3 shape keys"),
+        stdout.starts_with("5 requests in 1 file: 3 executor keys, 4 shape keys"),
         "{stdout}"
     );
     assert!(
-        stdout.contains("recorded 2 requests (one per executor key)"),
+        stdout.contains("recorded 3 requests (one per executor key)"),
         "{stdout}"
     );
     // The file is a warm-up TF Serving loads: check against the model passes.

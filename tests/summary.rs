@@ -125,12 +125,20 @@ fn a_summary_counts_and_names_what_it_read() {
         [a.display().to_string(), b.display().to_string()]
     );
     assert_eq!(s.files[1].bytes, data(REQUESTS[4]).len() as u64);
-    // The FAQ key: faq_prod twice in the log and once bare (EAS), faq_prod_batch4 once.
+    // The FAQ key of model "faq": faq_prod twice in the log, faq_prod_batch4 once. The
+    // bare EAS faq_prod names no model: a key of its own (one session per model).
     let top = &s.keys[0];
-    assert_eq!(top.count, 4);
+    assert_eq!(top.model.as_deref(), Some("faq"));
+    assert_eq!(top.count, 3);
     assert_eq!(
         top.shapes.iter().map(|x| x.count).collect::<Vec<_>>(),
-        [3, 1]
+        [2, 1]
+    );
+    let eas: Vec<_> = s.keys.iter().filter(|k| k.model.is_none()).collect();
+    assert_eq!(eas.len(), 1);
+    assert_eq!(
+        (eas[0].count, eas[0].feeds.clone(), eas[0].fetches.clone()),
+        (1, top.feeds.clone(), top.fetches.clone())
     );
     assert_eq!(top.shapes[0].first.file, a.display().to_string());
     assert_eq!(top.shapes[0].first.record, Some(0));

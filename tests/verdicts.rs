@@ -35,7 +35,7 @@ fn a_warmup_the_server_refuses_is_a_failing_verdict() {
     ];
     let (code, out, _) = run(&args);
     assert_eq!(code, 1);
-    assert!(out.contains("result: FAIL (fail;"), "{out}");
+    assert!(out.contains("result: fail ("), "{out}");
     let (code, v) = json(&[&args[..], &["--format", "json"]].concat());
     assert_eq!(
         (code, v["verdict"].as_str(), v["failed"].as_bool()),
@@ -79,6 +79,21 @@ fn verdict_and_exit_code_agree_over_the_test_data() {
             if errors > 0 && code != 2 {
                 assert_eq!(code, 1, "{args:?}: {errors} errors");
             }
+            // The human output's last line says the same verdict in the same word.
+            let human: Vec<&str> = args[..args.len() - 2].to_vec();
+            let (hcode, hout, _) = run(&human);
+            assert_eq!(hcode, code, "{human:?}");
+            let last = hout.lines().last().unwrap_or_default();
+            // A warm-up (or model) that cannot be read ends a human run with the error
+            // alone, on stderr.
+            assert!(
+                !hout.is_empty() || verdict == "unreadable",
+                "{human:?}: no output"
+            );
+            assert!(
+                hout.is_empty() || last.starts_with(&format!("result: {verdict} (")),
+                "{human:?}: {last:?} against JSON's {verdict:?}"
+            );
             seen.insert(verdict);
         }
     }
@@ -221,4 +236,236 @@ fn quiet_silences_what_scrub_and_convert_leave_out() {
         o,
     ]);
     assert_eq!((code, err.as_str()), (0, ""));
+}
+
+/// Writes `text` (protobuf text of one request) as a bare request of `wire` in `dir`.
+fn build_text(dir: &std::path::Path, name: &str, text: &str, wire: &str) -> String {
+    let src = dir.join(format!("{name}.txt"));
+    std::fs::write(&src, text).unwrap();
+    let out = dir.join(format!("{name}.bin"));
+    let (code, _, err) = run(&[
+        "build",
+        src.to_str().unwrap(),
+        "--wire",
+        wire,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    out.display().to_string()
+}
+
+/// `DirectSession::GetOrCreateExecutors` sorts the fetch names without removing repeats
+/// (src/analysis/key.rs cites the lines), and the EAS processor passes `output_filter` to
+/// `Session::Run` as given: fetching "a_first" twice is another executor than fetching it
+/// once. It was `same-executor`, exit 0, with a false ORDER_ONLY note.
+#[test]
+fn a_repeated_fetch_is_another_executor() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, text, _) = run(&[
+        "inspect",
+        "--format",
+        "text",
+        "tests/data/eas/many_fetches.bin",
+    ]);
+    assert_eq!(text.matches("output_filter: \"a_first\"").count(), 2);
+    let mut seen = false;
+    let once: String = text
+        .lines()
+        .filter(|l| {
+            let dup = *l == "output_filter: \"a_first\"" && seen;
+            seen |= *l == "output_filter: \"a_first\"";
+            !dup
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let warm = build_text(dir.path(), "once", &once, "eas");
+    let (code, v) = json(&[
+        "diff",
+        &warm,
+        "tests/data/eas/many_fetches.bin",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{v}");
+    let req = &v["requests"][0];
+    assert_eq!(req["verdict"], "new-executor", "{v}");
+    let codes: Vec<&str> = req["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"FETCH_ADDED"), "{codes:?}");
+    assert!(!codes.contains(&"ORDER_ONLY"), "{codes:?}");
+    // The other way round: production fetches it once, the warm-up twice.
+    let (code, out, _) = run(&["diff", "tests/data/eas/many_fetches.bin", &warm]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("FETCH_MISSING") && out.contains("\"a_first\" once, the warm-up twice"),
+        "{out}"
+    );
+    // The same request on both sides is the same executor.
+    let (code, out, _) = run(&[
+        "diff",
+        "tests/data/eas/many_fetches.bin",
+        "tests/data/eas/many_fetches.bin",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    // keys counts them apart, repeats listed.
+    let (_, v) = json(&[
+        "keys",
+        &warm,
+        "tests/data/eas/many_fetches.bin",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["executor_keys"], 2, "{v}");
+    let fetches: Vec<String> = v["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["fetches"].to_string())
+        .collect();
+    assert!(
+        fetches.contains(&r#"["a_first","a_first","b","m","out:0","z_last"]"#.to_string()),
+        "{fetches:?}"
+    );
+}
+
+/// One session per model: requests of two models with the same names are two executor
+/// keys; `--model-name` picks one; a warm-up record naming another model than production
+/// is a note (TF Serving ignores model_spec.name in warm-up records), not an error.
+#[test]
+fn the_model_is_part_of_the_key() {
+    let shards = [
+        "tests/data/compressed/prediction_logs-00000-of-00002.gz",
+        "tests/data/compressed/prediction_logs-00001-of-00002.gz",
+    ];
+    let (code, v) = json(&["keys", shards[0], shards[1], "--format", "json"]);
+    assert_eq!(code, 0);
+    let models: Vec<&str> = v["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, ["faq", "my_model"], "{v}");
+    let all = v["requests"].as_u64().unwrap();
+    let faq = v["keys"][0]["count"].as_u64().unwrap();
+    let (code, out, err) = run(&[
+        "keys",
+        shards[0],
+        shards[1],
+        "--format",
+        "json",
+        "--model-name",
+        "faq",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["requests"].as_u64(), Some(faq));
+    assert_eq!(v["executor_keys"], 1);
+    assert!(
+        err.contains(&format!(
+            "{} requests of other models left out (\"my_model\")",
+            all - faq
+        )),
+        "{err}"
+    );
+
+    // The same request naming another model: another key for keys, a note for diff.
+    let dir = tempfile::tempdir().unwrap();
+    let (_, text, _) = run(&["inspect", "--format", "text", "tests/data/tfs/faq_prod.bin"]);
+    assert!(text.contains("name: \"faq\""));
+    let v2 = build_text(
+        dir.path(),
+        "v2",
+        &text.replace("name: \"faq\"", "name: \"faq_v2\""),
+        "tf-serving",
+    );
+    let (_, v) = json(&[
+        "keys",
+        "tests/data/tfs/faq_prod.bin",
+        &v2,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["executor_keys"], 2, "{v}");
+    let (code, v) = json(&[
+        "diff",
+        "tests/data/tfs/faq_prod.bin",
+        &v2,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let req = &v["requests"][0];
+    assert_eq!(req["verdict"], "same-executor", "{v}");
+    let f = req["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "MODEL_NAME_CHANGED")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(f["severity"], "note");
+}
+
+/// One rule for a request that names no signature: `check` checks it against
+/// `serving_default`, so `diff` compares it as `serving_default` too, each with a
+/// SIGNATURE_DEFAULTED note. `diff` called it SIGNATURE_CHANGED, new-executor, exit 1.
+#[test]
+fn diff_and_check_default_the_signature_alike() {
+    let model = "tests/data/models/half_plus_two";
+    let (code, v) = json(&[
+        "check",
+        "tests/data/eas/no_signature.bin",
+        "--model",
+        model,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let checked = v["requests"][0]["key"]["signature"].clone();
+    assert_eq!(checked, "serving_default", "{v}");
+    let (code, v) = json(&[
+        "diff",
+        "tests/data/eas/spec_vector.bin",
+        "tests/data/eas/no_signature.bin",
+        "--model",
+        model,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let req = &v["requests"][0];
+    assert_eq!(req["verdict"], "same-executor", "{v}");
+    assert_eq!(req["key"]["signature"], checked, "{v}");
+    let codes: Vec<&str> = req["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["SIGNATURE_DEFAULTED"], "{v}");
+}
+
+/// The warm-up of `diff` is one file; a SavedModel directory stands for the warm-up TF
+/// Serving loads from it (assets.extra/tf_serving_warmup_requests), any other directory
+/// is refused in words that say so (it was "is a directory", where docs/commands.md
+/// promises directories).
+#[test]
+fn a_savedmodel_directory_stands_for_its_warmup() {
+    let dir = "tests/data/models/half_plus_two";
+    let file = "tests/data/models/half_plus_two/assets.extra/tf_serving_warmup_requests";
+    let prod = "tests/data/eas/spec_vector.bin";
+    let (c1, from_dir, _) = run(&["diff", dir, prod, "--format", "json"]);
+    let (c2, from_file, _) = run(&["diff", file, prod, "--format", "json"]);
+    assert_eq!((c1, &from_dir), (c2, &from_file));
+    let (code, _, err) = run(&["diff", "tests/data/tfrecord", prod]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("is a directory without assets.extra/tf_serving_warmup_requests"),
+        "{err}"
+    );
 }

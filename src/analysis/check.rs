@@ -124,20 +124,30 @@ fn blank(msg: &Message) -> RequestReport {
     }
 }
 
+/// `SIGNATURE_DEFAULTED`: an EAS request that names no signature, run as
+/// `serving_default` by [`crate::analysis::key::signature_of`] in `check` and `diff`
+/// alike.
+pub(crate) fn signature_defaulted(msg: &Message) -> Option<Finding> {
+    (msg.wire == WireFormat::Eas && msg.signature_name.is_empty()).then(|| {
+        Finding::new(
+            Code::SignatureDefaulted,
+            Severity::Note,
+            format!("the request names no signature; taken as {DEFAULT_SIGNATURE:?} (what TF Serving uses; EAS processors are not documented)"),
+        )
+    })
+}
+
 /// Checks a request against one meta graph; `signature` overrides the request's.
 pub fn check_meta_graph(msg: &Message, mg: &MetaGraph, signature: Option<&str>) -> RequestReport {
     if msg.method.takes_examples() {
         return check_examples(msg, mg, signature);
     }
     let mut rep = blank(msg);
-    let mut name = signature.unwrap_or(msg.effective_signature()).to_string();
-    if name.is_empty() {
-        name = DEFAULT_SIGNATURE.to_string();
-        rep.findings.push(Finding::new(
-            Code::SignatureDefaulted,
-            Severity::Note,
-            format!("the request names no signature; checked against {DEFAULT_SIGNATURE:?} (what TF Serving uses; EAS processors are not documented)"),
-        ));
+    let name = signature
+        .unwrap_or(crate::analysis::key::signature_of(msg))
+        .to_string();
+    if signature.is_none() {
+        rep.findings.extend(signature_defaulted(msg));
     }
     rep.key.signature = name.clone();
     match mg.signatures.get(&name) {

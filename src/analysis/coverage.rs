@@ -177,6 +177,47 @@ impl KeyCounts {
         v
     }
 
+    /// The models the counted requests name, sorted (empty when none names one, as with
+    /// EAS requests).
+    pub fn models(&self) -> Vec<&str> {
+        let set: std::collections::BTreeSet<&str> = self
+            .keys
+            .keys()
+            .filter_map(|k| k.key.model.as_deref())
+            .collect();
+        set.into_iter().collect()
+    }
+
+    /// Keeps only the requests of model `name` and those that name no model (an EAS
+    /// service serves one model, so its requests name none); returns how many requests
+    /// of other models were left out, which [`KeyCounts::requests`] no longer counts.
+    ///
+    /// ```
+    /// use tfreq::analysis::coverage::{KeyCounts, Origin};
+    /// let mut cov = KeyCounts::default();
+    /// for (i, f) in ["tests/data/tfs/seed_content.bin", "tests/data/eas/faq_prod.bin"].iter().enumerate() {
+    ///     let m = tfreq::decode(&std::fs::read(f)?)?;
+    ///     cov.add(&m, Origin { file: i, entry: 0, record: false }, false);
+    /// }
+    /// let named = cov.models().len();
+    /// assert_eq!(named, 1);
+    /// assert_eq!(cov.retain_model("another"), 1);
+    /// assert_eq!(cov.requests, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn retain_model(&mut self, name: &str) -> u64 {
+        let mut left_out = 0;
+        self.keys.retain(|k, s| {
+            let keep = k.key.model.as_deref().is_none_or(|m| m == name);
+            if !keep {
+                left_out += s.count;
+            }
+            keep
+        });
+        self.requests -= left_out;
+        left_out
+    }
+
     /// `FILE record N` (or just `FILE` for a bare message) for an origin.
     pub fn describe(&self, at: Origin) -> String {
         let file = self.files.get(at.file).map_or("?", String::as_str);

@@ -1,8 +1,9 @@
 //! Will a warm-up warm what production runs? (<https://github.com/tensorflow/serving/blob/master/tensorflow_serving/servables/tensorflow/predict_util.cc>)
 //!
-//! TensorFlow builds executors per **set** of feed names and **set** of fetch names
-//! (`DirectSession`, TFRT and TF Serving's batching all sort the names first), so:
-//! - the same signature and name sets: the warm-up built the executor production uses
+//! TensorFlow builds executors per **set** of feed names and **sorted list** of fetch
+//! names (`DirectSession`, TFRT and TF Serving's batching all sort the names first;
+//! `DirectSession` keeps a repeated fetch: [`crate::analysis::key`]), so:
+//! - the same signature and names: the warm-up built the executor production uses
 //!   ([`Verdict::SameExecutor`]); another order is only a note;
 //! - another signature, a feed or a fetch more or less: the first production request
 //!   builds new executors ([`Verdict::NewExecutor`]);
@@ -253,10 +254,12 @@ fn methods_agree(a: Method, b: Method) -> bool {
         )
 }
 
-/// Whether a request of key `b` runs the executor a request of key `a` built: the same
-/// key, methods compared by [`methods_agree`] (a bare classify-or-regress request
-/// captured from production against a warm-up's `classify_log` of the same signature
-/// is warmed).
+/// Whether a request of key `b` runs the executor a warm-up request of key `a` built:
+/// the same key, methods compared by [`methods_agree`] (a bare classify-or-regress
+/// request captured from production against a warm-up's `classify_log` of the same
+/// signature is warmed). The model names are not compared: TF Serving runs a warm-up
+/// file's records on the model whose directory holds it, whatever `model_spec.name`
+/// they carry (`MODEL_NAME_CHANGED` notes a difference).
 fn same_key(a: &ExecutorKey, b: &ExecutorKey) -> bool {
     methods_agree(a.method, b.method)
         && a.signature == b.signature
@@ -267,14 +270,33 @@ fn same_key(a: &ExecutorKey, b: &ExecutorKey) -> bool {
 
 fn key_distance(a: &ExecutorKey, b: &ExecutorKey) -> usize {
     let sym = |x: &BTreeSet<String>, y: &BTreeSet<String>| x.symmetric_difference(y).count();
+    let fetches = |x: &[String], y: &[String]| -> usize {
+        counted(x, y)
+            .into_values()
+            .map(|(m, n)| m.abs_diff(n))
+            .sum()
+    };
     usize::from(!methods_agree(a.method, b.method)) * 1000
         + usize::from(a.signature != b.signature) * 1000
         + sym(&a.feeds, &b.feeds)
         + if a.fetch_all != b.fetch_all {
             1
         } else {
-            sym(&a.fetches, &b.fetches)
+            fetches(&a.fetches, &b.fetches)
         }
+        + usize::from(a.model != b.model)
+}
+
+/// Each name of two name lists with how many times each list has it.
+fn counted<'a>(a: &'a [String], b: &'a [String]) -> BTreeMap<&'a str, (usize, usize)> {
+    let mut n: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for x in a {
+        n.entry(x).or_default().0 += 1;
+    }
+    for x in b {
+        n.entry(x).or_default().1 += 1;
+    }
+    n
 }
 
 fn tensor_distance(a: &Message, b: &Message) -> usize {
@@ -295,8 +317,12 @@ fn tensor_distance(a: &Message, b: &Message) -> usize {
         .sum()
 }
 
-fn list(names: &BTreeSet<String>) -> String {
-    names.iter().cloned().collect::<Vec<_>>().join(", ")
+fn list<'a>(names: impl IntoIterator<Item = &'a String>) -> String {
+    names
+        .into_iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What a new executor costs, said by every rule that finds one.
@@ -316,6 +342,7 @@ struct Pair<'a> {
 fn compare(pair: &Pair, out: &mut Vec<Finding>) {
     if pair.w.method.takes_examples() || pair.p.method.takes_examples() {
         out.extend(wire_format_changed(pair));
+        out.extend(model_name_changed(pair));
         out.extend(method_changed(pair));
         if methods_agree(pair.wkey.method, pair.pkey.method) {
             out.extend(signature_changed(pair));
@@ -326,6 +353,8 @@ fn compare(pair: &Pair, out: &mut Vec<Finding>) {
         return;
     }
     out.extend(wire_format_changed(pair));
+    out.extend(model_name_changed(pair));
+    out.extend(signature_defaulted(pair));
     out.extend(signature_changed(pair));
     out.extend(feed_set_changed(pair));
     out.extend(fetch_set_changed(pair));
@@ -351,6 +380,38 @@ fn wire_format_changed(Pair { w, p, .. }: &Pair) -> Option<Finding> {
             ),
         )
         .sides(Some(w.wire.as_str().into()), Some(p.wire.as_str().into()))
+    })
+}
+
+/// `SIGNATURE_DEFAULTED`: an EAS request that names no signature, compared as
+/// `serving_default`, as `check` checks it ([`crate::analysis::key::signature_of`]).
+fn signature_defaulted(Pair { w, p, .. }: &Pair) -> Vec<Finding> {
+    [("production's request", *p), ("the warm-up request", *w)]
+        .into_iter()
+        .filter_map(|(side, m)| {
+            crate::analysis::check::signature_defaulted(m).map(|f| Finding {
+                message: f.message.replacen("the request", side, 1),
+                ..f
+            })
+        })
+        .collect()
+}
+
+/// `MODEL_NAME_CHANGED`: both requests name a model, and not the same one.
+fn model_name_changed(Pair { wkey, pkey, .. }: &Pair) -> Option<Finding> {
+    let (Some(w), Some(p)) = (&wkey.model, &pkey.model) else {
+        return None;
+    };
+    (w != p).then(|| {
+        Finding::new(
+            Code::ModelNameChanged,
+            Severity::Note,
+            format!(
+                "production's request names model {p:?}, the warm-up record {w:?}: TF Serving runs a warm-up file's records on the model whose directory holds it, whatever model_spec.name they carry, so this warm-up warms {p:?} only if it ships in {p:?}'s assets.extra"
+            ),
+        )
+        .name("model_spec.name")
+        .sides(Some(w.clone()), Some(p.clone()))
     })
 }
 
@@ -406,8 +467,8 @@ fn feed_set_changed(pair: &Pair) -> Vec<Finding> {
     };
     feeds.changes(
         pair,
-        &pair.wkey.feeds,
-        &pair.pkey.feeds,
+        &pair.wkey.feeds.iter().cloned().collect::<Vec<_>>(),
+        &pair.pkey.feeds.iter().cloned().collect::<Vec<_>>(),
         &format!("{COST}.{tfs_note}"),
     )
 }
@@ -641,34 +702,56 @@ struct NameSet {
 }
 
 impl NameSet {
-    /// A finding for every name production has and the warm-up lacks, and back.
-    fn changes(
-        &self,
-        pair: &Pair,
-        warm: &BTreeSet<String>,
-        prod: &BTreeSet<String>,
-        cost: &str,
-    ) -> Vec<Finding> {
+    /// A finding for every name production has and the warm-up lacks, and back; for a
+    /// name both have, when one lists it more times than the other (TensorFlow's
+    /// executor key keeps a repeated fetch). `warm` and `prod` are sorted.
+    fn changes(&self, pair: &Pair, warm: &[String], prod: &[String], cost: &str) -> Vec<Finding> {
         let (verb, verbs, opts) = (self.verb, self.verbs, pair.opts);
-        let added = prod.difference(warm).map(|f| {
-            Finding::new(
-                self.added,
-                Severity::Error,
-                format!("production also {verbs} {f:?}, the warm-up does not: a new {verb} set, so {cost}{}", same_tensor(opts, pair.pkey, f, warm, self.input)),
-            )
-            .name(f.clone())
-            .sides(None, Some(f.clone()))
-        });
-        let missing = warm.difference(prod).map(|f| {
-            Finding::new(
-                self.missing,
-                Severity::Error,
-                format!("production does not {verb} {f:?}, the warm-up does: a new {verb} set, so {cost}{}", same_tensor(opts, pair.wkey, f, prod, self.input)),
-            )
-            .name(f.clone())
-            .sides(Some(f.clone()), None)
-        });
-        added.chain(missing).collect()
+        let times = |n: usize| match n {
+            1 => "once".to_string(),
+            2 => "twice".to_string(),
+            n => format!("{n} times"),
+        };
+        let mut added = Vec::new();
+        let mut missing = Vec::new();
+        for (f, (w, p)) in counted(warm, prod) {
+            let name = f.to_string();
+            if p > w && w == 0 {
+                added.push(
+                    Finding::new(
+                        self.added,
+                        Severity::Error,
+                        format!("production also {verbs} {f:?}, the warm-up does not: a new {verb} set, so {cost}{}", same_tensor(opts, pair.pkey, f, warm, self.input)),
+                    )
+                    .name(name.clone())
+                    .sides(None, Some(name)),
+                );
+            } else if w > p && p == 0 {
+                missing.push(
+                    Finding::new(
+                        self.missing,
+                        Severity::Error,
+                        format!("production does not {verb} {f:?}, the warm-up does: a new {verb} set, so {cost}{}", same_tensor(opts, pair.wkey, f, prod, self.input)),
+                    )
+                    .name(name.clone())
+                    .sides(Some(name), None),
+                );
+            } else if w != p {
+                let finding = Finding::new(
+                    if p > w { self.added } else { self.missing },
+                    Severity::Error,
+                    format!("production {verbs} {f:?} {}, the warm-up {}: TensorFlow keeps a repeated name in its executor key (DirectSession::GetOrCreateExecutors sorts the names without removing repeats), so {cost}", times(p), times(w)),
+                )
+                .name(name.clone())
+                .sides(Some(vec![name.as_str(); w].join(", ")), Some(vec![name.as_str(); p].join(", ")));
+                if p > w {
+                    added.push(finding);
+                } else {
+                    missing.push(finding);
+                }
+            }
+        }
+        added.into_iter().chain(missing).collect()
     }
 }
 
@@ -678,7 +761,7 @@ fn same_tensor(
     opts: &DiffOptions,
     key: &ExecutorKey,
     name: &str,
-    other: &BTreeSet<String>,
+    other: &[String],
     input: bool,
 ) -> String {
     let Some(sig) = model_sig(opts, key) else {
@@ -694,7 +777,7 @@ fn same_tensor(
     };
     let twin = [alias, spec.name.as_str()]
         .into_iter()
-        .find(|n| *n != name && !n.is_empty() && other.contains(*n));
+        .find(|n| *n != name && !n.is_empty() && other.iter().any(|o| o == n));
     match twin {
         Some(t) => format!(
             " {name:?} and {t:?} name the same tensor (alias {alias:?}, tensor {:?}): a processor that passes names to Session::Run as given (the open-source EAS processor does) builds another executor; one that maps aliases to tensor names would not.",

@@ -1,9 +1,18 @@
 //! The executor key: what TensorFlow compiles a new executor for (<https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/common_runtime/direct_session.cc>).
 //!
-//! `DirectSession` keys its executors on the **sets** of feed and fetch names, so two
-//! requests with the same signature and name sets share an executor whatever their
-//! order; shapes and dtypes are not in the key (but XLA and TF Serving batching
-//! specialise on shapes: [`ShapeKey`] adds them).
+//! `DirectSession::GetOrCreateExecutors` joins the feed names and the fetch names, each
+//! list sorted, into its cache key, **without removing repeats**: two requests with the
+//! same signature and names share an executor whatever their order, but fetching
+//! `a, a, b` and fetching `a, b` are two executors (the open-source EAS processor passes
+//! `output_filter` to `Session::Run` as given,
+//! <https://github.com/DeepRec-AI/DeepRec/blob/main/serving/processor/serving/message_coding.cc>;
+//! TF Serving refuses a repeated alias instead, "duplicate output tensor alias" in
+//! <https://github.com/tensorflow/serving/blob/master/tensorflow_serving/servables/tensorflow/predict_util.cc>,
+//! which `lint` names as `DUPLICATE_FETCH`). Feeds come from a protobuf map, whose last
+//! entry wins, so feed names never repeat. One session serves one model (TF Serving
+//! loads a session per model version), so the model a request names is part of its key.
+//! Shapes and dtypes are not in the key (but XLA and TF Serving batching specialise on
+//! shapes: [`ShapeKey`] adds them).
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
@@ -13,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{Message, Method, WireFormat};
 
-/// Signature + feed-name set + fetch-name set.
+/// Model + signature + feed-name set + sorted fetch names (repeats kept).
 ///
 /// ```
 /// use tfreq::{analysis::key::ExecutorKey, DType, TFRequest};
@@ -22,6 +31,10 @@ use crate::model::{Message, Method, WireFormat};
 /// let mut b = TFRequest::new("s");
 /// b.add_feed("x", &[4], DType::Float, vec![0.0f32; 4])?.add_fetch("q").add_fetch("p");
 /// assert_eq!(ExecutorKey::of(a.message()), ExecutorKey::of(b.message()));
+/// // Fetching "p" twice is another executor: TensorFlow keeps the repeat in its key.
+/// b.add_fetch("p");
+/// assert_ne!(ExecutorKey::of(a.message()), ExecutorKey::of(b.message()));
+/// assert_eq!(ExecutorKey::of(b.message()).fetches, ["p", "p", "q"]);
 /// # Ok::<(), tfreq::BuildError>(())
 /// ```
 ///
@@ -38,11 +51,16 @@ use crate::model::{Message, Method, WireFormat};
 /// let b = std::fs::read("tests/data/examples/requests/classify_valid.pb")?;
 /// let m = tfreq::decode_request(b.into(), tfreq::Method::Classify)?;
 /// let k = tfreq::analysis::key::ExecutorKey::of(&m);
-/// assert_eq!(k.to_string(), "classify serving_default: (the signature's serialized-examples input) -> (its outputs)");
+/// assert_eq!(k.to_string(), "model \"tf1_examples\", classify serving_default: (the signature's serialized-examples input) -> (its outputs)");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ExecutorKey {
+    /// The model the request names (TF Serving's `model_spec.name`); `None` when it names
+    /// none (every EAS request: an EAS service serves one model). Left out of JSON when
+    /// `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// The request's method; every key of a predict request is [`Method::Predict`]
     /// (left out of JSON).
     #[serde(default, skip_serializing_if = "Method::is_predict")]
@@ -51,8 +69,9 @@ pub struct ExecutorKey {
     pub signature: String,
     /// Input names.
     pub feeds: BTreeSet<String>,
-    /// Output names; empty with `fetch_all` for TF Serving's empty `output_filter`.
-    pub fetches: BTreeSet<String>,
+    /// Output names, sorted, a name fetched twice listed twice (TensorFlow's cache key
+    /// keeps repeats); empty with `fetch_all` for TF Serving's empty `output_filter`.
+    pub fetches: Vec<String>,
     /// TF Serving with an empty `output_filter`: every output of the signature.
     pub fetch_all: bool,
 }
@@ -65,28 +84,83 @@ impl ExecutorKey {
                 let sigs: BTreeSet<&str> = msg.tasks.iter().map(|t| t.signature()).collect();
                 sigs.into_iter().collect::<Vec<_>>().join(",")
             } else {
-                msg.effective_signature().to_string()
+                signature_of(msg).to_string()
             };
             return ExecutorKey {
+                model: model_of(msg),
                 method: msg.method,
                 signature,
                 feeds: BTreeSet::new(),
-                fetches: BTreeSet::new(),
+                fetches: Vec::new(),
                 fetch_all: true,
             };
         }
         ExecutorKey {
+            model: model_of(msg),
             method: Method::Predict,
-            signature: msg.effective_signature().to_string(),
+            signature: signature_of(msg).to_string(),
             feeds: msg.tensors.iter().map(|t| t.name.clone()).collect(),
-            fetches: msg.fetches.iter().cloned().collect(),
+            fetches: sorted(msg.fetches.iter().cloned()),
             fetch_all: msg.wire == WireFormat::TfServing && msg.fetches.is_empty(),
+        }
+    }
+
+    /// The same key without its model: what a warm-up record warms whatever model name
+    /// it carries (TF Serving ignores `model_spec.name` in warm-up records and runs them
+    /// on the model whose directory holds the file).
+    pub fn without_model(&self) -> ExecutorKey {
+        ExecutorKey {
+            model: None,
+            ..self.clone()
         }
     }
 }
 
+/// The model a request names: `model_spec.name` when present and not empty; for a
+/// multi-inference request, its first task's (TF Serving requires every task to name
+/// the same model: "All ModelSpecs in a MultiInferenceRequest must access the same
+/// model name" in tensorflow_serving/apis/inference.proto, refused otherwise).
+fn model_of(msg: &Message) -> Option<String> {
+    let spec = if msg.method == Method::MultiInference {
+        msg.tasks.iter().find_map(|t| t.model_spec.as_ref())
+    } else {
+        msg.model_spec.as_ref()
+    };
+    spec.map(|s| s.name.as_str())
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+}
+
+/// The signature a request runs, by one rule for every command: the one it names, or
+/// `serving_default` when it names none. TF Serving resolves an empty name so
+/// (`kDefaultServingSignatureDefKey`); EAS processors do not document theirs, so `diff`
+/// and `check` note an EAS request without a name (`SIGNATURE_DEFAULTED`).
+///
+/// ```
+/// let m = tfreq::decode(&std::fs::read("tests/data/eas/no_signature.bin")?)?;
+/// assert_eq!(m.signature_name, "");
+/// assert_eq!(tfreq::analysis::key::signature_of(&m), "serving_default");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn signature_of(msg: &Message) -> &str {
+    match msg.effective_signature() {
+        "" => crate::model::DEFAULT_SIGNATURE,
+        s => s,
+    }
+}
+
+/// Names sorted as TensorFlow sorts them for its cache key, repeats kept.
+pub fn sorted(names: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut v: Vec<String> = names.into_iter().collect();
+    v.sort_unstable();
+    v
+}
+
 impl fmt::Display for ExecutorKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(model) = &self.model {
+            write!(f, "model {model:?}, ")?;
+        }
         if self.method.takes_examples() {
             return write!(
                 f,
@@ -95,19 +169,13 @@ impl fmt::Display for ExecutorKey {
                 self.signature
             );
         }
-        let join = |s: &BTreeSet<String>| s.iter().cloned().collect::<Vec<_>>().join(", ");
         let fetches = if self.fetch_all {
             "(all outputs)".to_string()
         } else {
-            join(&self.fetches)
+            self.fetches.join(", ")
         };
-        write!(
-            f,
-            "{}: {{{}}} -> {{{}}}",
-            self.signature,
-            join(&self.feeds),
-            fetches
-        )
+        let feeds = self.feeds.iter().cloned().collect::<Vec<_>>().join(", ");
+        write!(f, "{}: {{{}}} -> {{{}}}", self.signature, feeds, fetches)
     }
 }
 

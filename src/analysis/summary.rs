@@ -93,6 +93,10 @@ pub struct FileRead {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeySummary {
+    /// The model the requests name (TF Serving's `model_spec.name`); absent (or `null`)
+    /// where they name none, as EAS requests never do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// The request's method (`classify`, `regress`, `classify_or_regress`,
     /// `multi_inference`); absent for predict.
     #[serde(default, skip_serializing_if = "Method::is_predict")]
@@ -101,7 +105,7 @@ pub struct KeySummary {
     pub signature: String,
     /// The feed names, sorted.
     pub feeds: Vec<String>,
-    /// The fetch names, sorted (empty with `fetch_all`).
+    /// The fetch names, sorted, a name fetched twice listed twice (empty with `fetch_all`).
     pub fetches: Vec<String>,
     /// TF Serving with an empty `output_filter`: every output of the signature.
     pub fetch_all: bool,
@@ -109,6 +113,21 @@ pub struct KeySummary {
     pub count: u64,
     /// Its shape keys.
     pub shapes: Vec<ShapeSummary>,
+}
+
+impl KeySummary {
+    /// The executor key this entry stands for (its fetches sorted again, so a summary
+    /// written by hand keys as `keys` would).
+    pub fn key(&self) -> ExecutorKey {
+        ExecutorKey {
+            model: self.model.clone(),
+            method: self.method,
+            signature: self.signature.clone(),
+            feeds: self.feeds.iter().cloned().collect::<BTreeSet<_>>(),
+            fetches: crate::analysis::key::sorted(self.fetches.iter().cloned()),
+            fetch_all: self.fetch_all,
+        }
+    }
 }
 
 /// One shape key of an executor key: each feed's dtype and shape.
@@ -225,13 +244,7 @@ impl Summary {
             ..KeyCounts::default()
         };
         for k in &self.keys {
-            let key = ExecutorKey {
-                method: k.method,
-                signature: k.signature.clone(),
-                feeds: k.feeds.iter().cloned().collect(),
-                fetches: k.fetches.iter().cloned().collect(),
-                fetch_all: k.fetch_all,
-            };
+            let key = k.key();
             for sh in &k.shapes {
                 let sk = ShapeKey {
                     key: key.clone(),
@@ -325,13 +338,7 @@ impl Table {
 
     fn add_summary(&mut self, s: &Summary) {
         for k in &s.keys {
-            let key = ExecutorKey {
-                method: k.method,
-                signature: k.signature.clone(),
-                feeds: k.feeds.iter().cloned().collect::<BTreeSet<_>>(),
-                fetches: k.fetches.iter().cloned().collect::<BTreeSet<_>>(),
-                fetch_all: k.fetch_all,
-            };
+            let key = k.key();
             for sh in &k.shapes {
                 let shapes = sh
                     .feeds
@@ -360,10 +367,11 @@ impl Table {
         let shape_keys = self.shapes.len();
         for (sk, (count, first)) in self.shapes {
             let g = groups.entry(sk.key.clone()).or_insert_with(|| KeySummary {
+                model: sk.key.model.clone(),
                 method: sk.key.method,
                 signature: sk.key.signature.clone(),
                 feeds: sk.key.feeds.iter().cloned().collect(),
-                fetches: sk.key.fetches.iter().cloned().collect(),
+                fetches: sk.key.fetches.clone(),
                 fetch_all: sk.key.fetch_all,
                 count: 0,
                 shapes: Vec::new(),
@@ -394,7 +402,8 @@ impl Table {
                 .cmp(&a.count)
                 .then_with(|| first(a).cmp(&first(b)))
                 .then_with(|| {
-                    (&a.signature, &a.feeds, &a.fetches, a.fetch_all).cmp(&(
+                    (&a.model, &a.signature, &a.feeds, &a.fetches, a.fetch_all).cmp(&(
+                        &b.model,
                         &b.signature,
                         &b.feeds,
                         &b.fetches,

@@ -141,6 +141,8 @@ rules! {
     WarmupCompressed = "WARMUP_COMPRESSED", Error, DIFF_CHECK,
         "a gzip or zlib warm-up file: TF Serving's warm-up loader reads uncompressed TFRecord only, so the model fails to load";
     // What detection finds about a file (formats).
+    WarmupBase64 = "WARMUP_BASE64", Error, ALL3,
+        "the file is base64 text of a request (PaiRec writes warm_up.bin so): read decoded, but the EAS processor parses warm_up.bin as raw protobuf and fails on it";
     EmptyWarmup = "EMPTY_WARMUP", Warning, ALL3,
         "a 0-byte warm-up file: 0 records, TF Serving loads the model and warms nothing";
     EmptyRequest = "EMPTY_REQUEST", Warning, ALL3,
@@ -207,6 +209,8 @@ rules! {
         "with batching parameters: a request whose inputs have no common 0th dimension (a scalar input, or two row counts), which TF Serving's batching session refuses";
     WireFormatChanged = "WIRE_FORMAT_CHANGED", Warning, DIFF,
         "one is an EAS request, the other TF Serving";
+    ModelNameChanged = "MODEL_NAME_CHANGED", Note, DIFF,
+        "the warm-up record names another model than production's request: TF Serving runs a warm-up file's records on the model whose directory holds it, whatever model_spec.name they carry, so the match stands if the file ships with production's model";
     FetchAllResolved = "FETCH_ALL_RESOLVED", Note, DIFF,
         "what an empty output_filter fetches, from the model";
     OrderOnly = "ORDER_ONLY", Note, DIFF,
@@ -238,8 +242,8 @@ rules! {
         "the request fetches a name the signature does not have";
     EmptyOutputFilter = "EMPTY_OUTPUT_FILTER", Note, CHECK,
         "what an empty output_filter fetches (a warning on EAS)";
-    SignatureDefaulted = "SIGNATURE_DEFAULTED", Note, CHECK,
-        "an EAS request without a signature name, checked against serving_default";
+    SignatureDefaulted = "SIGNATURE_DEFAULTED", Note, DIFF_CHECK,
+        "an EAS request without a signature name, taken as serving_default by diff and check alike";
     // A live service's answer against the expected one (analysis::expect), and replay.
     OutputMissing = "OUTPUT_MISSING", Error, LIVE,
         "an expected output is not in the answer";

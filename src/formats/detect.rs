@@ -23,6 +23,9 @@ pub(crate) struct Detected {
     pub findings: Vec<Finding>,
     /// The parse detection made to decide, handed over so the bytes are not parsed twice.
     pub kept: Option<Kept>,
+    /// The bytes the file stands for when they are not its own: a base64-encoded request
+    /// decoded.
+    pub decoded: Option<Bytes>,
 }
 
 /// A parse detection made and the reader uses.
@@ -40,6 +43,7 @@ impl Detected {
             kind,
             findings: Vec::new(),
             kept: None,
+            decoded: None,
         }
     }
 
@@ -167,11 +171,13 @@ fn empty(fmt: InputFormat, src: &InputOptions) -> Detected {
             kind: ContainerKind::TfRecord,
             findings: vec![zero_records()],
             kept: None,
+            decoded: None,
         },
         _ if src.name.warmup_file => Detected {
             kind: ContainerKind::TfRecord,
             findings: vec![zero_records()],
             kept: None,
+            decoded: None,
         },
         InputFormat::EasText => Detected::of(ContainerKind::Text),
         InputFormat::Text | InputFormat::Json => Detected::of(ContainerKind::TextFormat),
@@ -183,6 +189,7 @@ fn empty(fmt: InputFormat, src: &InputOptions) -> Detected {
                 "the file is empty: the valid empty request (what every SDK writes for TFRequest() with nothing added), with no feeds and no fetches; a server runs nothing for it",
             )],
             kept: None,
+            decoded: None,
         },
     }
 }
@@ -201,6 +208,11 @@ fn text_kind(bytes: &Bytes, opts: DecodeOptions, src: &InputOptions) -> Result<D
     let s = std::str::from_utf8(bytes).unwrap_or("");
     let first = s.trim_start().chars().next();
     if src.name.json || matches!(first, Some('{' | '[')) {
+        if let Some(file) = inspect_json(bytes) {
+            return Err(Error::from(ErrorDetail::Format(format!(
+                "this is tfreq inspect --format json output (of {file}), a report for reading, not a request: it previews values and does not keep the bytes; give the request file it describes"
+            ))));
+        }
         if rest_json_like(bytes) {
             return Ok(Detected::of(ContainerKind::RestJson));
         }
@@ -220,7 +232,59 @@ fn text_kind(bytes: &Bytes, opts: DecodeOptions, src: &InputOptions) -> Result<D
     if looks_like_text_format(s) {
         return Err(text_format_error(s, opts.wire));
     }
+    if let Some(d) = base64_request(s, opts) {
+        return Ok(d);
+    }
     Err(Error::from(ErrorDetail::NotRequestText(looks_like(bytes))))
+}
+
+/// The `file` an `inspect --format json` report (one object, or an array of them)
+/// describes, when `bytes` is one: its objects carry `file` and either `wire` and
+/// `kind` (a bare message) or `container` (a file of records).
+fn inspect_json(bytes: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let report = |o: &serde_json::Value| {
+        let file = o.get("file")?.as_str()?;
+        let bare = o.get("wire").is_some() && o.get("kind").is_some();
+        (bare || o.get("container").is_some()).then(|| format!("{file:?}"))
+    };
+    match &v {
+        serde_json::Value::Array(a) if !a.is_empty() => {
+            let files: Option<Vec<String>> = a.iter().map(report).collect();
+            files.map(|f| f.join(", "))
+        }
+        o => report(o),
+    }
+}
+
+/// A request written as base64 text (PaiRec's `WarmUpData` writes `warm_up.bin` both raw
+/// and base64-encoded: <https://github.com/alibaba/pairec/blob/master/algorithm/eas/easyrec_request.go>):
+/// the request it decodes to, named by a `WARMUP_BASE64` error, since the EAS processor
+/// parses `warm_up.bin` as raw protobuf and fails on base64 text.
+fn base64_request(s: &str, opts: DecodeOptions) -> Option<Detected> {
+    use base64::Engine;
+    // Line breaks as `base64` (76 columns) or PEM (64) put them.
+    let t: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    let alphabet = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=');
+    if t.len() < 4 || !t.iter().all(alphabet) {
+        return None;
+    }
+    let raw = base64::engine::general_purpose::STANDARD.decode(&t).ok()?;
+    let raw = Bytes::from(raw);
+    let kept = clean_message(&raw, opts)?;
+    Some(Detected {
+        kind: ContainerKind::Bare,
+        findings: vec![Finding::new(
+            Code::WarmupBase64,
+            Severity::Error,
+            format!(
+                "the file is base64 text of a {}-byte request, read here decoded; the EAS processor reads warm_up.bin as raw protobuf and fails on it: write the decoded bytes (base64 -d FILE > warm_up.bin)",
+                raw.len()
+            ),
+        )],
+        kept: Some(kept),
+        decoded: Some(raw),
+    })
 }
 
 /// Why text that looks like protobuf text format does not parse as requests: the
@@ -654,7 +718,7 @@ pub fn looks_like(bytes: &Bytes) -> String {
     }
     if let Some(spans) = unframed_logs(bytes) {
         return format!(
-            "{} PredictionLog message{} concatenated without TFRecord framing; fix: tfreq convert FILE --wire tfrecord",
+            "{} PredictionLog message{} concatenated without TFRecord framing; fix: tfreq convert FILE --wire tfrecord -o FILE --overwrite-input (rewrites it in place)",
             spans.len(),
             if spans.len() == 1 { "" } else { "s" }
         );
@@ -662,7 +726,7 @@ pub fn looks_like(bytes: &Bytes) -> String {
     if !text::looks_like_text(bytes) {
         return match decode_with(bytes.clone(), DecodeOptions::default()) {
             Ok((m, _)) if m.kind == Kind::Request => format!(
-                "one bare {} request; fix: tfreq convert FILE --wire tfrecord",
+                "one bare {} request; fix: tfreq convert FILE --wire tfrecord -o FILE --overwrite-input (rewrites it in place)",
                 m.wire
             ),
             Ok((m, _)) => format!("one bare {} {}", m.wire, m.kind.as_str()),

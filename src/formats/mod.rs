@@ -446,6 +446,7 @@ pub fn read(bytes: Bytes, opts: &InputOptions) -> Result<Entries, Error> {
         wire: opts.decode.wire.or(opts.format.wire()),
         ..opts.decode
     };
+    let bytes = d.decoded.unwrap_or(bytes);
     let inner = match (d.kind, d.kept) {
         (ContainerKind::Bare, Some(Kept::Bare(kept))) => {
             EntriesInner::Bare(Some((bytes, Some(kept))))

@@ -196,9 +196,12 @@ pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRe
                 parse_one(&body, WireFormat::TfServing, first_line),
             ) {
                 (Ok(m), Err(_)) | (Err(_), Ok(m)) => m,
+                // Both readings say the same (a request with fetches only): EAS, as
+                // for the same request's bytes.
+                (Ok(eas), Ok(tfs)) if crate::decode::readings_agree(&eas, &tfs) => eas,
                 (Ok(_), Ok(_)) => {
                     return Err(Error::from(ErrorDetail::Ambiguous(format!(
-                        "{at}the text is a valid EAS and TF Serving PredictRequest"
+                        "{at}an EAS and a TF Serving PredictRequest in text format, which differ"
                     ))))
                 }
                 (Err(a), Err(b)) => {

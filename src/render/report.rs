@@ -188,10 +188,11 @@ pub fn write_human(out: &mut dyn Write, r: &Report, color: crate::render::Color)
     }
     writeln!(out)?;
     let c = r.counts;
-    let (word, col) = if r.failed || !r.unreadable.is_empty() {
-        ("FAIL", RED)
+    // The verdict in the words of JSON's "verdict" (docs/codes.md lists them).
+    let col = if r.failed || !r.unreadable.is_empty() {
+        RED
     } else {
-        ("ok", GREEN)
+        GREEN
     };
     let unreadable = match r.unreadable.len() {
         0 => String::new(),
@@ -199,7 +200,7 @@ pub fn write_human(out: &mut dyn Write, r: &Report, color: crate::render::Color)
     };
     writeln!(
         out,
-        "{BOLD}result{RESET}: {col}{word}{RESET} ({}; {}, {}, {}{unreadable})",
+        "{BOLD}result{RESET}: {col}{}{RESET} ({}, {}, {}{unreadable})",
         r.verdict,
         plural(c.errors, "error"),
         plural(c.warnings, "warning"),

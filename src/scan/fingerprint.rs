@@ -13,8 +13,9 @@
 //! elements, valid varints).
 //!
 //! Equal prints mean equal [`ShapeKey`]s: the print holds, in record order and each
-//! item tagged and length-prefixed, the signature name, every input's name, dtype number
-//! and dim sizes, and every `output_filter` name — everything the key is made of, so
+//! item tagged and length-prefixed, the model and signature names, every input's name,
+//! dtype number and dim sizes, and every `output_filter` name (repeats too: the key keeps
+//! them) — everything the key is made of, so
 //! the key is a function of the print (an input given twice is printed twice; the full
 //! reading keeps the last). The converse does not hold (inputs in another order print
 //! differently): a caller maps each new print to its key through the full reading once.
@@ -99,6 +100,7 @@ impl<'a> Fields<'a> {
 }
 
 /// Section tags of a print.
+const MODEL: u8 = b'M';
 const SIGNATURE: u8 = b'S';
 const INPUT: u8 = b'I';
 const DTYPE: u8 = b'T';
@@ -166,7 +168,7 @@ fn metadata(b: &[u8]) -> Option<()> {
     Some(())
 }
 
-/// A `ModelSpec`: its signature name (empty when absent).
+/// A `ModelSpec`: its model name and signature name (each empty when absent).
 /// `Some` when `s` is UTF-8, as the full reading requires of a name: names are ASCII
 /// nearly always, which `is_ascii` tells inline, without `from_utf8`'s call on every
 /// name of every record.
@@ -175,17 +177,22 @@ fn utf8(s: &[u8]) -> Option<()> {
     (s.is_ascii() || std::str::from_utf8(s).is_ok()).then_some(())
 }
 
-fn spec(b: &[u8]) -> Option<&[u8]> {
+fn spec(b: &[u8]) -> Option<(&[u8], &[u8])> {
     let mut f = Fields::new(b);
     let mut seen = [false; 5];
     let mut signature: &[u8] = b"";
+    let mut name: &[u8] = b"";
     while let Some((n, v)) = f.next()? {
         let once = seen.get_mut(n as usize)?;
         if std::mem::replace(once, true) {
             return None;
         }
         match (n, v) {
-            (model_spec::NAME | model_spec::VERSION_LABEL, Value::Len(s)) => {
+            (model_spec::NAME, Value::Len(s)) => {
+                utf8(s)?;
+                name = s;
+            }
+            (model_spec::VERSION_LABEL, Value::Len(s)) => {
                 utf8(s)?;
             }
             (model_spec::SIGNATURE_NAME, Value::Len(s)) => {
@@ -205,7 +212,7 @@ fn spec(b: &[u8]) -> Option<&[u8]> {
             _ => return None,
         }
     }
-    Some(signature)
+    Some((name, signature))
 }
 
 fn read_request(b: &[u8], out: &mut Vec<u8>) -> Option<()> {
@@ -217,7 +224,9 @@ fn read_request(b: &[u8], out: &mut Vec<u8>) -> Option<()> {
         match n {
             predict_request::MODEL_SPEC if !spec_seen => {
                 spec_seen = true;
-                put_bytes(out, SIGNATURE, spec(b)?);
+                let (model, signature) = spec(b)?;
+                put_bytes(out, MODEL, model);
+                put_bytes(out, SIGNATURE, signature);
             }
             // A name given twice is printed twice: the full reading keeps the last.
             predict_request::INPUTS => input(b, out)?,
@@ -382,6 +391,45 @@ mod tests {
                 assert_eq!(a.0 == b.0, a.1 == b.1);
             }
         }
+    }
+
+    /// The model and a repeated fetch are in the key, so they are in the print: two
+    /// requests that differ only there print differently, and each print's key is the
+    /// full reading's.
+    #[test]
+    fn the_model_and_a_repeated_fetch_are_printed() {
+        let req = file("tfs/faq_prod.bin");
+        let mut twice = req.clone();
+        put_bytes_field(&mut twice, predict_request::OUTPUT_FILTER, b"sorted_probs");
+        // The same request naming another model.
+        let mut m = crate::decode(&req).unwrap();
+        m.model_spec.as_mut().unwrap().name = "faq_v2".into();
+        let other = crate::encode::encode(
+            &m,
+            crate::WireFormat::TfServing,
+            crate::encode::TfsEncoding::default(),
+        )
+        .unwrap();
+        let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+        assert!(print(&wrap(&req), &mut a));
+        assert!(print(&wrap(&twice), &mut b));
+        assert!(print(&wrap(&other), &mut c));
+        assert!(a != b && a != c && b != c);
+        let (ka, kb, kc) = (
+            full_key(&wrap(&req)).unwrap(),
+            full_key(&wrap(&twice)).unwrap(),
+            full_key(&wrap(&other)).unwrap(),
+        );
+        assert!(ka != kb && ka != kc);
+        assert_eq!(kc.key.model.as_deref(), Some("faq_v2"));
+        assert_eq!(
+            kb.key
+                .fetches
+                .iter()
+                .filter(|f| *f == "sorted_probs")
+                .count(),
+            2
+        );
     }
 
     #[test]

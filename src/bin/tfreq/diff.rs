@@ -67,7 +67,26 @@ impl<E: Into<Failure>> From<E> for Fatal {
     }
 }
 
-fn run_diff(a: Args) -> Result<u8, Fatal> {
+/// The warm-up file `p` names: the file itself, or for a SavedModel directory (a model
+/// version's), the warm-up TF Serving loads from it,
+/// `assets.extra/tf_serving_warmup_requests`. Any other directory is refused: the
+/// warm-up is one file.
+fn warmup_file(p: &Path) -> Result<PathBuf, Failure> {
+    if !p.is_dir() {
+        return Ok(p.to_path_buf());
+    }
+    let inside = p.join("assets.extra").join("tf_serving_warmup_requests");
+    if inside.is_file() {
+        return Ok(inside);
+    }
+    Err(Failure::msg(format!(
+        "{}: is a directory without assets.extra/tf_serving_warmup_requests: the warm-up is one file (a SavedModel directory stands for the warm-up TF Serving loads from it); production files may be directories",
+        p.display()
+    )))
+}
+
+fn run_diff(mut a: Args) -> Result<u8, Fatal> {
+    a.warmup = warmup_file(&a.warmup).map_err(Fatal::Warmup)?;
     crate::common::stdin_at_most_once(
         std::iter::once(a.warmup.as_path()).chain(a.prod.iter().map(PathBuf::as_path)),
     )?;

@@ -30,12 +30,36 @@ pub struct KeysArgs {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Human)]
     format: Format,
+    /// Count only the requests of this model (TF Serving's model_spec.name) and those that
+    /// name none; the requests of other models left out are counted on stderr.
+    #[arg(long, value_name = "NAME")]
+    model_name: Option<String>,
     #[command(flatten)]
     rest: RestArgs,
     #[command(flatten)]
     batch: crate::batch::BatchArgs,
     #[command(flatten)]
     input: InputArgs,
+}
+
+/// With `--model-name NAME`: keeps the requests of that model (and those that name
+/// none) and says on stderr how many of other models were left out.
+fn only_model(cov: &mut KeyCounts, name: Option<&str>) {
+    let Some(name) = name else { return };
+    let others: Vec<String> = cov
+        .models()
+        .into_iter()
+        .filter(|m| *m != name)
+        .map(|m| format!("{m:?}"))
+        .collect();
+    let left_out = cov.retain_model(name);
+    if left_out > 0 && !crate::common::quiet() {
+        eprintln!(
+            "note: {} of other models left out ({}): --model-name {name:?}",
+            crate::common::count(left_out, "request"),
+            others.join(", ")
+        );
+    }
 }
 
 /// The model giving REST JSON inputs their dtypes.
@@ -162,7 +186,8 @@ pub fn run_keys(mut a: KeysArgs) -> Outcome {
         // merge exactly): count the files in that order.
         a.files.sort();
     }
-    let cov = count(&a.files, false, &inputs, a.format == Format::Json)?;
+    let mut cov = count(&a.files, false, &inputs, a.format == Format::Json)?;
+    only_model(&mut cov, a.model_name.as_deref());
     let mut out = stdout();
     let sizes = batching.map(|(rule, source)| {
         tfreq::analysis::batch::count(&rule, &source, cov.keys.iter().map(|(k, s)| (k, s.count)))
@@ -220,8 +245,11 @@ pub struct WarmupArgs {
     /// Seed for --fill random.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// TF Serving model_spec.name for requests that have none (EAS requests carry no model name).
-    #[arg(long)]
+    /// The model to warm: only its requests (TF Serving's model_spec.name) and those that
+    /// name no model are used, and it becomes the model_spec.name of requests that have
+    /// none (EAS requests carry no model name). Required when production's requests name
+    /// several models: a warm-up file belongs to one model.
+    #[arg(long, value_name = "NAME")]
     model_name: Option<String>,
     #[command(flatten)]
     rest: RestArgs,
@@ -274,7 +302,16 @@ pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
     crate::common::stdin_at_most_once(paths.iter().copied())?;
     refuse_same_file(a.output.as_deref(), &paths, a.overwrite_input)?;
     let batching = a.batch.rule()?;
-    let cov = count(&a.files, true, &inputs, false)?;
+    let mut cov = count(&a.files, true, &inputs, false)?;
+    only_model(&mut cov, a.model_name.as_deref());
+    let models = cov.models();
+    if models.len() > 1 {
+        return Err(Failure::msg(format!(
+            "production's requests name {} models ({}), and a warm-up file belongs to one (TF Serving reads it from that model's assets.extra): pick one with --model-name NAME",
+            models.len(),
+            models.iter().map(|m| format!("{m:?}")).collect::<Vec<_>>().join(", ")
+        )));
+    }
     if let Some((rule, _)) = batching {
         return warmup_batches(&a, &cov, &rule);
     }

@@ -106,8 +106,19 @@ fn main() -> ExitCode {
 /// The whole command: `args` as `std::env::args_os()` gives them (the program name
 /// first). The Python package's `tfreq` command calls this too (`python/src/lib.rs`).
 pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
+        Err(e) if e.kind() == clap::error::ErrorKind::InvalidSubcommand => {
+            if let Some(name) = network_command(&args) {
+                eprintln!(
+                    "tfreq: error: `{name}` talks to live services, and this tfreq was built without its network clients (the `net` feature); build it with them: cargo install --locked --path . (the default features), or pip install . for the Python package's"
+                );
+                return ExitCode::from(2);
+            }
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
@@ -142,6 +153,21 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         Cmd::Record(a) => record::run(a),
     };
     common::finish(result)
+}
+
+/// The network command `args` names, in a build without them (`send`, `replay`, `load`,
+/// `record` need the `net` feature).
+fn network_command(args: &[std::ffi::OsString]) -> Option<&'static str> {
+    if cfg!(feature = "net") {
+        return None;
+    }
+    // Called only when clap found no command of that name, so any word that names a
+    // network command is the one (`tfreq --color never send ...`).
+    args.iter().skip(1).find_map(|a| {
+        ["send", "replay", "load", "record"]
+            .into_iter()
+            .find(|n| a == n)
+    })
 }
 
 fn completions(shell: clap_complete::Shell) -> common::Outcome {
