@@ -428,10 +428,15 @@ fn decode<'py>(
 /// The entries of a file's bytes (bare message, TFRecord warm-up or log, text format,
 /// gzip or zlib of one), read one at a time: an iterator of dicts as [`decode`] gives,
 /// each with its label. `max_size` caps the input, inflated or not, and each message, as
-/// the command's `--max-size` does.
+/// the command's `--max-size` does. `path` is the file's, when it was read from one.
 #[pyfunction]
-#[pyo3(signature = (data, max_size = tfreq::io::DEFAULT_MAX_SIZE))]
-fn read(py: Python<'_>, data: &Bound<'_, PyBytes>, max_size: u64) -> PyResult<decoded::Records> {
+#[pyo3(signature = (data, max_size = tfreq::io::DEFAULT_MAX_SIZE, path = None))]
+fn read(
+    py: Python<'_>,
+    data: &Bound<'_, PyBytes>,
+    max_size: u64,
+    path: Option<&str>,
+) -> PyResult<decoded::Records> {
     let b = bytes_of(data);
     if b.len() as u64 > max_size {
         return Err(DecodeError::new_err(format!(
@@ -439,7 +444,11 @@ fn read(py: Python<'_>, data: &Bound<'_, PyBytes>, max_size: u64) -> PyResult<de
             b.len()
         )));
     }
-    let opts = tfreq::formats::InputOptions::new().max_size(max_size);
+    // A file's name and place say what it may be (`*.txt`: an EAS text warm-up).
+    let mut opts = tfreq::formats::InputOptions::new().max_size(max_size);
+    if let Some(p) = path {
+        opts = opts.for_path(std::path::Path::new(p));
+    }
     let entries = py
         .detach(|| {
             // A gzip or zlib log is read inflated, up to `max_size` (its values are then

@@ -265,7 +265,7 @@ def test_read_caps_the_inflated_size(tmp_path):
         ([1, True], TypeError, "dim 1 of the shape is bool True"),
         (["1"], TypeError, "dim 0 of the shape is str"),
         ([None], TypeError, "dim 0 of the shape is NoneType"),
-        ([-1], ValueError, "dim 0 of the shape is -1; a dim is 0 or more"),
+        ([-1], ValueError, r"dim 0 of the shape is negative \(-1\); a dim is 0 or more"),
         ([2**63], ValueError, "beyond int64"),
     ],
 )

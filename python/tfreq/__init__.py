@@ -170,7 +170,7 @@ def _shape_of(name: str, shape: Any) -> List[int]:
             raise TypeError(f"feed {_q(name)}: dim {i} of the shape is {type(d).__name__} {d!r}; a dim is an int")
         n = d.__index__()
         if n < 0:
-            raise ValueError(f"feed {_q(name)}: dim {i} of the shape is {n}; a dim is 0 or more")
+            raise ValueError(f"feed {_q(name)}: dim {i} of the shape is negative ({n}); a dim is 0 or more")
         if n > 2**63 - 1:
             raise ValueError(f"feed {_q(name)}: dim {i} of the shape is {n}, beyond int64")
         dims.append(n)
@@ -600,8 +600,9 @@ def read(data: Union[bytes, str, "_os.PathLike[str]"], max_size: int = _DEFAULT_
             e.offset = e.field_path = e.record = None
             e.file = _os.fspath(data)
             raise e
+    path = None if isinstance(data, (bytes, bytearray, memoryview)) else _os.fspath(data)
     b = _bytes_of(data)
-    return (Message(d, b) for d in _tfreq.read(b, max_size))
+    return (Message(d, b) for d in _tfreq.read(b, max_size, path))
 
 
 def diff(warmup: Any, production: Any, strict_shapes: bool = False) -> Dict[str, Any]:
