@@ -90,8 +90,20 @@ def attempt(f):
     except BaseException as e:
         return [type(e).__name__, str(e)]
 
+def peak_rss_mb():
+    """This process's peak RSS. VmHWM is of this process's own memory; ru_maxrss is not
+    (Linux carries the parent's peak at fork through exec)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
 def done(**kw):
-    kw["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    kw["rss_mb"] = peak_rss_mb()
     print(json.dumps(kw))
 '''
 
