@@ -27,6 +27,8 @@ use cli::live;
 #[allow(unused_imports)]
 use cli::{args, batch, common, input, output, report, sigbus};
 
+mod decoded;
+
 create_exception!(
     tfreq,
     Error,
@@ -47,16 +49,44 @@ fn to_py(py: Python<'_>, e: tfreq::Error) -> PyErr {
     use tfreq::Category as C;
     let msg = e.to_string();
     let err = match e.classify() {
-        C::Decode | C::Unrecognised | C::Container | C::Limit => DecodeError::new_err(msg),
-        C::Build => PyValueError::new_err(msg),
-        _ => Error::new_err(msg),
+        C::Decode | C::Unrecognised | C::Container | C::Limit => DecodeError::new_err(msg.clone()),
+        C::Build => PyValueError::new_err(msg.clone()),
+        _ => Error::new_err(msg.clone()),
     };
     let v = err.value(py);
-    let _ = v.setattr("offset", e.offset());
-    let _ = v.setattr("field_path", e.field_path());
+    // Bytes no wire format reads carry one error per reading, in the message only: the
+    // furthest any reading got is where the bytes stopped being a message.
+    let (offset, path) = match e.offset() {
+        Some(o) => (Some(o), e.field_path()),
+        None => furthest_at(&msg).map_or((None, None), |(o, p)| (Some(o), p)),
+    };
+    let _ = v.setattr("offset", offset);
+    let _ = v.setattr("field_path", path);
     let _ = v.setattr("record", e.record());
     let _ = v.setattr("file", e.file());
     err
+}
+
+/// The largest `at byte N` of a message, with the `(in PATH)` that follows it, if any.
+fn furthest_at(msg: &str) -> Option<(usize, Option<String>)> {
+    const AT: &str = "at byte ";
+    let mut best: Option<(usize, Option<String>)> = None;
+    let mut rest = msg;
+    while let Some(i) = rest.find(AT) {
+        rest = &rest[i + AT.len()..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let Ok(n) = rest[..digits].parse::<usize>() else {
+            continue;
+        };
+        let path = rest[digits..]
+            .strip_prefix(" (in ")
+            .and_then(|p| p.split_once(')'))
+            .map(|(p, _)| p.to_string());
+        if best.as_ref().is_none_or(|(b, _)| n > *b) {
+            best = Some((n, path));
+        }
+    }
+    best
 }
 
 fn build_err(e: tfreq::BuildError) -> PyErr {
@@ -190,7 +220,7 @@ impl Builder {
                 d,
                 v.into_iter().map(f64::from).collect(),
                 half::bf16::from_f64,
-                |y| y.is_infinite(),
+                |_, y| y.is_infinite(),
             )?),
             (_, v) => v,
         };
@@ -210,12 +240,15 @@ impl Builder {
     ) -> PyResult<()> {
         let d = dtype_of(dtype)?;
         let v = match kind {
+            // Protobuf's float check (python/google/protobuf/internal/type_checkers.py,
+            // FloatValueChecker) writes inf for anything beyond FLT_MAX, even what
+            // rounds to it: refused.
             "f32" => FeedValues::F32(narrow(
                 &name,
                 d,
                 values.extract()?,
                 |x| x as f32,
-                |y| y.is_infinite(),
+                |x, _| x.abs() > f64::from(f32::MAX),
             )?),
             "f64" => FeedValues::F64(values.extract()?),
             "f16" => FeedValues::F16(narrow(
@@ -223,14 +256,14 @@ impl Builder {
                 d,
                 values.extract()?,
                 half::f16::from_f64,
-                |y| y.is_infinite(),
+                |_, y| y.is_infinite(),
             )?),
             "bf16" => FeedValues::BF16(narrow(
                 &name,
                 d,
                 values.extract()?,
                 half::bf16::from_f64,
-                |y| y.is_infinite(),
+                |_, y| y.is_infinite(),
             )?),
             "i64" => FeedValues::I64(values.extract()?),
             "u64" => FeedValues::U64(values.extract()?),
@@ -303,19 +336,20 @@ impl Builder {
     }
 }
 
-/// Python floats (doubles) rounded to a narrower float type, to nearest as protobuf
-/// does; a finite value that would become infinity is refused (the SDK writes `inf`).
+/// Python floats (doubles) rounded to a narrower float type, to nearest; a finite value
+/// `beyond` the type (for float32, past FLT_MAX, which the SDK writes as `inf`; for the
+/// 16-bit types, one that would round to infinity) is refused.
 fn narrow<T>(
     name: &str,
     d: DType,
     v: Vec<f64>,
     round: impl Fn(f64) -> T,
-    is_inf: impl Fn(&T) -> bool,
+    beyond: impl Fn(f64, &T) -> bool,
 ) -> PyResult<Vec<T>> {
     let mut out = Vec::with_capacity(v.len());
     for (i, x) in v.into_iter().enumerate() {
         let y = round(x);
-        if x.is_finite() && is_inf(&y) {
+        if x.is_finite() && beyond(x, &y) {
             return Err(PyValueError::new_err(format!(
                 "feed {name:?}: value {i} is {x:e}, beyond the largest {d}; it would become infinity"
             )));
@@ -332,280 +366,14 @@ impl Builder {
     }
 }
 
-/// numpy's name for the element type tfreq hands back for a dtype (`"<f4"`), or `None`
-/// for strings and the types numpy has no type for (handed back as Python objects).
-fn numpy_type(d: DType) -> Option<&'static str> {
-    use DType as D;
-    Some(match d {
-        D::Float => "<f4",
-        D::Double => "<f8",
-        D::Int32 | D::QInt32 => "<i4",
-        D::UInt8 | D::QUInt8 => "|u1",
-        D::Int16 | D::QInt16 => "<i2",
-        D::Int8 | D::QInt8 => "|i1",
-        D::Complex64 => "<c8",
-        D::Complex128 => "<c16",
-        D::Int64 => "<i8",
-        D::Bool => "|b1",
-        D::UInt16 | D::QUInt16 => "<u2",
-        D::Half => "<f2",
-        D::UInt32 => "<u4",
-        D::UInt64 => "<u8",
-        // bfloat16 and the 8- and 4-bit floats: float32 values (exact), unless the
-        // Python half finds ml_dtypes and casts.
-        _ if d.info().size.is_some() => return None,
-        _ => return None,
-    })
-}
-
-/// Appends element `s` to `out` as numpy type `ty` (little-endian).
-fn put_scalar(out: &mut Vec<u8>, ty: &str, s: &tfreq::Scalar) {
-    use tfreq::Scalar as S;
-    let as_i64 = |s: &S| match s {
-        S::I64(v) => *v,
-        S::U64(v) => *v as i64,
-        S::Bool(b) => *b as i64,
-        _ => 0,
-    };
-    match ty {
-        "<f4" => out.extend_from_slice(&scalar_f64(s).map_or(0.0, |x| x as f32).to_le_bytes()),
-        "<f8" => out.extend_from_slice(&scalar_f64(s).unwrap_or(0.0).to_le_bytes()),
-        "<f2" => {
-            let h = match s {
-                S::F16(h) => *h,
-                other => half::f16::from_f64(scalar_f64(other).unwrap_or(0.0)),
-            };
-            out.extend_from_slice(&h.to_le_bytes())
-        }
-        "<c8" => {
-            let (re, im) = match s {
-                S::C64(re, im) => (*re, *im),
-                S::C128(re, im) => (*re as f32, *im as f32),
-                _ => (0.0, 0.0),
-            };
-            out.extend_from_slice(&re.to_le_bytes());
-            out.extend_from_slice(&im.to_le_bytes());
-        }
-        "<c16" => {
-            let (re, im) = match s {
-                S::C128(re, im) => (*re, *im),
-                S::C64(re, im) => (*re as f64, *im as f64),
-                _ => (0.0, 0.0),
-            };
-            out.extend_from_slice(&re.to_le_bytes());
-            out.extend_from_slice(&im.to_le_bytes());
-        }
-        "|b1" => out.push(matches!(s, S::Bool(true)) as u8),
-        "|i1" | "|u1" => out.push(as_i64(s) as u8),
-        "<i2" | "<u2" => out.extend_from_slice(&(as_i64(s) as u16).to_le_bytes()),
-        "<i4" | "<u4" => out.extend_from_slice(&(as_i64(s) as u32).to_le_bytes()),
-        _ => out.extend_from_slice(&(as_i64(s) as u64).to_le_bytes()),
-    }
-}
-
-fn scalar_f64(s: &tfreq::Scalar) -> Option<f64> {
-    use tfreq::Scalar as S;
-    Some(match s {
-        S::F32(v) => *v as f64,
-        S::F64(v) => *v,
-        S::F16(v) => v.to_f64(),
-        S::BF16(v) => v.to_f64(),
-        S::I64(v) => *v as f64,
-        S::U64(v) => *v as f64,
-        S::Bool(b) => *b as u8 as f64,
-        _ => return None,
-    })
-}
-
-/// One tensor for the Python half: `(name, dtype number, dtype name, shape, numpy
-/// type, data)` where data is `("view", offset, count)` into the input `bytes` (no copy:
-/// the stored run is exactly the tensor, little-endian, of the numpy type),
-/// `("bytes", b)` (little-endian values made here) or `("list", [...])` (strings, and
-/// dtypes numpy has no type for, as Python values).
-fn tensor_tuple<'py>(
-    py: Python<'py>,
-    t: &tfreq::Tensor,
-    wire: WireFormat,
-    base: &[u8],
-) -> PyResult<Bound<'py, PyTuple>> {
-    let e = t.elements(wire);
-    let dtype = t.dtype.dtype();
-    let ty = dtype.and_then(numpy_type);
-    let shape: Vec<i64> = t.shape.sizes();
-    let n = t.shape.num_elements().unwrap_or(0) as usize;
-    let data: Bound<'py, PyAny> = match (ty, e.fill, e.stored_run()) {
-        (Some(ty), tfreq::Fill::Exact, Some((tfreq::RawRun::Le, run)))
-            if run.len() == n * elem_size(ty) =>
-        {
-            let start = run.as_ptr() as usize;
-            let b = base.as_ptr() as usize;
-            if start >= b && start + run.len() <= b + base.len() {
-                ("view", start - b, n).into_pyobject(py)?.into_any()
-            } else {
-                ("bytes", PyBytes::new(py, run))
-                    .into_pyobject(py)?
-                    .into_any()
-            }
-        }
-        (Some(ty), fill, _) => {
-            if matches!(fill, tfreq::Fill::BadShape | tfreq::Fill::BadContent) {
-                return Err(DecodeError::new_err(format!(
-                    "tensor {}: its values cannot be read as TensorFlow reads them ({fill:?})",
-                    tfreq::escape::escape(&t.name)
-                )));
-            }
-            let mut out = Vec::with_capacity(n * elem_size(ty));
-            for i in 0..n {
-                match e.get(i) {
-                    Some(s) => put_scalar(&mut out, ty, &s),
-                    None => put_scalar(&mut out, ty, &tfreq::Scalar::I64(0)),
-                }
-            }
-            ("bytes", PyBytes::new(py, &out))
-                .into_pyobject(py)?
-                .into_any()
-        }
-        (None, _, _) => {
-            let list = PyList::empty(py);
-            for i in 0..n {
-                let v: Bound<'py, PyAny> = match e.get(i) {
-                    Some(tfreq::Scalar::Bytes(b)) => PyBytes::new(py, &b).into_any(),
-                    Some(s) => match scalar_f64(&s) {
-                        Some(f) => f.into_pyobject(py)?.into_any(),
-                        None => py.None().into_bound(py),
-                    },
-                    None => py.None().into_bound(py),
-                };
-                list.append(v)?;
-            }
-            ("list", list).into_pyobject(py)?.into_any()
-        }
-    };
-    let dname = t.dtype.to_string();
-    (t.name.clone(), t.dtype.0, dname, shape, ty, data).into_pyobject(py)
-}
-
-fn elem_size(ty: &str) -> usize {
-    match ty {
-        "|b1" | "|i1" | "|u1" => 1,
-        "<i2" | "<u2" | "<f2" => 2,
-        "<i4" | "<u4" | "<f4" => 4,
-        "<c16" => 16,
-        _ => 8,
-    }
-}
-
-fn findings_list<'py>(
+/// What tfreq notices, as the command's JSON has it, as Python objects.
+pub(crate) fn findings_list<'py>(
     py: Python<'py>,
     findings: &[tfreq::analysis::Finding],
 ) -> PyResult<Bound<'py, PyList>> {
     let json = serde_json::to_string(findings).map_err(|e| Error::new_err(e.to_string()))?;
     let v = py.import("json")?.call_method1("loads", (json,))?;
     Ok(v.cast_into::<PyList>()?)
-}
-
-/// The decoded message as a dict for the Python half (`tfreq.Message` wraps it).
-fn message_dict<'py>(
-    py: Python<'py>,
-    msg: &tfreq::Message,
-    base: &[u8],
-    label: &str,
-) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("label", label)?;
-    d.set_item(
-        "wire",
-        match msg.wire {
-            WireFormat::Eas => "eas",
-            _ => "tf-serving",
-        },
-    )?;
-    d.set_item(
-        "kind",
-        match msg.kind {
-            tfreq::Kind::Request => "request",
-            _ => "response",
-        },
-    )?;
-    d.set_item("signature_name", &msg.signature_name)?;
-    d.set_item("fetches", msg.fetches.clone())?;
-    d.set_item(
-        "model_spec",
-        msg.model_spec.as_ref().map(|m| {
-            (
-                m.name.clone(),
-                m.version,
-                m.version_label.clone(),
-                m.signature_name.clone(),
-            )
-        }),
-    )?;
-    let tensors = PyList::empty(py);
-    for t in &msg.tensors {
-        tensors.append(tensor_tuple(py, t, msg.wire, base)?)?;
-    }
-    d.set_item("tensors", tensors)?;
-    // TF Serving's tf.Example requests: their method, tasks and examples (each example
-    // a dict of feature name to (kind, values)).
-    d.set_item("method", msg.method.as_str())?;
-    let example = |e: &tfreq::Example| -> PyResult<Bound<'py, PyDict>> {
-        let fd = PyDict::new(py);
-        for f in &e.features {
-            let values = PyList::empty(py);
-            match &f.values {
-                tfreq::FeatureValues::None => {}
-                tfreq::FeatureValues::Bytes(v) => {
-                    for b in v {
-                        values.append(PyBytes::new(py, b))?;
-                    }
-                }
-                tfreq::FeatureValues::Float(v) => {
-                    for x in v {
-                        values.append(f64::from(*x))?;
-                    }
-                }
-                tfreq::FeatureValues::Int64(v) => {
-                    for x in v {
-                        values.append(*x)?;
-                    }
-                }
-            }
-            fd.set_item(&f.name, (f.values.kind(), values))?;
-        }
-        Ok(fd)
-    };
-    match &msg.input {
-        Some(i) => {
-            let input = PyDict::new(py);
-            input.set_item(
-                "list",
-                if i.with_context {
-                    "example_list_with_context"
-                } else {
-                    "example_list"
-                },
-            )?;
-            let examples = PyList::empty(py);
-            for e in &i.examples {
-                examples.append(example(e)?)?;
-            }
-            input.set_item("examples", examples)?;
-            input.set_item("context", i.context.as_ref().map(&example).transpose()?)?;
-            d.set_item("input", input)?;
-        }
-        None => d.set_item("input", py.None())?,
-    }
-    let tasks = PyList::empty(py);
-    for t in &msg.tasks {
-        tasks.append((
-            t.method_name.clone(),
-            t.model_spec.as_ref().map(|s| s.signature_name.clone()),
-        ))?;
-    }
-    d.set_item("tasks", tasks)?;
-    let findings = tfreq::analysis::lint(msg);
-    d.set_item("findings", findings_list(py, &findings)?)?;
-    Ok(d)
 }
 
 fn wire_of(w: &str) -> PyResult<WireFormat> {
@@ -629,7 +397,6 @@ fn decode<'py>(
     kind: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let b = bytes_of(data);
-    let base = data.as_bytes();
     let opts = tfreq::DecodeOptions {
         wire: wire.map(wire_of).transpose()?,
         kind: match kind {
@@ -644,34 +411,56 @@ fn decode<'py>(
         },
         ..Default::default()
     };
-    let msg = py
-        .detach(|| tfreq::decode_with(b, opts).map(|(m, _)| m))
-        .map_err(|e| to_py(py, e))?;
-    message_dict(py, &msg, base, "")
+    let msg = if b.is_empty() && opts.kind.is_some() {
+        // The empty message: every field absent (what a builder with nothing added
+        // writes).
+        let mut m = tfreq::Message::new(opts.wire.unwrap_or(WireFormat::Eas), tfreq::Kind::Request);
+        m.kind = opts.kind.unwrap_or(tfreq::Kind::Request);
+        m
+    } else {
+        py.detach(|| tfreq::decode_with(b.clone(), opts).map(|(m, _)| m))
+            .map_err(|e| to_py(py, e))?
+    };
+    let name = decoded::text_name(&msg);
+    decoded::message_dict(py, msg, b, Some(name), decoded::base_of(data), "")
 }
 
-/// Reads every request or response of a file's bytes (bare message, TFRecord warm-up
-/// or log, text format): a list of dicts as [`decode`] gives, each with its label.
+/// The entries of a file's bytes (bare message, TFRecord warm-up or log, text format,
+/// gzip or zlib of one), read one at a time: an iterator of dicts as [`decode`] gives,
+/// each with its label. `max_size` caps the input, inflated or not, and each message, as
+/// the command's `--max-size` does. `path` is the file's, when it was read from one.
 #[pyfunction]
-fn read<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Bound<'py, PyList>> {
+#[pyo3(signature = (data, max_size = tfreq::io::DEFAULT_MAX_SIZE, path = None))]
+fn read(
+    py: Python<'_>,
+    data: &Bound<'_, PyBytes>,
+    max_size: u64,
+    path: Option<&str>,
+) -> PyResult<decoded::Records> {
     let b = bytes_of(data);
-    let base = data.as_bytes();
-    let records = py
+    if b.len() as u64 > max_size {
+        return Err(DecodeError::new_err(format!(
+            "the input is {} bytes, beyond the limit of {max_size} bytes (max_size)",
+            b.len()
+        )));
+    }
+    // A file's name and place say what it may be (`*.txt`: an EAS text warm-up).
+    let mut opts = tfreq::formats::InputOptions::new().max_size(max_size);
+    if let Some(p) = path {
+        opts = opts.for_path(std::path::Path::new(p));
+    }
+    let entries = py
         .detach(|| {
-            // A gzip or zlib log is read inflated (its values are then copies, not views
-            // of `data`).
-            let b = match tfreq::formats::compression::detect(&b, tfreq::io::DEFAULT_MAX_SIZE)? {
+            // A gzip or zlib log is read inflated, up to `max_size` (its values are then
+            // copies, not views of `data`).
+            let b = match tfreq::formats::compression::detect(&b, max_size)? {
                 Some((_, v)) => Bytes::from(v),
                 None => b,
             };
-            tfreq::formats::read(b, &Default::default()).and_then(|e| e.into_records())
+            tfreq::formats::read(b, &opts)
         })
         .map_err(|e| to_py(py, e))?;
-    let out = PyList::empty(py);
-    for r in &records {
-        out.append(message_dict(py, &r.message, base, &r.label)?)?;
-    }
-    Ok(out)
+    Ok(decoded::Records::new(entries, decoded::base_of(data)))
 }
 
 fn messages(py: Python<'_>, list: &Bound<'_, PyList>) -> PyResult<Vec<tfreq::Message>> {

@@ -37,7 +37,8 @@ pytest_in() {
 echo "== python: with TensorFlow, tensorflow-serving-api and numpy (py-tf)"
 install "$TF_PY"
 pytest_in "$TF_PY" python/tests/test_sdk_files.py python/tests/test_refusals.py \
-  python/tests/test_numpy.py python/tests/test_tf.py python/tests/test_cli.py
+  python/tests/test_numpy.py python/tests/test_tf.py python/tests/test_cli.py \
+  python/tests/test_hostile.py python/tests/test_dropin.py
 # The docstrings' examples (tfreq.beam's need apache-beam: see py-beam below).
 "$TF_PY" - <<'PY'
 import doctest, sys, tfreq
@@ -53,7 +54,7 @@ pytest_in "$EAS_PY" -W ignore::DeprecationWarning python/tests/test_sdk_live.py 
 echo "== python: without numpy (py-bare)"
 install "$BARE_PY"
 pytest_in "$BARE_PY" python/tests/test_no_numpy.py python/tests/test_sdk_files.py \
-  python/tests/test_refusals.py
+  python/tests/test_refusals.py python/tests/test_hostile.py python/tests/test_dropin.py
 
 echo "== python: Apache Beam, DirectRunner with two worker processes (py-beam)"
 BEAM_PY="$(bash .ci/venv py-beam)"

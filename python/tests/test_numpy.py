@@ -128,13 +128,14 @@ def test_decoded_runs_are_views_of_the_bytes():
 def test_response_values():
     resp = tfreq.TFResponse(open("tests/data/eas/response.bin", "rb").read())
     assert resp.get_tensor_shape("sorted_probs") == [1, 3]
-    np.testing.assert_allclose(resp.get_values("sorted_probs"), [0.7, 0.2, 0.1], rtol=1e-6)
-    assert resp.get_values("sorted_labels").tolist() == [b"positive", b"neutral", b"negative"]
+    np.testing.assert_allclose(resp.get_array("sorted_probs"), [[0.7, 0.2, 0.1]], rtol=1e-6)
+    assert resp.get_array("sorted_probs").dtype == np.float32
+    assert resp.get_array("sorted_labels").tolist() == [[b"positive", b"neutral", b"negative"]]
 
 
 def test_read_diff_check_and_keys():
-    msgs = tfreq.read("tests/data/tfrecord/warmup_mixed.tfrecord")
-    assert msgs and all(m.label.startswith("record ") for m in msgs)
+    msgs = list(tfreq.read("tests/data/tfrecord/warmup_mixed.tfrecord"))
+    assert len(msgs) == 6 and all(m.label.startswith("record ") for m in msgs)
     rep = tfreq.diff("tests/data/eas/faq_warmup.bin", "tests/data/eas/faq_prod.bin")
     codes = [f["code"] for r in rep["requests"] for f in r["findings"]]
     assert "FETCH_ADDED" in codes, rep

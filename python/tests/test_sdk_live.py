@@ -133,3 +133,81 @@ def test_sdk_response_reading():
     for name in ("sorted_labels", "sorted_probs", "model_version_id"):
         assert ours.get_tensor_shape(name) == sdk.get_tensor_shape(name)
         assert list(ours.get_values(name)) == pytest.approx(list(sdk.get_values(name))) if name == "sorted_probs" else list(ours.get_values(name)) == list(sdk.get_values(name))
+
+
+def _requests():
+    """Requests built the same way on both: (sdk, ours) pairs."""
+    out = []
+    for calls in (
+        [("add_feed", "x", [1, 2], SdkRequest.DT_FLOAT, [1.0, 0.1]), ("add_fetch", "y")],
+        [
+            ("add_feed", "ids", [2], SdkRequest.DT_INT64, [1, -(2**40)]),
+            ("add_feed", "s", [2], SdkRequest.DT_STRING, [b"a\n\"\xff", b""]),
+            ("add_feed", "b", [1], SdkRequest.DT_BOOL, [True]),
+            ("add_feed", "d", [3], SdkRequest.DT_DOUBLE, [1e20, 123456789.0, -0.0]),
+        ],
+        [],
+    ):
+        sdk, ours = SdkRequest("serving_default"), T("serving_default")
+        for r in (sdk, ours):
+            for c in calls:
+                getattr(r, c[0])(*c[1:])
+        out.append((sdk, ours))
+    return out
+
+
+def test_request_data_prints_as_the_sdks():
+    for sdk, ours in _requests():
+        assert str(ours.request_data) == str(sdk.request_data)
+        assert ours.request_data.SerializeToString() == sdk.request_data.SerializeToString()
+
+
+def test_response_values_are_the_sdks_lists():
+    import json
+
+    data = open("tests/data/eas/response.bin", "rb").read()
+    from eas_prediction.tf_request import TFResponse as SdkResponse
+
+    sdk = SdkResponse(data)
+    ours = tfreq.TFResponse(data)
+    for name in ("sorted_labels", "sorted_probs", "model_version_id"):
+        got, want = ours.get_values(name), list(sdk.get_values(name))
+        assert got == want and [type(v) for v in got] == [type(v) for v in want]
+    json.dumps(ours.get_values("sorted_probs"))
+    assert str(ours) == str(sdk) and ours.to_string() == sdk.to_string()
+    # Every dtype the SDK reads back, from a response the SDK's own protobuf writes.
+    from eas_prediction import tf_request_pb2 as pb
+
+    resp = pb.PredictResponse()
+    for name, dtype, field, values in (
+        ("f", pb.DT_FLOAT, "float_val", [0.1, -2.5, 3e38]),
+        ("d", pb.DT_DOUBLE, "double_val", [0.1, 1e300]),
+        ("i", pb.DT_INT32, "int_val", [1, -(2**31)]),
+        ("q", pb.DT_INT64, "int64_val", [2**62, -1]),
+        ("s", pb.DT_STRING, "string_val", [b"x", b"\x00\xff"]),
+        ("b", pb.DT_BOOL, "bool_val", [True, False]),
+    ):
+        resp.outputs[name].dtype = dtype
+        resp.outputs[name].array_shape.dim.extend([len(values)])
+        getattr(resp.outputs[name], field).extend(values)
+    data = resp.SerializeToString()
+    sdk, ours = SdkResponse(data), tfreq.TFResponse(data)
+    for name in "fdiqsb":
+        got, want = ours.get_values(name), list(sdk.get_values(name))
+        assert got == want and [type(v) for v in got] == [type(v) for v in want], name
+    assert str(ours) == str(sdk)
+
+
+def test_floats_the_sdk_writes_as_inf_are_refused():
+    # 3.4028235e38 rounds to FLT_MAX, but protobuf's float check writes inf for anything
+    # beyond FLT_MAX: the SDK's request would carry inf. tfreq raises instead.
+    sdk = SdkRequest("s")
+    sdk.add_feed("x", [1], SdkRequest.DT_FLOAT, [3.4028235e38])
+    assert "float_val: inf" in str(sdk.request_data)
+    for values in ([3.4028235e38], np.array([3.4028235e38]), [-3.4028235e38]):
+        with pytest.raises(ValueError, match="it would become infinity"):
+            T("s").add_feed("x", [1], T.DT_FLOAT, values)
+    # FLT_MAX itself is written as the SDK writes it.
+    fmax = float.fromhex("0x1.fffffep+127")
+    sdk_bytes, ours_bytes = both([("add_feed", "x", [2], SdkRequest.DT_FLOAT, [fmax, -fmax])])
+    assert ours_bytes == sdk_bytes

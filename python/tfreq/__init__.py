@@ -33,7 +33,7 @@ from __future__ import annotations
 import json as _json
 import os as _os
 import sys as _sys
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _tfreq
 from ._tfreq import DecodeError, Error, __version__
@@ -49,6 +49,8 @@ __all__ = [
     "executor_key",
     "summarize",
     "merge_summaries",
+    "set_max_tensor_bytes",
+    "get_max_tensor_bytes",
     "DecodeError",
     "Error",
     "__version__",
@@ -119,6 +121,60 @@ _ARRAY_TYPE = {
     23: "uint64",
 }
 _FLOAT_KIND = {1: "f32", 2: "f64", 14: "bf16", 19: "f16"}
+# The largest float32. Protobuf's float check writes anything beyond it as inf, even what
+# rounds to it (google/protobuf/internal/type_checkers.py, FloatValueChecker).
+_FLT_MAX = float.fromhex("0x1.fffffep+127")
+
+# The most bytes one tensor's values may take when made into an array or a list.
+_max_tensor_bytes = 1 << 30
+# The command's default --max-size: the most bytes `read` takes, inflated or not.
+_DEFAULT_MAX_SIZE = 2 << 30
+
+
+def set_max_tensor_bytes(n: int) -> int:
+    """Sets the most bytes one tensor's values may take when tfreq makes them into a numpy
+    array or a list (``msg.inputs``, ``TFResponse.get_values``...), and returns the limit
+    it replaces. The default is 1 GiB. Past it, :class:`MemoryError` names the tensor and
+    its size: a request of a few bytes can declare a shape of 2^40 elements, which
+    TensorFlow fills from its last value. Values that are a view of the bytes decoded take
+    no memory and are never refused.
+
+    >>> old = set_max_tensor_bytes(1 << 20)
+    >>> set_max_tensor_bytes(old) == 1 << 20
+    True
+    """
+    global _max_tensor_bytes
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"the limit must be an int (bytes), not {type(n).__name__}")
+    if n < 0:
+        raise ValueError(f"the limit must be 0 or more bytes, not {n}")
+    old, _max_tensor_bytes = _max_tensor_bytes, n
+    return old
+
+
+def get_max_tensor_bytes() -> int:
+    """The limit :func:`set_max_tensor_bytes` sets (1 GiB unless set)."""
+    return _max_tensor_bytes
+
+
+def _shape_of(name: str, shape: Any) -> List[int]:
+    """A shape as a list of ints: a sequence of integers (ints or numpy integers), none
+    negative. A string, a float or a bool is not a dim."""
+    if isinstance(shape, (str, bytes, bytearray, memoryview)) or not hasattr(shape, "__iter__"):
+        raise TypeError(
+            f"feed {_q(name)}: shape must be a sequence of ints such as [1, 784], not {type(shape).__name__} {shape!r}"
+        )
+    dims = []
+    for i, d in enumerate(shape):
+        if isinstance(d, bool) or not hasattr(d, "__index__"):
+            raise TypeError(f"feed {_q(name)}: dim {i} of the shape is {type(d).__name__} {d!r}; a dim is an int")
+        n = d.__index__()
+        if n < 0:
+            raise ValueError(f"feed {_q(name)}: dim {i} of the shape is negative ({n}); a dim is 0 or more")
+        if n > 2**63 - 1:
+            raise ValueError(f"feed {_q(name)}: dim {i} of the shape is {n}, beyond int64")
+        dims.append(n)
+    return dims
 
 
 def _numpy():
@@ -247,6 +303,10 @@ def _array_values(name: str, dtype: int, arr: Any) -> Any:
             out = np.ascontiguousarray(arr, dtype=target)
         if arr.dtype.kind == "f" and out.size:
             bad = np.isinf(out) & np.isfinite(arr)
+            if dtype == 1:
+                # What the SDK writes as inf: beyond FLT_MAX, even what rounds to it.
+                with np.errstate(invalid="ignore"):
+                    bad = bad | (np.isfinite(arr) & (np.abs(arr) > _FLT_MAX))
             if bad.any():
                 i = int(np.argmax(bad.reshape(-1)))
                 raise ValueError(
@@ -308,7 +368,7 @@ class TFRequest:
             )
         if isinstance(content_type, bool) or not isinstance(content_type, int):
             raise TypeError(f"content_type must be a dtype number such as TFRequest.DT_FLOAT, not {content_type!r}")
-        dims = [int(d) for d in shape]
+        dims = _shape_of(input_name, shape)
         arr = _array_values(input_name, content_type, content) if _is_array(content) else None
         if arr is not None:
             self._builder.add_array(input_name, dims, content_type, arr)
@@ -339,6 +399,14 @@ class TFRequest:
         self._builder.set_signature_name(self.signature_name or "")
         return self._builder.to_tf_serving_bytes(model_name)
 
+    @property
+    def request_data(self) -> "Message":
+        """The request as the SDK's ``request_data`` shows it: ``print(req.request_data)``
+        writes its protobuf text format, as the SDK's does, and
+        ``req.request_data.SerializeToString()`` its bytes. A new :class:`Message` of the
+        request as it is now (changing it changes nothing in the request)."""
+        return decode(self.to_string(), wire=self._wire, kind="request")
+
     def parse_response(self, response_data: bytes) -> "TFResponse":
         """The SDK's ``parse_response``: a :class:`TFResponse` of the answer's bytes."""
         return TFResponse(response_data)
@@ -354,13 +422,21 @@ class Message:
     """A decoded request or response.
 
     Attributes: ``wire`` (``'eas'`` or ``'tf-serving'``), ``kind`` (``'request'`` or
-    ``'response'``), ``signature_name``, ``model_spec`` (``(name, version, version_label,
-    signature_name)`` or None), ``fetches`` (``output_filter``), ``findings`` (what tfreq
-    notices, as the CLI's JSON has them), ``dtypes`` (name → ``'DT_FLOAT'``...),
-    ``shapes`` (name → list) and ``label`` (where in its file it was). ``inputs``
-    (requests) or ``outputs`` (responses) maps each name to a numpy array with
-    TensorFlow's dtype and shape, made on first use: values stored as one little-endian run
-    of the array's type are a read-only view of the bytes decoded, not a copy.
+    ``'response'``; from :func:`read`, also ``'log'`` for a log record that holds no
+    request and ``'line'`` for a line of a text warm-up, in ``line``), ``log_kind`` (the
+    record's ``PredictionLog`` kind, ``'predict_log'``..., or None), ``signature_name``,
+    ``model_spec`` (``(name, version, version_label, signature_name)`` or None),
+    ``fetches`` (``output_filter``), ``findings`` (what tfreq notices, as the CLI's JSON
+    has them), ``dtypes`` (name → ``'DT_FLOAT'``...), ``shapes`` (name → list) and
+    ``label`` (where in its file it was). ``inputs`` (requests) or ``outputs``
+    (responses) maps each name to a numpy array with TensorFlow's dtype and shape, made
+    on first use: values stored as one little-endian run of the array's type are a
+    read-only view of the bytes decoded, not a copy; values TensorFlow fills (fewer
+    stored than the shape holds) are made then, and an array of more than
+    :func:`get_max_tensor_bytes` raises :class:`MemoryError`.
+
+    ``str(msg)`` is the protobuf text format (what ``print`` of the protobuf message
+    writes) and ``msg.SerializeToString()`` the message's bytes.
 
     TF Serving's tf.Example requests: ``method`` (``'predict'``, ``'classify'``,
     ``'regress'``, ``'classify_or_regress'`` for a bare request whose bytes cannot tell, or
@@ -379,7 +455,10 @@ class Message:
         self.signature_name: str = d["signature_name"]
         self.fetches: List[str] = d["fetches"]
         self.model_spec = d["model_spec"]
-        self.findings: List[Dict[str, Any]] = d["findings"]
+        self.log_kind: Optional[str] = d["log_kind"]
+        self.line: Optional[bytes] = d.get("line")
+        self._src = d["source"]
+        self._findings: Optional[List[Dict[str, Any]]] = None
         self.dtypes: Dict[str, str] = {t[0]: t[2] for t in d["tensors"]}
         self.shapes: Dict[str, List[int]] = {t[0]: list(t[3]) for t in d["tensors"]}
         self.names: List[str] = [t[0] for t in d["tensors"]]
@@ -387,14 +466,37 @@ class Message:
         self.input: Optional[Dict[str, Any]] = d["input"]
         self.tasks: List[Tuple[str, Optional[str]]] = d["tasks"]
 
+    @property
+    def findings(self) -> List[Dict[str, Any]]:
+        """What tfreq notices about the message, as the CLI's JSON has it."""
+        if self._findings is None:
+            self._findings = self._src.findings()
+        return self._findings
+
     def _tensors(self) -> Dict[str, Any]:
         if self._arrays is None:
             np = _numpy()
             out = {}
-            for name, _num, dname, shape, ty, data in self._d["tensors"]:
+            for i, (name, _num, dname, shape, ty) in enumerate(self._d["tensors"]):
+                data = self._src.array(i, _max_tensor_bytes)
                 out[name] = _to_array(np, dname, shape, ty, data, self._data)
             self._arrays = out
         return self._arrays
+
+    def _values(self, name: str) -> list:
+        """The stored values of tensor ``name`` as Python objects (no fill)."""
+        for i, t in enumerate(self._d["tensors"]):
+            if t[0] == name:
+                return self._src.values(i, _max_tensor_bytes)
+        raise KeyError(name)
+
+    def SerializeToString(self) -> bytes:  # noqa: N802 - protobuf's name
+        """The message's bytes (protobuf's name, as the SDK's ``request_data`` has it)."""
+        return self._src.raw()
+
+    def __str__(self) -> str:
+        text = self._src.text()
+        return repr(self) if text is None else text
 
     @property
     def inputs(self) -> Dict[str, Any]:
@@ -411,6 +513,7 @@ class Message:
 
 
 def _to_array(np: Any, dname: str, shape: List[int], ty: Optional[str], data: tuple, base: bytes) -> Any:
+    """The numpy array of one tensor's values as ``Decoded.array`` hands them over."""
     how = data[0]
     dims = [max(int(d), 0) for d in shape]
     if how == "view":
@@ -468,15 +571,38 @@ def decode(
     return Message(_tfreq.decode(b, wire, kind), b)
 
 
-def read(data: Union[bytes, str, "_os.PathLike[str]"]) -> List[Message]:
-    """Every request or response of a file, as the CLI reads it: a bare message, each
-    record of a TFRecord warm-up or ``PredictionLog`` file, or a text-format file.
+def read(data: Union[bytes, str, "_os.PathLike[str]"], max_size: int = _DEFAULT_MAX_SIZE) -> Iterator[Message]:
+    """Every entry of a file, as the CLI reads it, one at a time: a bare message, each
+    record of a TFRecord warm-up or ``PredictionLog`` file (gzip or zlib too), each request
+    of a text-format file, each line of a text warm-up.
+
+    An iterator: a TFRecord file is decoded record by record, so memory holds the file and
+    one record's message whatever the number of records (``list(read(...))`` for a list).
+    No entry is skipped: a log record that holds no request (a ``session_run_log``, a
+    record with no log type) comes as a :class:`Message` of kind ``'log'`` with its
+    ``log_kind``, a text warm-up line as kind ``'line'``. The first record that cannot be
+    read raises :class:`DecodeError` (with its ``record``).
+
+    ``max_size`` (default 2 GiB, the command's ``--max-size``) caps the input, once
+    inflated, and each message: past it, :class:`DecodeError`.
 
     >>> [m.label for m in read('tests/data/tfrecord/warmup_predict.tfrecord')]
     ['record 0', 'record 1', 'record 2']
+    >>> [(m.kind, m.log_kind) for m in read('tests/data/tfrecord/warmup_mixed.tfrecord')][-2:]
+    [('log', 'none'), ('log', 'none')]
     """
+    if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 0:
+        raise TypeError(f"max_size must be an int of 0 or more (bytes), not {max_size!r}")
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        size = _os.stat(_os.fspath(data)).st_size
+        if size > max_size:
+            e = DecodeError(f"{_os.fspath(data)}: {size} bytes, beyond the limit of {max_size} bytes (max_size)")
+            e.offset = e.field_path = e.record = None
+            e.file = _os.fspath(data)
+            raise e
+    path = None if isinstance(data, (bytes, bytearray, memoryview)) else _os.fspath(data)
     b = _bytes_of(data)
-    return [Message(d, b) for d in _tfreq.read(b)]
+    return (Message(d, b) for d in _tfreq.read(b, max_size, path))
 
 
 def diff(warmup: Any, production: Any, strict_shapes: bool = False) -> Dict[str, Any]:
@@ -558,9 +684,27 @@ class TFResponse:
         """The shape of an output, as a list."""
         return list(self.response.shapes[output_name])
 
-    def get_values(self, output_name: str) -> Any:
-        """The values of an output, flattened: a numpy array (needs ``tfreq[numpy]``)."""
-        return self.response.outputs[output_name].reshape(-1)
+    def get_values(self, output_name: str) -> list:
+        """The values of an output as the SDK returns them: the stored values, a list of
+        Python floats, ints, bools or bytes (``json.dumps`` takes it). For dtypes the SDK
+        returns None for (``DT_UINT8``, ``DT_HALF``...), the values too.
+
+        >>> resp = TFResponse(open('tests/data/eas/response.bin', 'rb').read())
+        >>> resp.get_values('sorted_labels')
+        [b'positive', b'neutral', b'negative']
+        """
+        return self.response._values(output_name)
+
+    def get_array(self, output_name: str) -> Any:
+        """An output as a numpy array with TensorFlow's dtype and shape (values TensorFlow
+        fills included; needs ``tfreq[numpy]``); :class:`MemoryError` past
+        :func:`get_max_tensor_bytes`."""
+        return self.response.outputs[output_name]
+
+    def to_string(self) -> str:
+        """The SDK's ``to_string()``: the response in protobuf text format."""
+        return str(self.response)
 
     def __str__(self) -> str:
-        return repr(self.response)
+        """The response in protobuf text format, as the SDK prints it."""
+        return str(self.response)
