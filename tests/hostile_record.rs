@@ -327,7 +327,12 @@ impl Client {
 }
 
 fn data(p: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(p)).unwrap()
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(p),
+    )
+    .unwrap()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -392,7 +397,11 @@ fn stalled_http1_bodies_are_held_within_the_budget_across_connections() {
     let done = rec.watch(BOUND_MIB, Duration::from_secs(120), || {
         sent.load(Ordering::SeqCst) >= all
     });
-    assert!(done, "the clients could send {} of {all} bytes", sent.load(Ordering::SeqCst));
+    assert!(
+        done,
+        "the clients could send {} of {all} bytes",
+        sent.load(Ordering::SeqCst)
+    );
     // Everything is sent: what the proxy did not keep went on to the upstream. Watch a
     // little longer while the upstream reads the rest.
     rec.watch(BOUND_MIB, Duration::from_secs(2), || false);
@@ -570,7 +579,10 @@ fn slowloris_connections_are_closed_after_the_header_timeout() {
         50 - open,
         t0.elapsed()
     );
-    assert_eq!(open, 0, "{open} slowloris connections still open after 15 s");
+    assert_eq!(
+        open, 0,
+        "{open} slowloris connections still open after 15 s"
+    );
     // A real call still goes through.
     let mut c = Client::connect(rec.port);
     assert_eq!(c.call("GET", "/v1/models/m", b"").unwrap().0, 200);
@@ -598,7 +610,7 @@ fn out_of_descriptors_the_proxy_backs_off_and_recovers() {
     let wall = t0.elapsed();
     println!("out of descriptors: {cpu:?} of CPU in {wall:?}");
     assert!(
-        cpu < Duration::from_millis(600),
+        cpu < Duration::from_millis(300),
         "the proxy spun: {cpu:?} of CPU in {wall:?}"
     );
     // The idle connections are closed by the proxy's timeouts, and a real call goes
@@ -618,7 +630,10 @@ fn out_of_descriptors_the_proxy_backs_off_and_recovers() {
     }
     let (r, _rec) = legit.join().unwrap();
     assert_eq!(r.unwrap().0, 200);
-    println!("a real call answered {:?} after the idle ones", t0.elapsed());
+    println!(
+        "a real call answered {:?} after the idle ones",
+        t0.elapsed()
+    );
     drop(idle);
 }
 
@@ -643,7 +658,10 @@ fn past_max_connections_new_ones_wait() {
     assert_eq!(c.call("GET", "/v1/models/m", b"").unwrap().0, 200);
     let waited = t0.elapsed();
     println!("the third connection was served after {waited:?}");
-    assert!(waited >= Duration::from_millis(800), "served at once: {waited:?}");
+    assert!(
+        waited >= Duration::from_millis(800),
+        "served at once: {waited:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -677,7 +695,10 @@ fn an_endless_metadata_answer_is_cut_and_the_predict_still_relayed() {
     let mut c = Client::connect(rec.port);
     let body = br#"{"inputs": {"x": [1.0]}}"#;
     let (status, answer) = c.call("POST", "/v1/models/m:predict", body).unwrap();
-    assert_eq!((status, &answer[..]), (200, &br#"{"predictions": [1]}"#[..]));
+    assert_eq!(
+        (status, &answer[..]),
+        (200, &br#"{"predictions": [1]}"#[..])
+    );
     // The metadata keeps coming for as long as the proxy reads it: watch its memory.
     rec.watch(200, Duration::from_secs(4), || false);
     let (status, _) = c.call("POST", "/v1/models/m:predict", body).unwrap();
@@ -723,7 +744,8 @@ fn twenty_thousand_models_ask_for_metadata_within_the_cache_bound() {
             let done = done.clone();
             std::thread::spawn(move || {
                 let mut c = Client::connect(port);
-                let body = br#"{"inputs": {"input_holder": ["hi"], "model_id": "m", "threshold": 0.5}}"#;
+                let body =
+                    br#"{"inputs": {"input_holder": ["hi"], "model_id": "m", "threshold": 0.5}}"#;
                 for i in (t..MODELS).step_by(4) {
                     let (status, _) = c
                         .call("POST", &format!("/v1/models/m{i}:predict"), body)
@@ -737,7 +759,11 @@ fn twenty_thousand_models_ask_for_metadata_within_the_cache_bound() {
     let all_done = rec.watch(300, Duration::from_secs(240), || {
         done.load(Ordering::SeqCst) == MODELS as u64
     });
-    assert!(all_done, "{} of {MODELS} calls answered", done.load(Ordering::SeqCst));
+    assert!(
+        all_done,
+        "{} of {MODELS} calls answered",
+        done.load(Ordering::SeqCst)
+    );
     for t in threads {
         t.join().unwrap();
     }
@@ -750,7 +776,10 @@ fn twenty_thousand_models_ask_for_metadata_within_the_cache_bound() {
         "{MODELS} models: {gets} metadata GETs for {} names, proxy peak {peak} MiB",
         asked.len()
     );
-    assert!(asked.values().all(|&n| n == 1), "a model's metadata asked twice");
+    assert!(
+        asked.values().all(|&n| n == 1),
+        "a model's metadata asked twice"
+    );
     assert!(
         asked.len() <= MAX_MODELS,
         "{} models' metadata asked (bound {MAX_MODELS})",
@@ -789,7 +818,11 @@ fn sigterm_twice_right_after_an_answer_leaves_the_whole_recording_and_the_summar
             "run {run}: no summary\n{stdout}\n{stderr}"
         );
         assert_eq!(temporaries(dir.path()), Vec::<String>::new(), "run {run}");
-        assert_eq!(std::fs::read(&out).unwrap(), faq, "run {run}: the recording");
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            faq,
+            "run {run}: the recording"
+        );
         drop(c);
     }
 }

@@ -746,8 +746,8 @@ pub struct ProxyOptions {
     /// for its next request).
     pub header_timeout: Duration,
     /// A connection that sends and receives nothing for this long while no answer is
-    /// awaited from the upstream is closed (HTTP/2 connections are also pinged that
-    /// often, and closed when a ping goes unanswered as long).
+    /// awaited from the upstream is closed (an HTTP/2 connection served by hyper is also
+    /// pinged every twice that, and closed when a ping goes unanswered this long).
     pub idle_timeout: Duration,
     /// How many distinct REST models' metadata is asked for and kept (the first ones
     /// seen); a later model's requests pass through unrecorded.
@@ -893,9 +893,11 @@ pub async fn serve(
     server
         .http2()
         .timer(TokioTimer::new())
-        .keep_alive_interval(opts.idle_timeout)
+        // Pinged less often than the idle timeout, so that the pings' own bytes do not
+        // keep an idle connection open; a peer that does not answer one in time is gone.
+        .keep_alive_interval(opts.idle_timeout.saturating_mul(2))
         .keep_alive_timeout(opts.idle_timeout);
-    let max_connections = opts.max_connections.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+    let max_connections = opts.max_connections.clamp(1, u32::MAX as usize);
     let slots = Arc::new(tokio::sync::Semaphore::new(max_connections));
     let (stopping, stopped) = tokio::sync::watch::channel(false);
     let idle = opts.idle_timeout;
@@ -1074,10 +1076,7 @@ impl tokio::io::AsyncWrite for Watched {
         Pin::new(&mut self.io).poll_flush(cx)
     }
 
-    fn poll_shutdown(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<std::io::Result<()>> {
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
@@ -1210,8 +1209,7 @@ impl Proxy {
                     .unwrap_or(::http::HeaderValue::from_static("localhost")),
             );
         }
-        let (mut replay, whole) = match read_ahead(body, self.max_size, self.budget.hold()).await
-        {
+        let (mut replay, whole) = match read_ahead(body, self.max_size, self.budget.hold()).await {
             Ok(r) => r,
             Err(e) => {
                 return self.failed(grpc, format!("tfreq record: the request broke off: {e}"))
@@ -1222,7 +1220,9 @@ impl Proxy {
         if replay.rest.is_none() {
             replay.end();
         }
-        let mut res = self.send_on(grpc, h2, protocol, path, parts, replay, whole).await;
+        let mut res = self
+            .send_on(grpc, h2, protocol, path, parts, replay, whole)
+            .await;
         res.body_mut().busy = Some(awaited);
         res
     }

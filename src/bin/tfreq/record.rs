@@ -103,7 +103,7 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     header_timeout: Duration,
     /// A connection with no byte either way for this long, while no answer is awaited
-    /// from the service, is closed (HTTP/2 connections are also pinged as often).
+    /// from the service, is closed.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
     idle_timeout: Duration,
     /// How many REST models' metadata is asked for and kept (the first seen); a later
