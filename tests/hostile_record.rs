@@ -827,6 +827,84 @@ fn sigterm_twice_right_after_an_answer_leaves_the_whole_recording_and_the_summar
     }
 }
 
+/// The first SIGTERM lets an answer under way through before the proxy ends.
+#[test]
+fn a_clean_stop_passes_on_the_answers_under_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let asked = Arc::new(AtomicU64::new(0));
+    let a = asked.clone();
+    let up = upstream(Arc::new(move |h, r, w| {
+        let none = AtomicU64::new(0);
+        if !drain(r, h.length, &none) {
+            return false;
+        }
+        a.fetch_add(1, Ordering::SeqCst);
+        // A slow model.
+        std::thread::sleep(Duration::from_millis(1500));
+        answer(w, 200, b"slow")
+    }));
+    let out = dir.path().join("w.bin");
+    let rec = start(&format!("http://127.0.0.1:{up}"), &out, &[], None);
+    let port = rec.port;
+    let faq = data("eas/faq_prod.bin");
+    let call = std::thread::spawn(move || {
+        let mut c = Client::connect(port);
+        c.call("POST", "/api/predict/faq", &faq)
+    });
+    let t0 = Instant::now();
+    while asked.load(Ordering::SeqCst) == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no request came");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    rec.signal(libc::SIGTERM);
+    let (code, stdout, stderr) = rec.wait(Duration::from_secs(40));
+    let (status, body) = call.join().unwrap().unwrap();
+    assert_eq!((status, &body[..]), (200, &b"slow"[..]));
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("recorded 1 request"), "{stdout}");
+}
+
+/// A relayed HTTP/2 connection with no call open is closed after `--idle-timeout`.
+#[test]
+fn an_idle_relayed_http2_connection_is_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let received = Arc::new(AtomicU64::new(0));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let up = listener.local_addr().unwrap().port();
+    rt.spawn(h2_draining_upstream(listener, received));
+    let rec = start(
+        &format!("grpc://127.0.0.1:{up}"),
+        &dir.path().join("w.tfrecord"),
+        &["--idle-timeout", "1s"],
+        None,
+    );
+    let port = rec.port;
+    let took = rt.block_on(async move {
+        let s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        let (_client, conn) = h2::client::handshake(s).await.unwrap();
+        let t0 = Instant::now();
+        // The connection's task ends when the proxy closes it.
+        tokio::time::timeout(Duration::from_secs(15), conn)
+            .await
+            .expect("the idle connection is still open after 15 s")
+            .ok();
+        t0.elapsed()
+    });
+    println!("an idle relayed HTTP/2 connection closed after {took:?}");
+    assert!(
+        took >= Duration::from_millis(900),
+        "closed at once: {took:?}"
+    );
+}
+
 #[test]
 fn sigquit_during_a_large_convert_leaves_no_temporary_file() {
     let dir = tempfile::tempdir().unwrap();

@@ -2008,6 +2008,37 @@ mod tests {
         assert!(r.not_recorded()["undecodable request"].1[0].contains("expecting type: float"));
     }
 
+    /// Past `max_models` REST models, a new model's requests are counted as not
+    /// recorded (no metadata is awaited or kept for them); known models still record.
+    #[test]
+    fn rest_models_past_the_cap_are_counted_not_kept() {
+        let mut r = Recorder::new(RecordOptions {
+            max_models: 2,
+            ..RecordOptions::default()
+        });
+        let body = br#"{"inputs": {"input_holder": ["hi"], "model_id": "m", "threshold": 0.5}}"#;
+        for m in ["a", "b", "c", "d", "a"] {
+            r.add(Protocol::Rest, &format!("/v1/models/{m}:predict"), body);
+        }
+        assert_eq!(r.awaited().len(), 2);
+        let json = Bytes::from(data("tests/data/models/faq.metadata.json"));
+        for m in ["a", "b", "c"] {
+            r.metadata(m, Ok(json.clone()));
+        }
+        assert_eq!(r.metadata.len(), 2);
+        assert_eq!(r.requests(), 3);
+        let (n, names) = r
+            .not_recorded()
+            .iter()
+            .find(|(why, _)| why.contains("past the first 2 (--max-models"))
+            .map(|(_, v)| v.clone())
+            .unwrap();
+        assert_eq!(
+            (n, names),
+            (2, vec!["REST c:predict".into(), "REST d:predict".into()])
+        );
+    }
+
     #[test]
     fn rest_waits_for_metadata() {
         let mut r = Recorder::new(RecordOptions::default());
