@@ -233,10 +233,16 @@ pub fn run(a: Args) -> Outcome {
             }
         }
     };
-    // Once stopping: a second signal, or the drain's end.
+    // Once stopping (this starts then): the drain's end, or a second signal (the first
+    // when the stop came from --max-requests or --duration).
     let hurry = async move {
         let drain_end = Instant::now() + DRAIN;
-        while signals.load(Ordering::SeqCst) < 2 && Instant::now() < drain_end {
+        let enough = if signals.load(Ordering::SeqCst) == 0 {
+            1
+        } else {
+            2
+        };
+        while signals.load(Ordering::SeqCst) < enough && Instant::now() < drain_end {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     };
