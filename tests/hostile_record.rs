@@ -905,6 +905,64 @@ fn an_idle_relayed_http2_connection_is_closed() {
     );
 }
 
+/// A relayed HTTP/2 call whose client stalls mid-request does not keep its connection
+/// open past `--idle-timeout` (nor the bytes it holds).
+#[test]
+fn a_relayed_http2_call_stalled_by_its_client_is_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let received = Arc::new(AtomicU64::new(0));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let up = listener.local_addr().unwrap().port();
+    rt.spawn(h2_draining_upstream(listener, received.clone()));
+    let rec = start(
+        &format!("grpc://127.0.0.1:{up}"),
+        &dir.path().join("w.tfrecord"),
+        &["--idle-timeout", "1s"],
+        None,
+    );
+    let port = rec.port;
+    let took = rt.block_on(async move {
+        let s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        let (client, conn) = h2::client::handshake(s).await.unwrap();
+        let conn = tokio::spawn(conn);
+        let mut client = client.ready().await.unwrap();
+        let req = http::Request::post(format!(
+            "http://127.0.0.1:{port}/tensorflow.serving.PredictionService/Predict"
+        ))
+        .header("content-type", "application/grpc")
+        .body(())
+        .unwrap();
+        let (_answer, mut send) = client.send_request(req, false).unwrap();
+        send.send_data(bytes::Bytes::from(vec![7u8; 1 << 16]), false)
+            .unwrap();
+        let t0 = Instant::now();
+        while received.load(Ordering::SeqCst) < 1 << 16 {
+            assert!(t0.elapsed() < Duration::from_secs(15), "nothing relayed");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let t0 = Instant::now();
+        tokio::time::timeout(Duration::from_secs(15), conn)
+            .await
+            .expect("the stalled call's connection is still open after 15 s")
+            .ok();
+        drop(send);
+        t0.elapsed()
+    });
+    println!("a relayed call stalled by its client: connection closed after {took:?}");
+    assert!(
+        took >= Duration::from_millis(900),
+        "closed at once: {took:?}"
+    );
+}
+
 #[test]
 fn sigquit_during_a_large_convert_leaves_no_temporary_file() {
     let dir = tempfile::tempdir().unwrap();

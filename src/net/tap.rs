@@ -71,7 +71,8 @@ pub(crate) struct Limits {
     pub max_size: u64,
     /// The request bytes kept, shared with every connection.
     pub budget: Arc<Budget>,
-    /// The connection ends when nothing moved for this long and no call is open.
+    /// The connection ends when nothing moved for this long and no call awaits the
+    /// upstream's answer.
     pub idle: std::time::Duration,
     /// Once true, the connection ends as soon as no call is open.
     pub stopped: tokio::sync::watch::Receiver<bool>,
@@ -117,7 +118,8 @@ pub(crate) async fn opens_with_preface(stream: &TcpStream, patience: std::time::
 /// tells `note` about every request the client sent (bodies past `limits.max_size`
 /// bytes, or past the budget, as `None`). `answered` counts the calls that ended
 /// (answered, reset, or cut off with the connection). The connection is dropped when
-/// no call is open and it was quiet for `limits.idle`, or `limits.stopped` turned true.
+/// it was quiet for `limits.idle` with no call awaiting the upstream, or when no call is
+/// open once `limits.stopped` turned true.
 pub(crate) async fn relay(
     client: TcpStream,
     upstream: TcpStream,
@@ -223,8 +225,9 @@ impl Moved {
         self.last_ms.store(ms, Ordering::Relaxed);
     }
 
-    /// Completes once no call is open and either nothing moved for `idle` or `stopped`
-    /// turned true.
+    /// Completes once nothing moved for `idle` while no call awaits the upstream's answer
+    /// (a call whose client stalled mid-request does not keep the connection), or, once
+    /// `stopped` turned true, when no call is open.
     async fn ended(
         &self,
         calls: &Mutex<Calls>,
@@ -234,14 +237,16 @@ impl Moved {
         // How often a stopping connection looks for its last call's end.
         const LOOK: std::time::Duration = std::time::Duration::from_millis(20);
         loop {
-            let open = calls.lock().map_or(0, |c| c.open.len());
+            let (open, awaited) = calls
+                .lock()
+                .map_or((0, 0), |c| (c.open.len(), c.sent.len()));
             let last = std::time::Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
             let quiet = self.since.elapsed().saturating_sub(last);
             let stopping = *stopped.borrow();
-            if open == 0 && (stopping || quiet >= idle) {
+            if (stopping && open == 0) || (awaited == 0 && quiet >= idle) {
                 return;
             }
-            let wait = match (stopping, open) {
+            let wait = match (stopping, awaited) {
                 (true, _) => LOOK,
                 (false, 0) => idle - quiet,
                 (false, _) => idle,
@@ -381,6 +386,9 @@ impl Frames {
 #[derive(Debug, Default)]
 struct Calls {
     open: HashSet<u32>,
+    /// The open calls whose request the client has sent to its end: they await the
+    /// upstream's answer.
+    sent: HashSet<u32>,
 }
 
 impl Calls {
@@ -397,7 +405,18 @@ impl Calls {
             (RST_STREAM, _) => true,
             _ => false,
         };
-        u64::from(ends && self.open.remove(&f.stream))
+        if f.from_client
+            && matches!(f.kind, HEADERS | DATA)
+            && f.flags & END_STREAM != 0
+            && self.open.contains(&f.stream)
+        {
+            self.sent.insert(f.stream);
+        }
+        let ended = ends && self.open.remove(&f.stream);
+        if ended {
+            self.sent.remove(&f.stream);
+        }
+        u64::from(ended)
     }
 }
 
@@ -697,6 +716,14 @@ mod tests {
         // A call reset by the client ends too.
         assert_eq!(c.saw(h(RST_STREAM, 0, 3, true)), 1);
         assert!(c.open.is_empty());
+        // A call awaits the upstream from the end of its request to the end of its answer.
+        c.saw(h(HEADERS, 0x4, 5, true));
+        c.saw(h(DATA, 0, 5, true));
+        assert!(c.sent.is_empty());
+        c.saw(h(DATA, END_STREAM, 5, true));
+        assert!(c.sent.contains(&5));
+        assert_eq!(c.saw(h(HEADERS, 0x5, 5, false)), 1);
+        assert!(c.sent.is_empty());
     }
 
     /// An upstream: an h2 server that answers every request with `answer_len` bytes,
