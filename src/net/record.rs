@@ -1002,7 +1002,11 @@ impl Activity {
             if !busy && quiet >= limit {
                 return;
             }
-            let wait = if busy { limit } else { limit - quiet };
+            let wait = if busy {
+                limit
+            } else {
+                limit.saturating_sub(quiet)
+            };
             tokio::time::sleep(wait.max(Duration::from_millis(10))).await;
         }
     }

@@ -248,7 +248,7 @@ impl Moved {
             }
             let wait = match (stopping, awaited) {
                 (true, _) => LOOK,
-                (false, 0) => idle - quiet,
+                (false, 0) => idle.saturating_sub(quiet),
                 (false, _) => idle,
             };
             tokio::select! {
