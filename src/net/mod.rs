@@ -22,6 +22,7 @@
 //! # Ok::<(), tfreq::net::NetError>(())
 //! ```
 
+mod budget;
 mod channel;
 pub mod eas;
 pub mod grpc;

@@ -38,15 +38,17 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use http_body_util::{BodyExt, Either, Empty, Full};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 
+use super::budget::{Budget, Held};
 use super::web::{connector, Https};
 use super::{NetError, Protocol};
 use crate::analysis::batch::batch_of;
@@ -111,6 +113,10 @@ pub struct RecordOptions {
     /// REST JSON's input dtypes, from a model given on the command line; without it
     /// each REST model's dtypes come from its metadata ([`Recorder::metadata`]).
     pub rest_dtypes: Option<Dtypes>,
+    /// How many REST models' metadata is awaited and kept: the first ones seen (the
+    /// proxy asks for no other, [`ProxyOptions::max_models`]); a later model's requests
+    /// are counted as not recorded.
+    pub max_models: usize,
 }
 
 impl Default for RecordOptions {
@@ -122,6 +128,7 @@ impl Default for RecordOptions {
             model_name: None,
             wire: Wire::Auto,
             rest_dtypes: None,
+            max_models: DEFAULT_MAX_MODELS,
         }
     }
 }
@@ -186,6 +193,8 @@ pub struct Recorder {
     index: HashMap<RecordKey, usize>,
     not_recorded: BTreeMap<String, (u64, Vec<String>)>,
     metadata: HashMap<String, Result<Bytes, String>>,
+    /// The REST models whose metadata is awaited or kept (the first `max_models`).
+    models: HashSet<String>,
     waiting: Vec<(String, u64, Bytes)>,
     waiting_bytes: usize,
     leader: Option<usize>,
@@ -207,6 +216,7 @@ impl Recorder {
             index: HashMap::new(),
             not_recorded: BTreeMap::new(),
             metadata: HashMap::new(),
+            models: HashSet::new(),
             waiting: Vec::new(),
             waiting_bytes: 0,
             leader: None,
@@ -353,6 +363,18 @@ impl Recorder {
             }
             (None, Some(Err(e))) => Err(format!("no model metadata: {e}")),
             (None, None) => {
+                if !self.models.contains(&model_path) {
+                    if self.models.len() >= self.opts.max_models {
+                        return self.refuse(
+                            &format!(
+                                "REST request to a model past the first {} (--max-models; passed through, not recorded)",
+                                self.opts.max_models
+                            ),
+                            what(&model_path),
+                        );
+                    }
+                    self.models.insert(model_path.clone());
+                }
                 if self.waiting_bytes + body.len() > MAX_WAITING {
                     return self.refuse(
                         "REST request waiting for its model's metadata (over 64 MiB waiting)",
@@ -388,7 +410,10 @@ impl Recorder {
     /// there is none: the REST requests waiting for it are read now. Returns whether
     /// the file changed.
     pub fn metadata(&mut self, model_path: &str, json: Result<Bytes, String>) -> bool {
-        self.metadata.insert(model_path.to_string(), json);
+        if self.models.contains(model_path) || self.models.len() < self.opts.max_models {
+            self.models.insert(model_path.to_string());
+            self.metadata.insert(model_path.to_string(), json);
+        }
         let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
             .into_iter()
             .partition(|(m, _, _)| m == model_path);
@@ -606,6 +631,14 @@ pub enum Event {
         /// The body, or `None` past [`ProxyOptions::max_size`].
         body: Option<Bytes>,
     },
+    /// A request body passed through unread because the proxy held
+    /// [`ProxyOptions::max_inflight`] request bytes already.
+    OverBudget {
+        /// How it would have been read.
+        protocol: Protocol,
+        /// The URL path.
+        path: String,
+    },
     /// A connection whose requests from here on pass through unread, and why (its
     /// HTTP/2 could not be read, or the recorder fell behind on it).
     Unread {
@@ -702,6 +735,55 @@ pub struct ProxyOptions {
     /// For an `https://` or `grpcs://` upstream: PEM certificates of the CAs to trust
     /// instead of the webpki roots (see [`super::read_ca`]).
     pub ca_cert: Option<Bytes>,
+    /// The most request bytes the proxy holds at once, across all connections: past it
+    /// a body is passed on as it comes, not recorded.
+    pub max_inflight: u64,
+    /// The most client connections served at once: past it new ones wait to be
+    /// accepted.
+    pub max_connections: usize,
+    /// How long an HTTP/1.1 client may take to send a request's headers, counted from
+    /// when the proxy waits for them (so also how long a kept-alive connection may wait
+    /// for its next request).
+    pub header_timeout: Duration,
+    /// A connection that sends and receives nothing for this long while no answer is
+    /// awaited from the upstream is closed (an HTTP/2 connection served by hyper is also
+    /// pinged every twice that, and closed when a ping goes unanswered this long).
+    pub idle_timeout: Duration,
+    /// How many distinct REST models' metadata is asked for and kept (the first ones
+    /// seen); a later model's requests pass through unrecorded.
+    pub max_models: usize,
+}
+
+/// The default [`ProxyOptions::max_inflight`]: 256 MiB.
+pub const DEFAULT_MAX_INFLIGHT: u64 = 256 << 20;
+/// The default [`ProxyOptions::max_connections`].
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// The default [`ProxyOptions::header_timeout`]: 30 s (hyper's own default).
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default [`ProxyOptions::idle_timeout`]: 60 s.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default [`ProxyOptions::max_models`] and [`RecordOptions::max_models`].
+pub const DEFAULT_MAX_MODELS: usize = 1024;
+/// The largest model metadata answer read: 16 MiB (a larger one is not used).
+pub const MAX_METADATA: usize = 16 << 20;
+/// How long a model metadata answer may take, body included.
+pub const METADATA_DEADLINE: Duration = Duration::from_secs(30);
+
+impl ProxyOptions {
+    /// Options forwarding to `upstream` with every default.
+    pub fn new(upstream: impl Into<String>) -> ProxyOptions {
+        ProxyOptions {
+            upstream: upstream.into(),
+            max_size: DEFAULT_MAX_SIZE,
+            fetch_metadata: true,
+            ca_cert: None,
+            max_inflight: DEFAULT_MAX_INFLIGHT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_models: DEFAULT_MAX_MODELS,
+        }
+    }
 }
 
 /// Checks an upstream URL ([`ProxyOptions::upstream`]): `http://HOST:PORT`,
@@ -749,7 +831,10 @@ struct Proxy {
     events: Events,
     max_size: u64,
     fetch_metadata: bool,
+    /// The REST models whose metadata was asked for (at most `max_models`).
     asked: Mutex<HashSet<String>>,
+    max_models: usize,
+    budget: Arc<Budget>,
     answered: Arc<AtomicU64>,
 }
 
@@ -763,13 +848,17 @@ pub struct Counters {
 /// Serves the proxy on `listener` until `stop` completes: every connection's requests
 /// are forwarded to [`ProxyOptions::upstream`], and every request body (up to
 /// [`ProxyOptions::max_size`]) is queued on `events` for a [`Recorder`]'s thread
-/// ([`run_recorder`]). Connections still open when `stop` completes are dropped.
+/// ([`run_recorder`]). When `stop` completes no connection is accepted any more and
+/// the open ones end once their answers are sent (an idle HTTP/1.1 connection at once,
+/// HTTP/2 with a GOAWAY); `serve` returns when they have, or when `hurry` completes
+/// (connections still open are then dropped with the runtime).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     opts: ProxyOptions,
     events: Events,
     counters: Counters,
     stop: impl Future<Output = ()>,
+    hurry: impl Future<Output = ()>,
 ) -> Result<(), NetError> {
     let (scheme, authority) = upstream_base(&opts.upstream)?;
     let ca = opts.ca_cert.as_deref();
@@ -792,47 +881,207 @@ pub async fn serve(
         max_size: opts.max_size,
         fetch_metadata: opts.fetch_metadata,
         asked: Mutex::new(HashSet::new()),
+        max_models: opts.max_models,
+        budget: Budget::new(opts.max_inflight),
         answered: counters.answered.clone(),
     });
-    let server = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    let mut server = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    server
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(opts.header_timeout);
+    server
+        .http2()
+        .timer(TokioTimer::new())
+        // Pinged less often than the idle timeout, so that the pings' own bytes do not
+        // keep an idle connection open; a peer that does not answer one in time is gone.
+        .keep_alive_interval(opts.idle_timeout.saturating_mul(2))
+        .keep_alive_timeout(opts.idle_timeout);
+    let max_connections = opts.max_connections.clamp(1, u32::MAX as usize);
+    let slots = Arc::new(tokio::sync::Semaphore::new(max_connections));
+    let (stopping, stopped) = tokio::sync::watch::channel(false);
+    let idle = opts.idle_timeout;
     let mut stop = std::pin::pin!(stop);
+    let mut backoff = ACCEPT_BACKOFF_MIN;
     loop {
+        // Past the most connections, new ones wait in the listen queue.
+        let slot = tokio::select! {
+            s = slots.clone().acquire_owned() => s,
+            _ = &mut stop => break,
+        };
+        let Ok(slot) = slot else { break };
         let accepted = tokio::select! {
             a = listener.accept() => a,
-            _ = &mut stop => return Ok(()),
+            _ = &mut stop => break,
         };
-        let Ok((stream, _)) = accepted else {
-            continue;
+        let stream = match accepted {
+            Ok((stream, _)) => {
+                backoff = ACCEPT_BACKOFF_MIN;
+                stream
+            }
+            Err(e) => {
+                // Out of descriptors or memory: accepting again at once would fail
+                // again, in a loop that starves every connection being served.
+                if is_resource_error(&e) {
+                    tokio::select! {
+                        _ = tokio::time::sleep(backoff) => {}
+                        _ = &mut stop => break,
+                    }
+                    backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
+                }
+                continue;
+            }
         };
         let _ = stream.set_nodelay(true);
-        let (p, server) = (proxy.clone(), server.clone());
+        let (p, server, stopped) = (proxy.clone(), server.clone(), stopped.clone());
         tokio::spawn(async move {
-            // Cleartext HTTP/2 to a cleartext upstream is relayed byte for byte and
-            // read on the side (src/net/tap.rs); the rest goes through hyper.
-            if p.scheme == "http" && super::tap::opens_with_preface(&stream, PREFACE_PATIENCE).await
-            {
-                let addr = match p.authority.port_u16() {
-                    Some(_) => p.authority.as_str().to_string(),
-                    None => format!("{}:80", p.authority.as_str()),
-                };
-                let up =
-                    tokio::time::timeout(UPSTREAM_CONNECT, tokio::net::TcpStream::connect(addr))
-                        .await;
-                // An upstream that cannot be reached is answered by hyper's side
-                // (gRPC UNAVAILABLE for each call).
-                if let Ok(Ok(up)) = up {
-                    let _ = up.set_nodelay(true);
-                    let (max, answered) = (p.max_size, p.answered.clone());
-                    super::tap::relay(stream, up, max, answered, p.tap_note()).await;
-                    return;
-                }
-            }
-            let svc = hyper::service::service_fn(move |req| {
-                let p = p.clone();
-                async move { Ok::<_, Infallible>(p.forward(req).await) }
-            });
-            let _ = server.serve_connection(TokioIo::new(stream), svc).await;
+            let _slot = slot;
+            p.connection(stream, server, stopped, idle).await;
         });
+    }
+    drop(listener);
+    let _ = stopping.send(true);
+    // Every connection's task holds a slot until it ends.
+    tokio::select! {
+        _ = slots.acquire_many(max_connections as u32) => {}
+        _ = hurry => {}
+    }
+    Ok(())
+}
+
+/// The first wait after an `accept` failed for want of descriptors or memory; it
+/// doubles with each failure in a row, up to [`ACCEPT_BACKOFF_MAX`].
+const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(10);
+/// The longest wait after failed `accept`s.
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// Whether an `accept` error is the process or system running out of something
+/// (descriptors, buffers, memory), which another `accept` at once would meet again.
+fn is_resource_error(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    )
+}
+
+/// A client connection's last byte in either direction, and the answers it awaits from
+/// the upstream, for its idle timeout.
+#[derive(Debug)]
+struct Activity {
+    since: tokio::time::Instant,
+    last_ms: AtomicU64,
+    busy: AtomicUsize,
+}
+
+impl Activity {
+    fn new() -> Arc<Activity> {
+        Arc::new(Activity {
+            since: tokio::time::Instant::now(),
+            last_ms: AtomicU64::new(0),
+            busy: AtomicUsize::new(0),
+        })
+    }
+
+    fn touch(&self) {
+        let ms = self.since.elapsed().as_millis() as u64;
+        self.last_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// Marks an answer awaited until the guard is dropped.
+    fn busy(self: &Arc<Self>) -> BusyGuard {
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        BusyGuard(self.clone())
+    }
+
+    /// Completes once the connection has been quiet for `limit` with no answer awaited.
+    async fn idle(&self, limit: Duration) {
+        loop {
+            let last = Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
+            let quiet = self.since.elapsed().saturating_sub(last);
+            let busy = self.busy.load(Ordering::SeqCst) > 0;
+            if !busy && quiet >= limit {
+                return;
+            }
+            let wait = if busy {
+                limit
+            } else {
+                limit.saturating_sub(quiet)
+            };
+            tokio::time::sleep(wait.max(Duration::from_millis(10))).await;
+        }
+    }
+}
+
+/// An answer awaited on a connection ([`Activity::busy`]).
+struct BusyGuard(Arc<Activity>);
+
+/// Where a request's [`BusyGuard`] is kept from the request's end (as the upstream
+/// reads it, [`Replay::end`]) until its answer is dropped.
+type Awaited = Arc<Mutex<Option<BusyGuard>>>;
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.busy.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A client's stream, noting each byte read or written in its [`Activity`].
+struct Watched {
+    io: tokio::net::TcpStream,
+    activity: Arc<Activity>,
+}
+
+impl tokio::io::AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.io).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.activity.touch();
+        }
+        r
+    }
+}
+
+impl tokio::io::AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        b: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.io).poll_write(cx, b);
+        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.touch();
+        }
+        r
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        b: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.io).poll_write_vectored(cx, b);
+        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.touch();
+        }
+        r
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
 
@@ -862,9 +1111,78 @@ fn strip_hop_by_hop(h: &mut ::http::HeaderMap, keep_te_trailers: bool) {
 }
 
 impl Proxy {
+    /// Serves one client connection until it ends, stays idle past `idle`, or (once
+    /// `stopped` turns true) has no answer left to send.
+    async fn connection(
+        self: Arc<Self>,
+        stream: tokio::net::TcpStream,
+        server: hyper_util::server::conn::auto::Builder<TokioExecutor>,
+        mut stopped: tokio::sync::watch::Receiver<bool>,
+        idle: Duration,
+    ) {
+        // Cleartext HTTP/2 to a cleartext upstream is relayed byte for byte and
+        // read on the side (src/net/tap.rs); the rest goes through hyper.
+        if self.scheme == "http" && super::tap::opens_with_preface(&stream, PREFACE_PATIENCE).await
+        {
+            let addr = match self.authority.port_u16() {
+                Some(_) => self.authority.as_str().to_string(),
+                None => format!("{}:80", self.authority.as_str()),
+            };
+            let up =
+                tokio::time::timeout(UPSTREAM_CONNECT, tokio::net::TcpStream::connect(addr)).await;
+            // An upstream that cannot be reached is answered by hyper's side
+            // (gRPC UNAVAILABLE for each call).
+            if let Ok(Ok(up)) = up {
+                let _ = up.set_nodelay(true);
+                let limits = super::tap::Limits {
+                    max_size: self.max_size,
+                    budget: self.budget.clone(),
+                    idle,
+                    stopped,
+                };
+                let answered = self.answered.clone();
+                let note = self.tap_note();
+                super::tap::relay(stream, up, limits, answered, note).await;
+                return;
+            }
+        }
+        let activity = Activity::new();
+        let io = Watched {
+            io: stream,
+            activity: activity.clone(),
+        };
+        let a = activity.clone();
+        let svc = hyper::service::service_fn(move |req| {
+            let (p, a) = (self.clone(), a.clone());
+            async move { Ok::<_, Infallible>(p.forward(req, a).await) }
+        });
+        let conn = server.serve_connection(TokioIo::new(io), svc);
+        let mut conn = std::pin::pin!(conn);
+        let mut stopping = *stopped.borrow();
+        if stopping {
+            conn.as_mut().graceful_shutdown();
+        }
+        loop {
+            tokio::select! {
+                _ = conn.as_mut() => return,
+                _ = activity.idle(idle) => return,
+                changed = stopped.changed(), if !stopping => {
+                    stopping = true;
+                    if changed.is_ok() {
+                        conn.as_mut().graceful_shutdown();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Forwards one request: its body read ahead ([`read_ahead`]), queued for the
+    /// recorder, sent on, and the answer streamed back. From the request's last byte to
+    /// the answer's, the connection counts as awaiting the upstream (not idle).
     async fn forward(
         self: Arc<Self>,
         req: ::http::Request<Incoming>,
+        activity: Arc<Activity>,
     ) -> ::http::Response<Counted<Out>> {
         let grpc = is_grpc(req.headers());
         let h2 = req.version() == ::http::Version::HTTP_2;
@@ -895,17 +1213,44 @@ impl Proxy {
                     .unwrap_or(::http::HeaderValue::from_static("localhost")),
             );
         }
-        let (replay, whole) = match read_ahead(body, self.max_size).await {
+        let (mut replay, whole) = match read_ahead(body, self.max_size, self.budget.hold()).await {
             Ok(r) => r,
             Err(e) => {
                 return self.failed(grpc, format!("tfreq record: the request broke off: {e}"))
             }
         };
+        let awaited: Awaited = Arc::new(Mutex::new(None));
+        replay.ended = Some((activity, awaited.clone()));
+        if replay.rest.is_none() {
+            replay.end();
+        }
+        let mut res = self
+            .send_on(grpc, h2, protocol, path, parts, replay, whole)
+            .await;
+        res.body_mut().busy = Some(awaited);
+        res
+    }
+
+    /// [`Proxy::forward`] once the body is read ahead.
+    #[allow(clippy::too_many_arguments)]
+    async fn send_on(
+        &self,
+        grpc: bool,
+        h2: bool,
+        protocol: Option<Protocol>,
+        path: String,
+        parts: ::http::request::Parts,
+        replay: Replay,
+        whole: Option<Bytes>,
+    ) -> ::http::Response<Counted<Out>> {
         if let Some(protocol) = protocol {
-            self.events.send(Event::Request {
-                protocol,
-                path,
-                body: whole.clone(),
+            self.events.send(match (&whole, replay.over_budget) {
+                (None, true) => Event::OverBudget { protocol, path },
+                _ => Event::Request {
+                    protocol,
+                    path,
+                    body: whole.clone(),
+                },
             });
         }
         if h2 && grpc && replay.rest.is_none() && replay.ahead.iter().all(Frame::is_data) {
@@ -966,10 +1311,17 @@ impl Proxy {
             super::tap::Noted::Request(seen) => {
                 let grpc = is_grpc(&seen.headers);
                 if let Some(protocol) = self.clone().protocol_of(&seen.method, &seen.path, grpc) {
-                    self.events.send(Event::Request {
-                        protocol,
-                        path: seen.path,
-                        body: seen.body,
+                    self.events.send(if seen.over_budget {
+                        Event::OverBudget {
+                            protocol,
+                            path: seen.path,
+                        }
+                    } else {
+                        Event::Request {
+                            protocol,
+                            path: seen.path,
+                            body: seen.body,
+                        }
                     });
                 }
             }
@@ -1068,13 +1420,17 @@ impl Proxy {
             })
     }
 
-    /// Fetches a REST model's metadata once, in the background, for the recorder.
+    /// Fetches a REST model's metadata once, in the background, for the recorder: for
+    /// the first [`ProxyOptions::max_models`] models only (the recorder counts the later
+    /// ones' requests as not recorded), at most [`MAX_METADATA`] bytes within
+    /// [`METADATA_DEADLINE`]. A failure is the recorder's to report: the requests
+    /// themselves are passed on whatever the metadata does.
     fn ask_metadata(self: Arc<Self>, model_path: String) {
         {
             let Ok(mut asked) = self.asked.lock() else {
                 return;
             };
-            if !asked.insert(model_path.clone()) {
+            if asked.len() >= self.max_models || !asked.insert(model_path.clone()) {
                 return;
             }
         }
@@ -1085,24 +1441,29 @@ impl Proxy {
             );
             let json = async {
                 let uri: ::http::Uri = uri.parse().map_err(|e| format!("{e}"))?;
-                let r =
-                    tokio::time::timeout(std::time::Duration::from_secs(30), self.meta.get(uri))
-                        .await
-                        .map_err(|_| "no answer within 30 s".to_string())?
-                        .map_err(|e| e.to_string())?;
+                let r = self.meta.get(uri).await.map_err(|e| e.to_string())?;
                 let status = r.status();
-                let body = r
-                    .into_body()
+                let body = http_body_util::Limited::new(r.into_body(), MAX_METADATA)
                     .collect()
                     .await
-                    .map_err(|e| e.to_string())?
+                    .map_err(|e| match e.downcast::<http_body_util::LengthLimitError>() {
+                        Ok(_) => format!("the answer is over {} MiB", MAX_METADATA >> 20),
+                        Err(e) => e.to_string(),
+                    })?
                     .to_bytes();
                 if status != ::http::StatusCode::OK {
                     return Err(format!("HTTP {status}: {}", super::shown(&body)));
                 }
                 Ok(body)
-            }
-            .await;
+            };
+            let json = tokio::time::timeout(METADATA_DEADLINE, json)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(format!(
+                        "no whole answer within {} s",
+                        METADATA_DEADLINE.as_secs()
+                    ))
+                });
             self.events.send(Event::Metadata { model_path, json });
         });
     }
@@ -1136,16 +1497,34 @@ struct Replay {
     ahead: VecDeque<Frame<Bytes>>,
     ahead_len: u64,
     rest: Option<Incoming>,
+    /// The bytes read ahead, held against the proxy's budget until passed on.
+    held: Held,
+    /// Reading ahead stopped because the budget was spent.
+    over_budget: bool,
+    /// The connection, marked as awaiting the upstream once the body has ended.
+    ended: Option<(Arc<Activity>, Awaited)>,
 }
 
-/// Reads a request body ahead, up to `limit` bytes: the body to send on, and the whole
-/// body when it ended within the limit. A small body is thus handed to the client whole,
-/// and hyper's HTTP/2 client writes its HEADERS and DATA frames in one write, instead of
-/// HEADERS first and DATA once the incoming frame is read (one more wake-up of the
-/// upstream a call).
+impl Replay {
+    /// The body has ended: the connection now awaits the upstream's answer.
+    fn end(&mut self) {
+        if let Some((activity, awaited)) = self.ended.take() {
+            if let Ok(mut a) = awaited.lock() {
+                *a = Some(activity.busy());
+            }
+        }
+    }
+}
+
+/// Reads a request body ahead, up to `limit` bytes and as long as `held` can take them
+/// from the proxy's budget: the body to send on, and the whole body when it ended
+/// within both. A small body is thus handed to the client whole, and hyper's HTTP/2
+/// client writes its HEADERS and DATA frames in one write, instead of HEADERS first and
+/// DATA once the incoming frame is read (one more wake-up of the upstream a call).
 async fn read_ahead(
     mut body: Incoming,
     limit: u64,
+    mut held: Held,
 ) -> Result<(Replay, Option<Bytes>), hyper::Error> {
     let mut ahead = VecDeque::new();
     let mut len = 0u64;
@@ -1154,15 +1533,19 @@ async fn read_ahead(
             None => break,
             Some(Err(e)) => return Err(e),
             Some(Ok(f)) => {
-                if let Some(d) = f.data_ref() {
-                    len += d.len() as u64;
-                }
+                let n = f.data_ref().map_or(0, |d| d.len() as u64);
+                len += n;
+                let over_budget = !held.grow(n);
                 ahead.push_back(f);
-                if len > limit {
+                if len > limit || over_budget {
+                    // The frame just read is held beyond the budget until sent on.
                     let r = Replay {
                         ahead,
                         ahead_len: len,
                         rest: Some(body),
+                        held,
+                        over_budget: over_budget && len <= limit,
+                        ended: None,
                     };
                     return Ok((r, None));
                 }
@@ -1184,6 +1567,9 @@ async fn read_ahead(
         ahead,
         ahead_len: len,
         rest: None,
+        held,
+        over_budget: false,
+        ended: None,
     };
     Ok((r, Some(whole)))
 }
@@ -1200,11 +1586,18 @@ impl Body for Replay {
         if let Some(f) = this.ahead.pop_front() {
             if let Some(d) = f.data_ref() {
                 this.ahead_len -= d.len() as u64;
+                this.held.shrink(d.len() as u64);
             }
             return Poll::Ready(Some(Ok(f)));
         }
         match &mut this.rest {
-            Some(r) => Pin::new(r).poll_frame(cx),
+            Some(r) => {
+                let f = std::task::ready!(Pin::new(&mut *r).poll_frame(cx));
+                if f.is_none() || r.is_end_stream() {
+                    this.end();
+                }
+                Poll::Ready(f)
+            }
             None => Poll::Ready(None),
         }
     }
@@ -1288,6 +1681,8 @@ impl Body for Upstream {
 struct Counted<B> {
     inner: B,
     counter: Option<Arc<AtomicU64>>,
+    /// The connection awaits this answer until it is dropped.
+    busy: Option<Awaited>,
 }
 
 impl<B> Counted<B> {
@@ -1295,6 +1690,7 @@ impl<B> Counted<B> {
         Counted {
             inner,
             counter: Some(counter),
+            busy: None,
         }
     }
 
@@ -1335,6 +1731,19 @@ impl<B: Body<Data = Bytes> + Unpin> Body for Counted<B> {
     }
 }
 
+/// Whether a request of `protocol` to `path` is one [`Recorder::add`] would read (not
+/// metadata, not a status page).
+fn is_recordable(protocol: Protocol, path: &str) -> bool {
+    match protocol {
+        Protocol::Grpc => !path.ends_with("/GetModelMetadata"),
+        Protocol::Rest => {
+            rest_predict_model(path).is_some()
+                || rest_json::RestCall::parse(path).is_ok_and(|c| c.method.takes_examples())
+        }
+        Protocol::Eas => true,
+    }
+}
+
 /// The recorder's loop: takes the queued [`Event`]s every 5 ms until the queue is
 /// closed ([`Events::close`]) and emptied, calling `save` with the recorder each time
 /// its file changed. Returns the recorder.
@@ -1364,18 +1773,18 @@ pub fn run_recorder(
                     path,
                     body: None,
                 } => {
-                    let interesting = match protocol {
-                        Protocol::Grpc => !path.ends_with("/GetModelMetadata"),
-                        Protocol::Rest => {
-                            rest_predict_model(&path).is_some()
-                                || rest_json::RestCall::parse(&path)
-                                    .is_ok_and(|c| c.method.takes_examples())
-                        }
-                        Protocol::Eas => true,
-                    };
-                    if interesting {
+                    if is_recordable(protocol, &path) {
                         rec.refuse(
                             "larger than --max-size (passed through, not recorded)",
+                            format!("{protocol} {path}"),
+                        );
+                    }
+                    false
+                }
+                Event::OverBudget { protocol, path } => {
+                    if is_recordable(protocol, &path) {
+                        rec.refuse(
+                            "read while the proxy held --max-inflight bytes of requests (passed through, not recorded)",
                             format!("{protocol} {path}"),
                         );
                     }
@@ -1601,6 +2010,37 @@ mod tests {
             br#"{"examples": [{"x": [1.0, 2]}]}"#,
         );
         assert!(r.not_recorded()["undecodable request"].1[0].contains("expecting type: float"));
+    }
+
+    /// Past `max_models` REST models, a new model's requests are counted as not
+    /// recorded (no metadata is awaited or kept for them); known models still record.
+    #[test]
+    fn rest_models_past_the_cap_are_counted_not_kept() {
+        let mut r = Recorder::new(RecordOptions {
+            max_models: 2,
+            ..RecordOptions::default()
+        });
+        let body = br#"{"inputs": {"input_holder": ["hi"], "model_id": "m", "threshold": 0.5}}"#;
+        for m in ["a", "b", "c", "d", "a"] {
+            r.add(Protocol::Rest, &format!("/v1/models/{m}:predict"), body);
+        }
+        assert_eq!(r.awaited().len(), 2);
+        let json = Bytes::from(data("tests/data/models/faq.metadata.json"));
+        for m in ["a", "b", "c"] {
+            r.metadata(m, Ok(json.clone()));
+        }
+        assert_eq!(r.metadata.len(), 2);
+        assert_eq!(r.requests(), 3);
+        let (n, names) = r
+            .not_recorded()
+            .iter()
+            .find(|(why, _)| why.contains("past the first 2 (--max-models"))
+            .map(|(_, v)| v.clone())
+            .unwrap();
+        assert_eq!(
+            (n, names),
+            (2, vec!["REST c:predict".into(), "REST d:predict".into()])
+        );
     }
 
     #[test]

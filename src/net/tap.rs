@@ -35,6 +35,8 @@ use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 
+use super::budget::{Budget, Held};
+
 /// What every HTTP/2 connection with prior knowledge opens with (RFC 9113, §3.4).
 pub(crate) const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -55,8 +57,25 @@ pub(crate) struct Seen {
     pub path: String,
     /// The request's headers.
     pub headers: ::http::HeaderMap,
-    /// The body, or `None` when it was larger than the limit given to [`relay`].
+    /// The body, or `None` when it was larger than the limit given to [`relay`] or
+    /// the budget was spent.
     pub body: Option<Bytes>,
+    /// The body was not kept because the budget ([`Limits::budget`]) was spent.
+    pub over_budget: bool,
+}
+
+/// What bounds one relayed connection.
+#[derive(Debug)]
+pub(crate) struct Limits {
+    /// The largest request body kept for the caller.
+    pub max_size: u64,
+    /// The request bytes kept, shared with every connection.
+    pub budget: Arc<Budget>,
+    /// The connection ends when nothing moved for this long and no call awaits the
+    /// upstream's answer.
+    pub idle: std::time::Duration,
+    /// Once true, the connection ends as soon as no call is open.
+    pub stopped: tokio::sync::watch::Receiver<bool>,
 }
 
 /// What [`relay`] tells its caller.
@@ -96,19 +115,27 @@ pub(crate) async fn opens_with_preface(stream: &TcpStream, patience: std::time::
 }
 
 /// Relays `client` to `upstream` and back until both directions end, unchanged, and
-/// tells `note` about every request the client sent (bodies past `max_size` bytes as
-/// `None`). `answered` counts the calls that ended (answered, reset, or cut off with
-/// the connection).
+/// tells `note` about every request the client sent (bodies past `limits.max_size`
+/// bytes, or past the budget, as `None`). `answered` counts the calls that ended
+/// (answered, reset, or cut off with the connection). The connection is dropped when
+/// it was quiet for `limits.idle` with no call awaiting the upstream, or when no call is
+/// open once `limits.stopped` turned true.
 pub(crate) async fn relay(
     client: TcpStream,
     upstream: TcpStream,
-    max_size: u64,
+    limits: Limits,
     answered: Arc<AtomicU64>,
     note: Note,
 ) {
     let feed = Feed::default();
-    tokio::spawn(shadow(feed.clone(), max_size, note.clone()));
+    tokio::spawn(shadow(
+        feed.clone(),
+        limits.max_size,
+        limits.budget.clone(),
+        note.clone(),
+    ));
     let calls = Arc::new(Mutex::new(Calls::default()));
+    let moved = Moved::default();
     let (cr, cw) = client.into_split();
     let (ur, uw) = upstream.into_split();
     let up = pump(
@@ -118,9 +145,13 @@ pub(crate) async fn relay(
         Some(feed.clone()),
         &calls,
         &answered,
+        &moved,
     );
-    let down = pump(ur, cw, Frames::server(), None, &calls, &answered);
-    futures_util::future::join(up, down).await;
+    let down = pump(ur, cw, Frames::server(), None, &calls, &answered, &moved);
+    tokio::select! {
+        _ = futures_util::future::join(up, down) => {}
+        _ = moved.ended(&calls, limits.idle, limits.stopped) => {}
+    }
     feed.close();
     // Calls still open when the connection ended are over too.
     if let Ok(c) = calls.lock() {
@@ -143,6 +174,7 @@ async fn pump(
     feed: Option<Feed>,
     calls: &Mutex<Calls>,
     answered: &AtomicU64,
+    moved: &Moved,
 ) {
     let mut buf = vec![0u8; 64 << 10];
     let mut kept = BytesMut::new();
@@ -151,6 +183,7 @@ async fn pump(
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
+        moved.touch();
         if to.write_all(&buf[..n]).await.is_err() {
             break;
         }
@@ -168,6 +201,67 @@ async fn pump(
         }
     }
     let _ = to.shutdown().await;
+}
+
+/// When a relayed connection's bytes last moved, either way.
+#[derive(Debug)]
+struct Moved {
+    since: tokio::time::Instant,
+    last_ms: AtomicU64,
+}
+
+impl Default for Moved {
+    fn default() -> Moved {
+        Moved {
+            since: tokio::time::Instant::now(),
+            last_ms: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Moved {
+    fn touch(&self) {
+        let ms = self.since.elapsed().as_millis() as u64;
+        self.last_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// Completes once nothing moved for `idle` while no call awaits the upstream's answer
+    /// (a call whose client stalled mid-request does not keep the connection), or, once
+    /// `stopped` turned true, when no call is open.
+    async fn ended(
+        &self,
+        calls: &Mutex<Calls>,
+        idle: std::time::Duration,
+        mut stopped: tokio::sync::watch::Receiver<bool>,
+    ) {
+        // How often a stopping connection looks for its last call's end.
+        const LOOK: std::time::Duration = std::time::Duration::from_millis(20);
+        loop {
+            let (open, awaited) = calls
+                .lock()
+                .map_or((0, 0), |c| (c.open.len(), c.sent.len()));
+            let last = std::time::Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
+            let quiet = self.since.elapsed().saturating_sub(last);
+            let stopping = *stopped.borrow();
+            if (stopping && open == 0) || (awaited == 0 && quiet >= idle) {
+                return;
+            }
+            let wait = match (stopping, awaited) {
+                (true, _) => LOOK,
+                (false, 0) => idle.saturating_sub(quiet),
+                (false, _) => idle,
+            };
+            tokio::select! {
+                _ = tokio::time::sleep(wait.max(std::time::Duration::from_millis(10))) => {}
+                r = stopped.changed(), if !stopping => {
+                    if r.is_err() {
+                        // No stop can come any more: only idleness ends the connection.
+                        std::future::pending::<()>().await;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// One frame's header (RFC 9113, §4.1).
@@ -292,6 +386,9 @@ impl Frames {
 #[derive(Debug, Default)]
 struct Calls {
     open: HashSet<u32>,
+    /// The open calls whose request the client has sent to its end: they await the
+    /// upstream's answer.
+    sent: HashSet<u32>,
 }
 
 impl Calls {
@@ -308,7 +405,18 @@ impl Calls {
             (RST_STREAM, _) => true,
             _ => false,
         };
-        u64::from(ends && self.open.remove(&f.stream))
+        if f.from_client
+            && matches!(f.kind, HEADERS | DATA)
+            && f.flags & END_STREAM != 0
+            && self.open.contains(&f.stream)
+        {
+            self.sent.insert(f.stream);
+        }
+        let ended = ends && self.open.remove(&f.stream);
+        if ended {
+            self.sent.remove(&f.stream);
+        }
+        u64::from(ended)
     }
 }
 
@@ -416,13 +524,13 @@ impl AsyncWrite for Feed {
 
 /// The shadow: an HTTP/2 server reading `feed`. Its windows and frame size are the
 /// largest HTTP/2 allows, since the client sends within the upstream's, not its own.
-async fn shadow(feed: Feed, max_size: u64, note: Note) {
-    read_connection(&feed, max_size, note).await;
+async fn shadow(feed: Feed, max_size: u64, budget: Arc<Budget>, note: Note) {
+    read_connection(&feed, max_size, budget, note).await;
     // Whether it ended or failed, nothing more is read.
     feed.stop();
 }
 
-async fn read_connection(feed: &Feed, max_size: u64, note: Note) {
+async fn read_connection(feed: &Feed, max_size: u64, budget: Arc<Budget>, note: Note) {
     let mut b = h2::server::Builder::new();
     b.initial_window_size(MAX_WINDOW)
         .initial_connection_window_size(MAX_WINDOW)
@@ -445,7 +553,8 @@ async fn read_connection(feed: &Feed, max_size: u64, note: Note) {
     while let Some(next) = conn.accept().await {
         match next {
             Ok((req, respond)) => {
-                tokio::spawn(read_request(req, respond, max_size, note.clone()));
+                let held = budget.hold();
+                tokio::spawn(read_request(req, respond, max_size, held, note.clone()));
             }
             Err(e) => {
                 if !feed.overflowed() && is_loss(&e) {
@@ -470,17 +579,20 @@ const MAX_WINDOW: u32 = (1 << 31) - 1;
 /// The largest frame (RFC 9113, §4.2).
 const MAX_FRAME: u32 = (1 << 24) - 1;
 
-/// Reads one request's body (up to `max_size` bytes kept) and tells `note`; the shadow
-/// then answers it (into nothing), which closes the stream on its side.
+/// Reads one request's body (up to `max_size` bytes kept, as long as `held` can take
+/// them from the budget) and tells `note`; the shadow then answers it (into nothing),
+/// which closes the stream on its side.
 async fn read_request(
     req: ::http::Request<h2::RecvStream>,
     mut respond: h2::server::SendResponse<Bytes>,
     max_size: u64,
+    mut held: Held,
     note: Note,
 ) {
     let (parts, mut body) = req.into_parts();
     let mut kept = BytesMut::new();
     let mut len = 0u64;
+    let mut over_budget = false;
     while let Some(chunk) = body.data().await {
         let Ok(chunk) = chunk else {
             // Reset by the client, or the connection ended: the call did not go
@@ -489,18 +601,23 @@ async fn read_request(
         };
         let _ = body.flow_control().release_capacity(chunk.len());
         len += chunk.len() as u64;
-        if len <= max_size {
+        if len <= max_size && !over_budget && held.grow(chunk.len() as u64) {
             kept.extend_from_slice(&chunk);
         } else {
+            over_budget |= len <= max_size;
             kept = BytesMut::new();
+            held.release();
         }
     }
+    let whole = len <= max_size && !over_budget;
     note(Noted::Request(Seen {
         method: parts.method,
         path: parts.uri.path().to_string(),
         headers: parts.headers,
-        body: (len <= max_size).then(|| kept.freeze()),
+        body: whole.then(|| kept.freeze()),
+        over_budget,
     }));
+    drop(held);
     let _ = respond.send_response(::http::Response::new(()), true);
 }
 
@@ -514,6 +631,16 @@ mod tests {
             .build()
             .expect("runtime")
             .block_on(f)
+    }
+
+    /// Limits that never end a connection: no budget, no idle timeout, no stop.
+    fn limits(max_size: u64) -> Limits {
+        Limits {
+            max_size,
+            budget: Budget::new(u64::MAX),
+            idle: std::time::Duration::from_secs(3600),
+            stopped: tokio::sync::watch::channel(false).1,
+        }
     }
 
     fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
@@ -589,6 +716,14 @@ mod tests {
         // A call reset by the client ends too.
         assert_eq!(c.saw(h(RST_STREAM, 0, 3, true)), 1);
         assert!(c.open.is_empty());
+        // A call awaits the upstream from the end of its request to the end of its answer.
+        c.saw(h(HEADERS, 0x4, 5, true));
+        c.saw(h(DATA, 0, 5, true));
+        assert!(c.sent.is_empty());
+        c.saw(h(DATA, END_STREAM, 5, true));
+        assert!(c.sent.contains(&5));
+        assert_eq!(c.saw(h(HEADERS, 0x5, 5, false)), 1);
+        assert!(c.sent.is_empty());
     }
 
     /// An upstream: an h2 server that answers every request with `answer_len` bytes,
@@ -649,7 +784,7 @@ mod tests {
             let relayed = tokio::spawn(async move {
                 let (c, _) = front.accept().await.unwrap();
                 let u = TcpStream::connect(up_addr).await.unwrap();
-                relay(c, u, 100_000, answered2, note).await;
+                relay(c, u, limits(100_000), answered2, note).await;
             });
             let s = TcpStream::connect(front_addr).await.unwrap();
             let (client, conn) = h2::client::handshake(s).await.unwrap();
@@ -748,7 +883,7 @@ mod tests {
             tokio::spawn(async move {
                 let (c, _) = front.accept().await.unwrap();
                 let u = TcpStream::connect(up_addr).await.unwrap();
-                relay(c, u, 1 << 20, Arc::default(), note).await;
+                relay(c, u, limits(1 << 20), Arc::default(), note).await;
             });
             let mut s = TcpStream::connect(front_addr).await.unwrap();
             s.write_all(&sent2).await.unwrap();

@@ -11,8 +11,8 @@
 //! owner instead). A symbolic link is followed and its target replaced; the
 //! link stays. Anything that is not a regular file — a character device (`/dev/null`,
 //! `/dev/full`), a FIFO, `/dev/stdout` — is opened and written into, never replaced. On
-//! `SIGINT`, `SIGTERM` or `SIGHUP` the temporary file is removed before the process ends
-//! with that signal. Error messages name the output or its directory, never the temporary
+//! `SIGINT`, `SIGTERM`, `SIGHUP` or `SIGQUIT` the temporary file is removed before the
+//! process ends with that signal. Error messages name the output or its directory, never the temporary
 //! file. Inputs are never opened for writing.
 //!
 //! This lives in the command line, not the library: removing temporaries on a signal
@@ -197,7 +197,7 @@ fn owned_by_another(_m: &std::fs::Metadata) -> bool {
 /// Temporary files being written, removed by the signal handler.
 static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// A temporary output file, registered for removal on SIGINT/SIGTERM/SIGHUP while it
+/// A temporary output file, registered for removal on SIGINT/SIGTERM/SIGHUP/SIGQUIT while it
 /// exists, and removed on drop (by `NamedTempFile`) if it was not renamed into place.
 struct TempOutput {
     file: tempfile::NamedTempFile,
@@ -292,32 +292,46 @@ fn keep_mode_and_owner(f: &File, m: &std::fs::Metadata) -> io::Result<()> {
 /// writes are complete (`tfreq record`): the cleanup thread then leaves them alone.
 static DEFERRED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Says that the program ends itself on SIGINT and SIGTERM, after finishing any
-/// write under way (so no temporary file is left): the cleanup thread then ignores
-/// them (SIGHUP still removes the temporaries and ends the process).
+/// How many SIGINT and SIGTERM a deferring program ([`defer_signals`]) handles itself:
+/// the next one removes the temporaries and ends the process at once.
+#[cfg(unix)]
+const DEFERRED_SIGNALS: u32 = 2;
+
+/// Says that the program ends itself on its first two SIGINT or SIGTERM, after finishing
+/// any write under way (so no temporary file is left): the cleanup thread then ignores
+/// them. A third one, SIGHUP or SIGQUIT still remove the temporaries and end the process
+/// (an earlier complete output stays as it was).
 #[cfg(feature = "net")]
 pub fn defer_signals() {
     DEFERRED.store(true, std::sync::atomic::Ordering::SeqCst);
+    install_cleanup();
 }
 
-/// Installs, once, the thread that removes pending temporary files on SIGINT, SIGTERM
-/// or SIGHUP and then ends the process as that signal would have.
+/// Installs, once, the thread that removes pending temporary files on SIGINT, SIGTERM,
+/// SIGHUP or SIGQUIT and then ends the process as that signal would have.
 fn install_cleanup() {
     #[cfg(unix)]
     {
         static INSTALL: Once = Once::new();
         INSTALL.call_once(|| {
-            use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-            let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+            use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+            let Ok(mut signals) =
+                signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT])
             else {
                 return;
             };
             let _ = std::thread::Builder::new()
                 .name("tfreq-signals".into())
                 .spawn(move || {
+                    let mut deferred = 0;
                     for sig in signals.forever() {
-                        if sig != SIGHUP && DEFERRED.load(std::sync::atomic::Ordering::SeqCst) {
-                            continue;
+                        if (sig == SIGINT || sig == SIGTERM)
+                            && DEFERRED.load(std::sync::atomic::Ordering::SeqCst)
+                        {
+                            deferred += 1;
+                            if deferred <= DEFERRED_SIGNALS {
+                                continue;
+                            }
                         }
                         // The lock stays held until the process ends, so no new
                         // temporary file can be created after this sweep.

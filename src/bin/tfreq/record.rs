@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -44,7 +44,10 @@ TF Serving REST (/v1/models/NAME...) and TF Serving gRPC (cleartext HTTP/2) on t
 Every request and answer passes through unchanged. Only the request messages are recorded: no \
 header (Authorization, EAS tokens) and no answer. The file is rewritten (atomically) whenever a \
 new key is recorded, so stopping at any time leaves a valid warm-up. Ctrl-C or SIGTERM stops \
-and prints the summary (`tfreq keys`' format)."
+cleanly: no new connection is taken, the answers under way are passed on (for at most 30 s), \
+the file is written and the summary printed (`tfreq keys`' format). A second Ctrl-C or SIGTERM \
+stops waiting for answers (the file is still written whole and the summary printed); a third \
+ends the process at once, leaving the last file written."
 )]
 pub struct Args {
     /// The address to listen on (port 0: any free port; the address is printed).
@@ -88,6 +91,25 @@ pub struct Args {
     /// number with K, M or G.
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = crate::input::parse_size)]
     max_size: u64,
+    /// The most request bytes held at once across all connections; past it requests
+    /// are passed on as they come, not recorded: bytes, or a number with K, M or G.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = crate::input::parse_size)]
+    max_inflight: u64,
+    /// The most client connections served at once; past it new ones wait to be accepted.
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_connections: u64,
+    /// How long a client may take to send a request's headers (and a kept-alive
+    /// connection may wait for its next request): 30s, 500ms, 2m.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    header_timeout: Duration,
+    /// A connection with no byte either way for this long, while no answer is awaited
+    /// from the service, is closed.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    idle_timeout: Duration,
+    /// How many REST models' metadata is asked for and kept (the first seen); a later
+    /// model's requests are passed through, not recorded.
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_models: u64,
     /// Stop after this many answers (for tests and scripts).
     #[arg(long, value_name = "N")]
     max_requests: Option<u64>,
@@ -100,19 +122,28 @@ pub struct Args {
     format: PlainFormat,
 }
 
-/// SIGINT and SIGTERM set the flag; a second one ends the process at once.
-fn stop_flag() -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
+/// How long a clean stop waits for the answers under way.
+const DRAIN: Duration = Duration::from_secs(30);
+
+/// Counts SIGINT and SIGTERM: the first starts a clean stop, the second ends the wait
+/// for answers under way. Neither ends the process: the file is always written whole
+/// and the summary printed (src/bin/tfreq/output.rs ends it on a third).
+fn signal_count() -> Arc<AtomicUsize> {
+    let count = Arc::new(AtomicUsize::new(0));
     #[cfg(unix)]
     {
         use signal_hook::consts::{SIGINT, SIGTERM};
         for sig in [SIGINT, SIGTERM] {
-            let _ =
-                signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&flag));
-            let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
+            let c = Arc::clone(&count);
+            // SAFETY: the action is one atomic add, which is async-signal-safe.
+            let _ = unsafe {
+                signal_hook::low_level::register(sig, move || {
+                    c.fetch_add(1, Ordering::SeqCst);
+                })
+            };
         }
     }
-    flag
+    count
 }
 
 pub fn run(a: Args) -> Outcome {
@@ -133,12 +164,18 @@ pub fn run(a: Args) -> Outcome {
             WireArg::Eas => Wire::Eas,
         },
         rest_dtypes,
+        max_models: a.max_models as usize,
     };
     let proxy = ProxyOptions {
         upstream: a.to.clone(),
         max_size: a.max_size,
         fetch_metadata: a.model.is_none(),
         ca_cert: crate::live::read_cacert(a.cacert.as_deref())?,
+        max_inflight: a.max_inflight,
+        max_connections: a.max_connections as usize,
+        header_timeout: a.header_timeout,
+        idle_timeout: a.idle_timeout,
+        max_models: a.max_models as usize,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -150,8 +187,8 @@ pub fn run(a: Args) -> Outcome {
     let local = listener.local_addr()?;
     // The recorder ends the process itself on a signal (after its last write), so the
     // atomic writer's cleanup must not end it first.
+    let signals = signal_count();
     crate::output::defer_signals();
-    let stop = stop_flag();
     let quiet = crate::common::quiet();
     if !a.listen.ip().is_loopback() {
         let _ = writeln!(
@@ -184,22 +221,38 @@ pub fn run(a: Args) -> Outcome {
     let answered: Arc<AtomicU64> = counters.answered.clone();
     let start = Instant::now();
     let (max_requests, duration) = (a.max_requests, a.duration);
+    let stop_signals = signals.clone();
+    let stop = async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            if stop_signals.load(Ordering::SeqCst) > 0
+                || max_requests.is_some_and(|n| answered.load(Ordering::SeqCst) >= n)
+                || duration.is_some_and(|d| start.elapsed() >= d)
+            {
+                return;
+            }
+        }
+    };
+    // Once stopping (this starts then): the drain's end, or a second signal (the first
+    // when the stop came from --max-requests or --duration).
+    let hurry = async move {
+        let drain_end = Instant::now() + DRAIN;
+        let enough = if signals.load(Ordering::SeqCst) == 0 {
+            1
+        } else {
+            2
+        };
+        while signals.load(Ordering::SeqCst) < enough && Instant::now() < drain_end {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
     let served = rt.block_on(record::serve(
         listener,
         proxy,
         events.clone(),
         counters,
-        async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-                if stop.load(Ordering::SeqCst)
-                    || max_requests.is_some_and(|n| answered.load(Ordering::SeqCst) >= n)
-                    || duration.is_some_and(|d| start.elapsed() >= d)
-                {
-                    return;
-                }
-            }
-        },
+        stop,
+        hurry,
     ));
     // Dropping the runtime drops every connection (a request body that ended is queued
     // as it is dropped); then the recorder takes what is queued and returns.
