@@ -78,6 +78,11 @@ fn keepalive_period(timeout: Duration) -> Duration {
     timeout.clamp(Duration::from_secs(1), Duration::from_secs(30))
 }
 
+/// How long a connection closed from outside (keepalive unanswered, a call waited its
+/// whole deadline with no answer on it) is still driven, for the calls on it to end and
+/// its resets to be written, before its socket is closed: 1 second.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
 /// A request body up to this size is copied behind its 5-byte gRPC prefix into one
 /// `DATA` frame; a larger one is sent as it is, after the prefix, without a copy.
 const COPY_BELOW: usize = 64 << 10;
@@ -597,13 +602,16 @@ async fn handshake(
         tokio::spawn(keepalive(pings, state.clone(), keepalive_every));
     }
     // The connection's errors reach the calls on it; the task ends with the connection,
-    // or drops it (closing the socket) when it is closed from outside.
+    // or, when it is closed from outside, writes what is queued (the resets of calls
+    // that timed out) for at most CLOSE_GRACE, then drops it, closing the socket.
     let s = state.clone();
     tokio::spawn(async move {
         let mut closed = s.closed.subscribe();
         tokio::select! {
-            _ = connection => {}
-            _ = closed.wait_for(|c| *c) => {}
+            _ = &mut connection => {}
+            _ = closed.wait_for(|c| *c) => {
+                let _ = tokio::time::timeout(CLOSE_GRACE, &mut connection).await;
+            }
         }
         s.close();
     });
