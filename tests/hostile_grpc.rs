@@ -253,7 +253,7 @@ fn ping_and_settings_floods_leave_memory_bounded() {
     let ping = frame(PING, 0, 0, &[7; 8]);
     let empty_settings = settings(&[]);
     for (what, flood) in [("PING", ping), ("SETTINGS", empty_settings)] {
-        let (port, stop) = flooding(flood, Duration::from_secs(15));
+        let (port, stop) = flooding(flood, Duration::from_secs(25));
         let to = format!("grpc://127.0.0.1:{port}");
         let r = run(
             &[
@@ -262,14 +262,14 @@ fn ping_and_settings_floods_leave_memory_bounded() {
                 "--to",
                 &to,
                 "--timeout",
-                "4",
+                "12",
             ],
-            Duration::from_secs(30),
+            Duration::from_secs(40),
         );
         stop.store(true, Ordering::Relaxed);
         assert_bounded(what, &r);
         assert_eq!(r.code, Some(2), "{what}: {}", r.stderr);
-        assert!(r.took < Duration::from_secs(15), "{what}: took {:?}", r.took);
+        assert!(r.took < Duration::from_secs(20), "{what}: took {:?}", r.took);
         eprintln!("{what} flood: peak {} MiB, {:?}", r.max_rss_kib >> 10, r.took);
     }
 }
@@ -432,8 +432,8 @@ fn header_amplification_is_refused_in_bounded_memory() {
         huge.push(0x80 | 62);
     }
     for (what, block, says) in [
-        ("one frame", one_frame, "larger than the limit"),
-        ("CONTINUATION", huge, "tfreq"),
+        ("one frame", one_frame, "256 KiB decoded"),
+        ("CONTINUATION", huge, "256 KiB decoded"),
     ] {
         let (port, stop) = answering_headers(block);
         let to = format!("grpc://127.0.0.1:{port}");

@@ -225,7 +225,7 @@ impl Link {
                     None
                 }
             },
-            _ = closed.wait_for(|c| *c) => None,
+            _ = until_closed(&mut closed) => None,
         }
     }
 
@@ -609,13 +609,18 @@ async fn handshake(
         let mut closed = s.closed.subscribe();
         tokio::select! {
             _ = &mut connection => {}
-            _ = closed.wait_for(|c| *c) => {
+            _ = until_closed(&mut closed) => {
                 let _ = tokio::time::timeout(CLOSE_GRACE, &mut connection).await;
             }
         }
         s.close();
     });
     Ok(Live { send, state })
+}
+
+/// Waits until the connection is closed.
+async fn until_closed(closed: &mut tokio::sync::watch::Receiver<bool>) {
+    let _ = closed.wait_for(|c| *c).await;
 }
 
 /// Sends a `PING` every `every` while the connection is open; one whose `PONG` does
@@ -625,7 +630,7 @@ async fn keepalive(mut pings: h2::PingPong, state: Arc<State>, every: Duration) 
     loop {
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
-            _ = closed.wait_for(|c| *c) => return,
+            _ = until_closed(&mut closed) => return,
         }
         match tokio::time::timeout(every, pings.ping(h2::Ping::opaque())).await {
             Ok(Ok(_)) => {}
@@ -646,6 +651,12 @@ pub(crate) fn transport_error(endpoint: &str, e: &h2::Error) -> NetError {
     if e.is_reset() && !e.is_remote() && e.reason() == Some(h2::Reason::REFUSED_STREAM) {
         return NetError::BadResponse(format!(
             "{endpoint}: the answer's headers are larger than the limit of {} KiB (decoded), or broke HTTP/2; the call was refused ({text})",
+            MAX_HEADER_LIST >> 10
+        ));
+    }
+    if !e.is_remote() && e.reason() == Some(h2::Reason::ENHANCE_YOUR_CALM) {
+        return NetError::BadResponse(format!(
+            "{endpoint}: the server sent more than this client's limits allow (header lists of at most {} KiB decoded, a bounded count of CONTINUATION frames, resets and small frames); the connection was closed ({text})",
             MAX_HEADER_LIST >> 10
         ));
     }
