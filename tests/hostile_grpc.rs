@@ -656,6 +656,32 @@ fn load_drains_endless_answers_in_bounded_memory() {
     hstop.store(true, Ordering::Relaxed);
 }
 
+/// Row 9: `send -c 6` decodes its answers, so it keeps them: each under a limit cut so
+/// that all it may hold at once (the calls in flight and the answers waiting to be shown
+/// in order) stay within 256 MiB when no `--max-response-size` is given; endless
+/// chunked answers end with an error naming the limit.
+#[test]
+fn send_concurrency_bounds_the_answers_held_together() {
+    let (port, stop) = endless_http();
+    let to = format!("http://127.0.0.1:{port}/api/predict/faq");
+    let files = ["tests/data/eas/faq_prod.bin"; 12];
+    let mut args = vec!["send"];
+    args.extend(files);
+    args.extend(["--to", &to, "-c", "6", "--timeout", "10"]);
+    let r = run(&args, Duration::from_secs(60));
+    stop.store(true, Ordering::Relaxed);
+    assert!(r.signal.is_none(), "{r:?}", r = r.stderr);
+    assert!(
+        r.max_rss_kib < 400 << 10,
+        "peak memory {} MiB: {}",
+        r.max_rss_kib >> 10,
+        r.stderr
+    );
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("larger than the limit"), "{}", r.stderr);
+    eprintln!("send -c 6: peak {} MiB in {:?}", r.max_rss_kib >> 10, r.took);
+}
+
 /// A gRPC server by hand that answers every call (an empty message, status 0) but no
 /// `PING` ever: how many connections it took, and calls it answered on each.
 fn deaf_to_pings() -> (u16, Arc<AtomicUsize>, Arc<Mutex<Vec<usize>>>, Arc<AtomicBool>) {
