@@ -68,7 +68,8 @@ fn read_frames(
     deadline: Instant,
     mut on: impl FnMut(&mut TcpStream, &Frame) -> bool,
 ) {
-    s.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
     let mut buf = Vec::new();
     let mut preface = false;
     let mut chunk = [0u8; 64 << 10];
@@ -158,7 +159,8 @@ struct Ran {
 }
 
 /// Runs `tfreq ARGS` and waits for it (at most `limit`, then it is killed and the test
-/// fails), reading its peak memory from `wait4`.
+/// fails), reading its peak memory from `wait4` (which reaps it: clippy does not see it).
+#[allow(clippy::zombie_processes)]
 fn run(args: &[&str], limit: Duration) -> Ran {
     let err = tempfile::NamedTempFile::new().unwrap();
     let start = Instant::now();
@@ -269,14 +271,25 @@ fn ping_and_settings_floods_leave_memory_bounded() {
         stop.store(true, Ordering::Relaxed);
         assert_bounded(what, &r);
         assert_eq!(r.code, Some(2), "{what}: {}", r.stderr);
-        assert!(r.took < Duration::from_secs(20), "{what}: took {:?}", r.took);
-        eprintln!("{what} flood: peak {} MiB, {:?}", r.max_rss_kib >> 10, r.took);
+        assert!(
+            r.took < Duration::from_secs(20),
+            "{what}: took {:?}",
+            r.took
+        );
+        eprintln!(
+            "{what} flood: peak {} MiB, {:?}",
+            r.max_rss_kib >> 10,
+            r.took
+        );
     }
 }
 
+/// Frames the client sent, each with the number of its connection.
+type SeenFrames = Arc<Mutex<Vec<(usize, Frame)>>>;
+
 /// A server that says SETTINGS with `MAX_CONCURRENT_STREAMS` 1, ACKs the client's, and
 /// never answers a call: every frame the client sends, by connection.
-fn silent_server() -> (u16, Arc<Mutex<Vec<(usize, Frame)>>>, Arc<AtomicBool>) {
+fn silent_server() -> (u16, SeenFrames, Arc<AtomicBool>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s2 = seen.clone();
     let (port, _, stop) = serve(move |mut s, n| {
@@ -320,16 +333,21 @@ fn a_call_that_times_out_is_reset_and_the_next_is_not_stuck_behind_it() {
         .unwrap();
     let t = Duration::from_millis(800);
     rt.block_on(async {
-        let g = tfreq::net::grpc::Grpc::connect(&format!("http://127.0.0.1:{port}"), t, None, 1 << 20)
-            .await
-            .unwrap();
+        let g =
+            tfreq::net::grpc::Grpc::connect(&format!("http://127.0.0.1:{port}"), t, None, 1 << 20)
+                .await
+                .unwrap();
         let (mut a, mut b) = (g.clone(), g.clone());
         let first = a.predict(Bytes::from_static(b"one"), t).await;
         assert_eq!(first, Err(tfreq::net::NetError::Timeout(t)));
         let at = Instant::now();
         let second = b.predict(Bytes::from_static(b"two"), t).await;
         assert_eq!(second, Err(tfreq::net::NetError::Timeout(t)));
-        assert!(at.elapsed() < t * 3, "the second call took {:?}", at.elapsed());
+        assert!(
+            at.elapsed() < t * 3,
+            "the second call took {:?}",
+            at.elapsed()
+        );
         // Keep the runtime turning while the resets are written.
         tokio::time::sleep(Duration::from_millis(50)).await;
     });
@@ -404,7 +422,11 @@ fn answering_headers(block: Vec<u8>) -> (u16, Arc<AtomicBool>) {
                 let chunks: Vec<_> = block.chunks(16 << 10).collect();
                 let mut out = Vec::new();
                 for (i, c) in chunks.iter().enumerate() {
-                    let last = if i + 1 == chunks.len() { END_HEADERS } else { 0 };
+                    let last = if i + 1 == chunks.len() {
+                        END_HEADERS
+                    } else {
+                        0
+                    };
                     let kind = if i == 0 { HEADERS } else { CONTINUATION };
                     let flags = if i == 0 { last | END_STREAM } else { last };
                     out.extend_from_slice(&frame(kind, flags, f.stream, c));
@@ -469,7 +491,12 @@ fn a_protocol_error_mid_frame_leaves_the_clients_bytes_whole_frames() {
     let (port, _, stop) = serve(move |mut s, _| {
         // Large windows: the client writes its whole request without waiting for us.
         let mut hello = settings(&[(0x4, (1 << 31) - 1)]);
-        hello.extend(frame(WINDOW_UPDATE, 0, 0, &((1u32 << 31) - 1 - 65_535).to_be_bytes()));
+        hello.extend(frame(
+            WINDOW_UPDATE,
+            0,
+            0,
+            &((1u32 << 31) - 1 - 65_535).to_be_bytes(),
+        ));
         s.write_all(&hello).unwrap();
         // Read the preface and the client's SETTINGS, then stop reading a while: the
         // client's socket fills mid-frame.
@@ -513,12 +540,26 @@ fn a_protocol_error_mid_frame_leaves_the_clients_bytes_whole_frames() {
     assert_eq!(&all[..24], PREFACE);
     let (mut at, mut kinds) = (24, Vec::new());
     while at < all.len() {
-        assert!(all.len() - at >= 9, "a frame head cut at {at} of {}", all.len());
+        assert!(
+            all.len() - at >= 9,
+            "a frame head cut at {at} of {}",
+            all.len()
+        );
         let len = u32::from_be_bytes([0, all[at], all[at + 1], all[at + 2]]) as usize;
         let kind = all[at + 3];
-        assert!(kind <= CONTINUATION, "frame type {kind} at {at}: not a frame");
-        assert!(len <= 16_384, "a frame of {len} bytes at {at}: over the server's limit");
-        assert!(at + 9 + len <= all.len(), "a frame cut at {at} of {}", all.len());
+        assert!(
+            kind <= CONTINUATION,
+            "frame type {kind} at {at}: not a frame"
+        );
+        assert!(
+            len <= 16_384,
+            "a frame of {len} bytes at {at}: over the server's limit"
+        );
+        assert!(
+            at + 9 + len <= all.len(),
+            "a frame cut at {at} of {}",
+            all.len()
+        );
         kinds.push(kind);
         at += 9 + len;
     }
@@ -599,8 +640,7 @@ fn endless_http() -> (u16, Arc<AtomicBool>) {
                 Ok(n) => head.extend_from_slice(&b[..n]),
             }
         }
-        if s
-            .write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+        if s.write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
             .is_err()
         {
             return;
@@ -634,7 +674,16 @@ fn load_drains_endless_answers_in_bounded_memory() {
     ] {
         let r = run(
             &[
-                "load", file, "--to", &to, "-c", "6", "-n", "6", "--timeout", "3",
+                "load",
+                file,
+                "--to",
+                &to,
+                "-c",
+                "6",
+                "-n",
+                "6",
+                "--timeout",
+                "3",
             ],
             Duration::from_secs(60),
         );
@@ -679,12 +728,19 @@ fn send_concurrency_bounds_the_answers_held_together() {
     );
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(r.stderr.contains("larger than the limit"), "{}", r.stderr);
-    eprintln!("send -c 6: peak {} MiB in {:?}", r.max_rss_kib >> 10, r.took);
+    eprintln!(
+        "send -c 6: peak {} MiB in {:?}",
+        r.max_rss_kib >> 10,
+        r.took
+    );
 }
+
+/// Calls answered, by connection.
+type PerConnection = Arc<Mutex<Vec<usize>>>;
 
 /// A gRPC server by hand that answers every call (an empty message, status 0) but no
 /// `PING` ever: how many connections it took, and calls it answered on each.
-fn deaf_to_pings() -> (u16, Arc<AtomicUsize>, Arc<Mutex<Vec<usize>>>, Arc<AtomicBool>) {
+fn deaf_to_pings() -> (u16, Arc<AtomicUsize>, PerConnection, Arc<AtomicBool>) {
     let answered = Arc::new(Mutex::new(vec![0usize; 64]));
     let a2 = answered.clone();
     let (port, conns, stop) = serve(move |mut s, n| {
@@ -751,5 +807,10 @@ fn unanswered_keepalive_pings_replace_the_connection() {
         "calls answered on each connection: {answered:?}; {}",
         r.stderr
     );
-    assert!(matches!(r.code, Some(0) | Some(1)), "{:?}: {}", r.code, r.stderr);
+    assert!(
+        matches!(r.code, Some(0) | Some(1)),
+        "{:?}: {}",
+        r.code,
+        r.stderr
+    );
 }
