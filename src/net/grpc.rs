@@ -9,13 +9,13 @@
 //! ([`MAX_MESSAGE`], 2 GiB − 1); an answer's length prefix is checked against it before
 //! the message is buffered.
 //!
-//! The HTTP/2 is `h2`'s, with explicit bounds ([`builder`]): a decoded header list of
-//! at most [`MAX_HEADER_LIST`] bytes, flow-control windows that bound what a server can
+//! The HTTP/2 is `h2`'s, with explicit bounds (`builder`): a decoded header list of
+//! at most 256 KiB, flow-control windows that bound what a server can
 //! send ahead, and `h2`'s own defences (one pending `PING` or `SETTINGS` ACK, a bounded
 //! count of `CONTINUATION` frames and of reset streams). A call that times out, or whose
 //! future is dropped, drops its stream handles, and `h2` resets the stream
 //! (`RST_STREAM CANCEL`) and frees its slot at once. A connection is watched by
-//! keepalive `PING`s ([`keepalive`]); one whose peer stops answering them, or on which a
+//! keepalive `PING`s; one whose peer stops answering them, or on which a
 //! call waited its whole deadline with no answer coming on the connection, is closed, and
 //! the next call opens a new one.
 //!
@@ -25,7 +25,7 @@
 //! twice. The wire protocol: <https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md>.
 //!
 //! `record`'s proxy forwards calls it terminated over the same connections
-//! ([`Connection`]): it passes any request's headers and trailers on, which a unary
+//! (`Connection`): it passes any request's headers and trailers on, which a unary
 //! client does not carry.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -976,6 +976,61 @@ mod tests {
             status(14, "x", Some(refused), false),
             NetError::Unreachable(_)
         ));
+    }
+
+    #[test]
+    fn messages_are_framed_checked_and_kept_whole_or_counted() {
+        let framed = |m: &[u8]| {
+            let mut v = vec![0u8];
+            v.extend_from_slice(&(m.len() as u32).to_be_bytes());
+            v.extend_from_slice(m);
+            v
+        };
+        let kept = |g: Option<Got>| match g {
+            Some(Got::Message(m)) => Some(m),
+            _ => None,
+        };
+        // One frame, or split anywhere, gives the same message, or the same count.
+        let f = framed(b"hello");
+        for cut in 0..=f.len() {
+            let mut m = Message::new(100, Keep::Message);
+            m.push(Bytes::copy_from_slice(&f[..cut])).unwrap();
+            m.push(Bytes::copy_from_slice(&f[cut..])).unwrap();
+            assert_eq!(
+                kept(m.finish()).as_deref(),
+                Some(&b"hello"[..]),
+                "cut at {cut}"
+            );
+            let mut c = Message::new(100, Keep::Count);
+            c.push(Bytes::copy_from_slice(&f[..cut])).unwrap();
+            c.push(Bytes::copy_from_slice(&f[cut..])).unwrap();
+            assert!(matches!(c.finish(), Some(Got::Counted(5))), "cut at {cut}");
+        }
+        // Over the limit: refused on the prefix alone, counted or kept.
+        for keep in [Keep::Message, Keep::Count] {
+            let mut m = Message::new(4, keep);
+            assert_eq!(
+                m.push(Bytes::copy_from_slice(&f[..5])),
+                Err(Framing::TooLarge)
+            );
+        }
+        // Compressed, a second message, a cut message.
+        let mut c = f.clone();
+        c[0] = 1;
+        assert_eq!(
+            Message::new(100, Keep::Count).push(c.into()),
+            Err(Framing::Compressed)
+        );
+        let mut two = f.clone();
+        two.extend_from_slice(&f);
+        assert_eq!(
+            Message::new(100, Keep::Count).push(two.into()),
+            Err(Framing::Extra)
+        );
+        let mut short = Message::new(100, Keep::Message);
+        short.push(Bytes::copy_from_slice(&f[..7])).unwrap();
+        assert!(short.finish().is_none());
+        assert!(Message::new(100, Keep::Message).finish().is_none());
     }
 
     #[test]
