@@ -321,6 +321,71 @@ fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     cond()
 }
 
+/// A gRPC answer by hand: `:status` 200, `content-type: application/grpc`, an empty
+/// message and `grpc-status: 0`.
+fn grpc_ok(id: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    // :status 200, then content-type (a literal whose name is the static table's 31).
+    let mut head = vec![0x88, 0x0f, 0x10, 16];
+    head.extend_from_slice(b"application/grpc");
+    out.extend(frame(HEADERS, END_HEADERS, id, &head));
+    out.extend(frame(DATA, 0, id, &[0, 0, 0, 0, 0]));
+    let mut trailer = vec![0x00, 11];
+    trailer.extend_from_slice(b"grpc-status");
+    trailer.extend_from_slice(&[1, b'0']);
+    out.extend(frame(HEADERS, END_HEADERS | END_STREAM, id, &trailer));
+    out
+}
+
+/// Two streams allowed; the first call is never answered, every other one at once. When
+/// the first times out its stream is reset and its slot freed on the same connection
+/// (answers came on it meanwhile, so it is kept): two calls at once then both go
+/// through on it.
+#[test]
+fn a_timed_out_call_frees_its_stream_slot() {
+    let (port, conns, _) = serve(|mut s, _| {
+        s.write_all(&settings(&[(0x3, 2)])).unwrap();
+        read_frames(&mut s, Instant::now() + Duration::from_secs(20), |s, f| {
+            let reply = match f.kind {
+                SETTINGS if f.flags & ACK == 0 => frame(SETTINGS, ACK, 0, &[]),
+                PING if f.flags & ACK == 0 => frame(PING, ACK, 0, &f.payload),
+                DATA if f.flags & END_STREAM != 0 && f.stream != 1 => grpc_ok(f.stream),
+                _ => return true,
+            };
+            s.write_all(&reply).is_ok()
+        });
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let t = Duration::from_millis(1500);
+    rt.block_on(async {
+        let g =
+            tfreq::net::grpc::Grpc::connect(&format!("http://127.0.0.1:{port}"), t, None, 1 << 20)
+                .await
+                .unwrap();
+        let (mut a, mut b) = (g.clone(), g.clone());
+        let never = a.predict(Bytes::from_static(b"1"), t);
+        let answered = async {
+            // Answers come on the connection while the first call waits.
+            for _ in 0..3 {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                b.predict(Bytes::from_static(b"x"), t).await.unwrap();
+            }
+        };
+        let (first, ()) = tokio::join!(never, answered);
+        assert_eq!(first, Err(tfreq::net::NetError::Timeout(t)));
+        let (mut c, mut d) = (g.clone(), g.clone());
+        let (x, y) = tokio::join!(
+            c.predict(Bytes::from_static(b"c"), t),
+            d.predict(Bytes::from_static(b"d"), t)
+        );
+        assert!(x.is_ok() && y.is_ok(), "{x:?} {y:?}");
+    });
+    assert_eq!(conns.load(Ordering::SeqCst), 1, "one connection throughout");
+}
+
 /// Row 2: one stream allowed and no answer ever: the first call times out and its
 /// stream is reset at once (`RST_STREAM CANCEL`, seen by the server); the second call on
 /// the same client is not stuck behind it: it ends by its own deadline.
@@ -751,17 +816,7 @@ fn deaf_to_pings() -> (u16, Arc<AtomicUsize>, PerConnection, Arc<AtomicBool>) {
                 let _ = s.write_all(&frame(SETTINGS, ACK, 0, &[]));
             }
             if f.kind == DATA && f.flags & END_STREAM != 0 {
-                let id = f.stream;
-                let mut out = Vec::new();
-                // :status 200, content-type: application/grpc (literal, name indexed 31).
-                let mut head = vec![0x88, 0x0f, 0x10, 16];
-                head.extend_from_slice(b"application/grpc");
-                out.extend(frame(HEADERS, END_HEADERS, id, &head));
-                out.extend(frame(DATA, 0, id, &[0, 0, 0, 0, 0]));
-                let mut trailer = vec![0x00, 11];
-                trailer.extend_from_slice(b"grpc-status");
-                trailer.extend_from_slice(&[1, b'0']);
-                out.extend(frame(HEADERS, END_HEADERS | END_STREAM, id, &trailer));
+                let out = grpc_ok(f.stream);
                 if s.write_all(&out).is_err() {
                     return false;
                 }
