@@ -23,7 +23,6 @@
 //! ```
 
 mod budget;
-mod channel;
 pub mod eas;
 pub mod grpc;
 pub mod pool;
@@ -650,6 +649,12 @@ impl Client {
         self.rt.block_on(self.caller.call(req))
     }
 
+    /// Sends a prepared request and checks the answer without keeping it: its size in
+    /// bytes ([`Caller::call_counted`]).
+    pub fn call_counted(&mut self, req: &Prepared) -> Result<u64, NetError> {
+        self.rt.block_on(self.caller.call_counted(req))
+    }
+
     /// Does ahead what the first call would do besides sending: for TF Serving REST,
     /// reads the model's output dtypes from its metadata (JSON carries none), so that
     /// no call's latency includes that read. Nothing for EAS and gRPC. A metadata
@@ -759,6 +764,32 @@ impl Caller {
                     )
                     .await?;
                 web::ok_body(raw)
+            }
+            _ => unreachable!("the client's connection matches its target"),
+        }
+    }
+
+    /// Sends a prepared request and checks the answer without keeping it: the size in
+    /// bytes of the answer's message (EAS, gRPC) or JSON body (REST), whose bytes were
+    /// dropped as they came. What `tfreq load` times: however many calls are in flight
+    /// and however long their answers, no answer is held, so memory stays bounded.
+    pub async fn call_counted(&mut self, req: &Prepared) -> Result<u64, NetError> {
+        let t = self.opts.deadline();
+        match (&mut self.inner, &self.target) {
+            (Inner::Eas(h), Target::Eas { url }) => {
+                let headers = eas::headers(&req.body, url, &self.opts);
+                h.post_counted(url, headers, req.body.clone(), t).await
+            }
+            (Inner::Grpc(g), _) => g.predict_counted(req.body.clone(), t).await,
+            (Inner::Rest(h, _), target) => {
+                let url = rest::predict_url(target);
+                h.post_counted(
+                    &url,
+                    vec![("content-type", "application/json".into())],
+                    req.body.clone(),
+                    t,
+                )
+                .await
             }
             _ => unreachable!("the client's connection matches its target"),
         }

@@ -7,13 +7,22 @@
 //! loopback a call costs the same CPU at any concurrency (measured in docs/live.md).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Condvar, Mutex};
+
+/// How far past the oldest unfinished item a worker may start one: [`AHEAD_PER_WORKER`]
+/// times the workers. Results handed over in the items' order ([`InOrder`]) wait for
+/// the oldest, so at most this many are held at once, however slow one call is.
+pub const AHEAD_PER_WORKER: usize = 2;
 
 /// Calls `call(worker, i, &items[i])` for every item, at most `workers.len()` at once
 /// (one thread a worker, each worker kept for the next call), and hands each result to `done(i, result)` on the calling
 /// thread as soon as it is ready (in the order they end, not the items' order).
 /// When `stops(&result)` is true no further item is started: the calls under way end
 /// and are handed over, the items never started are not.
+///
+/// No item is started [`AHEAD_PER_WORKER`] × `workers.len()` or more places past the
+/// oldest item whose call has not ended: a caller that shows results in the items'
+/// order holds fewer than that many.
 ///
 /// With one worker the items are called in order, one after the other, and nothing is
 /// sent after a result that stops.
@@ -28,23 +37,42 @@ pub fn each<W, T, R>(
     T: Sync,
     R: Send,
 {
+    let ahead = AHEAD_PER_WORKER * workers.len().max(1);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    // The items whose calls ended past the oldest unfinished one, and that one.
+    let ended = Mutex::new((0usize, std::collections::BTreeSet::new()));
+    let moved = Condvar::new();
     let (tx, rx) = mpsc::channel::<(usize, R)>();
     std::thread::scope(|s| {
         for w in workers.iter_mut() {
             let tx = tx.clone();
             let (next, stop, call, stops) = (&next, &stop, &call, &stops);
+            let (ended, moved) = (&ended, &moved);
             s.spawn(move || loop {
                 if stop.load(Ordering::Acquire) {
                     break;
                 }
                 let i = next.fetch_add(1, Ordering::AcqRel);
                 let Some(item) = items.get(i) else { break };
+                // Wait for the oldest unfinished call to end (by its own deadline).
+                let mut e = ended.lock().unwrap_or_else(|p| p.into_inner());
+                while i >= e.0 + ahead {
+                    e = moved.wait(e).unwrap_or_else(|p| p.into_inner());
+                }
+                drop(e);
                 let r = call(w, i, item);
                 if stops(&r) {
                     stop.store(true, Ordering::Release);
                 }
+                let mut e = ended.lock().unwrap_or_else(|p| p.into_inner());
+                e.1.insert(i);
+                while e.1.first() == Some(&e.0) {
+                    e.1.pop_first();
+                    e.0 += 1;
+                }
+                drop(e);
+                moved.notify_all();
                 if tx.send((i, r)).is_err() {
                     break;
                 }
@@ -120,6 +148,30 @@ mod tests {
         assert_eq!(got, (0..8).map(|i| (i, i as u64 * 2)).collect::<Vec<_>>());
         // 8 calls of 100 ms, 4 at once: 2 rounds, not 8.
         assert!(took < Duration::from_millis(600), "{took:?}");
+    }
+
+    /// A first call far slower than the rest: the others go no further than the
+    /// look-ahead past it, so results waiting to be shown in order stay bounded.
+    #[test]
+    fn no_call_starts_too_far_past_a_slow_one() {
+        let items: Vec<u32> = (0..40).collect();
+        let started = Mutex::new(Vec::new());
+        each(
+            &mut [(); 3],
+            &items,
+            |_, i, _| {
+                if i == 0 {
+                    std::thread::sleep(Duration::from_millis(300));
+                    // Everything started while the first call ran.
+                    let n = started.lock().unwrap().len();
+                    assert!(n <= 3 * AHEAD_PER_WORKER, "{n} started");
+                }
+                started.lock().unwrap().push(i);
+            },
+            |_| false,
+            |_, _| {},
+        );
+        assert_eq!(started.lock().unwrap().len(), 40);
     }
 
     #[test]

@@ -535,7 +535,13 @@ async fn read_connection(feed: &Feed, max_size: u64, budget: Arc<Budget>, note: 
     b.initial_window_size(MAX_WINDOW)
         .initial_connection_window_size(MAX_WINDOW)
         .max_frame_size(MAX_FRAME)
-        .header_table_size(1 << 16);
+        .header_table_size(1 << 16)
+        .max_header_list_size(super::grpc::MAX_HEADER_LIST)
+        .max_concurrent_streams(MAX_STREAMS)
+        .max_pending_accept_reset_streams(MAX_RESETS)
+        .max_concurrent_reset_streams(MAX_RESETS)
+        .max_local_error_reset_streams(Some(MAX_RESETS))
+        .max_send_buffer_size(MAX_SEND_BUFFER);
     let lost = |e: &dyn std::fmt::Display| {
         note(Noted::Lost(format!(
             "a connection's HTTP/2 could not be read ({e}): its later requests passed through unrecorded"
@@ -578,6 +584,14 @@ fn is_loss(e: &h2::Error) -> bool {
 const MAX_WINDOW: u32 = (1 << 31) - 1;
 /// The largest frame (RFC 9113, §4.2).
 const MAX_FRAME: u32 = (1 << 24) - 1;
+/// The most requests of one connection the shadow reads at once: 1024 (the client sends
+/// within the upstream's stream limit, which the shadow does not see; past this one the
+/// shadow refuses the stream into nothing, and the request passes through unread).
+const MAX_STREAMS: u32 = 1024;
+/// Reset streams the shadow remembers or queues: 64 of each kind.
+const MAX_RESETS: usize = 64;
+/// Bytes the shadow's answers (written into nothing) may queue a stream: 64 KiB.
+const MAX_SEND_BUFFER: usize = 64 << 10;
 
 /// Reads one request's body (up to `max_size` bytes kept, as long as `held` can take
 /// them from the budget) and tells `note`; the shadow then answers it (into nothing),
@@ -896,6 +910,43 @@ mod tests {
         });
         assert_eq!(got_up, sent);
         assert_eq!(got_back, b"answer");
+        let seen = seen.lock().unwrap();
+        assert!(
+            matches!(&seen[..], [Noted::Lost(why)] if why.contains("could not be read")),
+            "{seen:?}"
+        );
+    }
+
+    /// A request whose header block decodes to more than the header-list limit (a 4 KB
+    /// table entry referenced 1000 times: 4 MB from 5 KB) is not read: `h2` takes a list
+    /// that far over the limit for an attack and stops reading the connection, which
+    /// the shadow reports as lost.
+    #[test]
+    fn the_shadow_counts_decoded_header_lists_against_the_limit() {
+        let mut bytes = PREFACE.to_vec();
+        bytes.extend(frame(SETTINGS, 0, 0, &[]));
+        bytes.extend(frame(SETTINGS, ACK, 0, &[]));
+        // :method POST, :scheme http, :path /, then x-big: 4000 bytes, added to the
+        // table, then referenced again and again.
+        let mut block = vec![0x83, 0x86, 0x84, 0x40, 5];
+        block.extend_from_slice(b"x-big");
+        // 4000 as HPACK writes it: 127, then 3873 in 7-bit groups (33, 30).
+        block.extend_from_slice(&[0x7f, 0x80 | 33, 30]);
+        block.extend_from_slice(&[b'a'; 4000]);
+        block.extend(std::iter::repeat_n(0x80 | 62, 1000));
+        bytes.extend(frame(HEADERS, 0x4 | END_STREAM, 1, &block));
+        bytes.extend(frame(HEADERS, 0x4 | END_STREAM, 3, &[0x83, 0x86, 0x84]));
+        let feed = Feed::default();
+        feed.push(Bytes::from(bytes));
+        feed.close();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let seen2 = seen.clone();
+        let note: Note = Arc::new(move |n| seen2.lock().unwrap().push(n));
+        block_on(async {
+            shadow(feed, 1 << 20, note).await;
+            // The requests' tasks.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        });
         let seen = seen.lock().unwrap();
         assert!(
             matches!(&seen[..], [Noted::Lost(why)] if why.contains("could not be read")),

@@ -132,6 +132,61 @@ impl Http {
             .map_err(|_| NetError::Timeout(timeout))?
     }
 
+    /// `POST` whose answer is not kept: a `200 OK`'s body is read under the limit and
+    /// dropped as it comes, its size returned; any other status is the service's
+    /// refusal, with the first [`REFUSAL_KEPT`] bytes of its body. What `tfreq load`
+    /// does, which never decodes answers.
+    pub(crate) async fn post_counted(
+        &self,
+        url: &str,
+        headers: Vec<(&str, String)>,
+        body: Bytes,
+        timeout: Duration,
+    ) -> Result<u64, NetError> {
+        let mut b = ::http::Request::builder()
+            .method(::http::Method::POST)
+            .uri(url);
+        for (k, v) in headers {
+            b = b.header(k, v);
+        }
+        let req = b
+            .body(Full::new(body))
+            .map_err(|e| NetError::BadUrl(format!("{url}: {e}")))?;
+        let call = async {
+            let resp = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| NetError::Unreachable(format!("{url}: {}", explain(chain(&e)))))?;
+            let status = resp.status().as_u16();
+            let mut body = resp.into_body();
+            let (mut seen, mut kept) = (0u64, Vec::new());
+            while let Some(frame) = body.frame().await {
+                let frame = frame.map_err(|e| {
+                    NetError::Unreachable(format!("{url}: reading the answer: {}", chain(&e)))
+                })?;
+                if let Ok(data) = frame.into_data() {
+                    seen = seen.saturating_add(data.len() as u64);
+                    if seen > self.limit {
+                        return Err(NetError::TooLarge { limit: self.limit });
+                    }
+                    if status != 200 && kept.len() < REFUSAL_KEPT {
+                        let room = REFUSAL_KEPT - kept.len();
+                        kept.extend_from_slice(&data[..room.min(data.len())]);
+                    }
+                }
+            }
+            if status == 200 {
+                Ok(seen)
+            } else {
+                Err(refusal_of(status, &kept))
+            }
+        };
+        tokio::time::timeout(timeout, call)
+            .await
+            .map_err(|_| NetError::Timeout(timeout))?
+    }
+
     /// `POST`.
     pub async fn post(
         &self,
@@ -155,6 +210,10 @@ impl Http {
             .await
     }
 }
+
+/// The bytes of a refusal's body kept for its message when the answer is not kept
+/// ([`Http::post_counted`]): 64 KiB.
+pub(crate) const REFUSAL_KEPT: usize = 64 << 10;
 
 /// Why a body was not read whole.
 enum BodyError {

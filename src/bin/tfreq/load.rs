@@ -446,7 +446,7 @@ fn together(run: &Run<'_>, client: &Client, workers: usize) -> Tally {
         let mut t = Tally::default();
         while let Some((i, _)) = run.take() {
             let at = Instant::now();
-            let result = caller.call(run.request(i)).await.map(drop);
+            let result = caller.call_counted(run.request(i)).await.map(drop);
             run.count(&mut t, i, None, at, result);
         }
         t
@@ -477,7 +477,7 @@ fn threads(run: &Run<'_>, clients: &mut [Client]) -> Tally {
                             }
                         }
                         let at = Instant::now();
-                        let result = c.call(run.request(i)).map(drop);
+                        let result = c.call_counted(run.request(i)).map(drop);
                         run.count(&mut t, i, due, at, result);
                     }
                     t

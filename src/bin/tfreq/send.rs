@@ -169,8 +169,16 @@ fn stops(a: &Args) -> impl Fn(&Result<Exchange, NetError>) -> bool {
 
 /// The synchronous calls: one connection per worker.
 fn send_directly(a: &Args, planned: &[Planned], p: &mut Printer) -> Result<(), Failure> {
-    let mut clients = (0..workers(a, planned))
-        .map(|_| a.conn.connect())
+    let n = workers(a, planned);
+    let (target, mut opts) = a.conn.resolve()?;
+    if n > 1 {
+        opts.max_response = Some(answer_limit(opts.max_response, &target, n));
+    }
+    let mut clients = (0..n)
+        .map(|_| {
+            tfreq::net::Client::connect(target.clone(), opts.clone())
+                .map_err(|e| Failure::msg(format!("{}: {e}", a.conn.to)))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     pool::each(
         &mut clients,
@@ -180,6 +188,26 @@ fn send_directly(a: &Args, planned: &[Planned], p: &mut Printer) -> Result<(), F
         |i, got| p.take(planned, i, got),
     );
     Ok(())
+}
+
+/// What all the answers of `send --concurrency` may hold at once, when no
+/// `--max-response-size` is given: 256 MiB.
+const ANSWERS_BUDGET: u64 = 256 << 20;
+
+/// The limit of each answer with `workers` at once: the one given, or else the
+/// protocol's default cut so that every answer in flight or waiting to be shown in
+/// order ([`pool::AHEAD_PER_WORKER`] × `workers` of them) fits in [`ANSWERS_BUDGET`]
+/// (at least 1 MiB each).
+fn answer_limit(given: Option<u64>, target: &tfreq::net::Target, workers: usize) -> u64 {
+    if let Some(g) = given {
+        return g;
+    }
+    let default = match target.protocol() {
+        Protocol::Grpc => tfreq::net::MAX_MESSAGE as u64,
+        _ => tfreq::net::DEFAULT_MAX_RESPONSE,
+    };
+    let held = (pool::AHEAD_PER_WORKER * workers.max(1)) as u64;
+    default.min((ANSWERS_BUDGET / held).max(1 << 20))
 }
 
 /// `--async`: through the service's queue, one queue client per worker.
