@@ -860,7 +860,13 @@ fn the_fix_hint_is_a_command_that_fixes() {
             .unwrap_or_else(|| panic!("no fix in {err}"));
         let args: Vec<String> = hint
             .split(' ')
-            .map(|w| if w == "FILE" { file.to_string() } else { w.to_string() })
+            .map(|w| {
+                if w == "FILE" {
+                    file.to_string()
+                } else {
+                    w.to_string()
+                }
+            })
             .collect();
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (code, out, err) = run(&args);

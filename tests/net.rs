@@ -2285,13 +2285,19 @@ fn record_grpc_passes_answers_through_and_records_one_request_per_key() {
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     // keys' summary: every predict counted (the refused one too: it is traffic), three
     // executor keys (faq_prod's fetch set, faq_warmup's, and the refused request's, which
-    // names another model), three requests recorded.
+    // names another model); two requests recorded, model faq's, the first model seen: a
+    // warm-up file belongs to one model, and the other is named as not recorded.
     assert!(
         stdout.starts_with("5 requests in 1 file: 3 executor keys, 4 shape keys"),
         "{stdout}"
     );
     assert!(
-        stdout.contains("recorded 3 requests (one per executor key)"),
+        stdout.contains("recorded 2 requests (one per executor key)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("a model other than the first recorded")
+            && stdout.contains("model \"nope\""),
         "{stdout}"
     );
     // The file is a warm-up TF Serving loads: check against the model passes.

@@ -106,7 +106,9 @@ pub struct RecordOptions {
     /// With a fill, every request kept has its values replaced as `tfreq scrub` does
     /// ([`crate::scrub::scrub`]); a request that cannot be scrubbed is not kept.
     pub scrub: Option<FillMode>,
-    /// The model name given to requests that name none (EAS requests), for a TFRecord.
+    /// The model recorded: only its requests (and those that name none, as EAS requests)
+    /// are kept, and it is the model name given to requests that name none, for a
+    /// TFRecord. Without it, the first model a request names is the one recorded.
     pub model_name: Option<String>,
     /// The output layout.
     pub wire: Wire,
@@ -199,6 +201,9 @@ pub struct Recorder {
     waiting_bytes: usize,
     leader: Option<usize>,
     seq: u64,
+    /// The model whose requests are recorded: `--model-name`'s, else the first a request
+    /// names (a warm-up file belongs to one model; TF Serving runs one session per model).
+    model: Option<String>,
 }
 
 impl Recorder {
@@ -221,6 +226,7 @@ impl Recorder {
             waiting_bytes: 0,
             leader: None,
             seq: 0,
+            model: None,
         }
     }
 
@@ -463,6 +469,21 @@ impl Recorder {
         };
         self.counts.add(&msg, at, false);
         let sk = ShapeKey::of(&msg);
+        if let Some(named) = &sk.key.model {
+            let recorded = self.opts.model_name.as_ref().or(self.model.as_ref());
+            match recorded {
+                None => self.model = Some(named.clone()),
+                Some(m) if m != named => {
+                    let why = if self.opts.model_name.is_some() {
+                        "a model other than --model-name's (passed through, not recorded)"
+                    } else {
+                        "a model other than the first recorded; a warm-up file belongs to one model, --model-name picks it (passed through, not recorded)"
+                    };
+                    return self.refuse(why, format!("model {named:?}"));
+                }
+                Some(_) => {}
+            }
+        }
         let batch = || {
             batch_of(
                 sk.shapes
@@ -1859,6 +1880,49 @@ mod tests {
             .into_records()
             .unwrap();
         assert_eq!(back.len(), 2);
+    }
+
+    /// A warm-up file belongs to one model: `--model-name`'s, else the first named; the
+    /// requests of another model are passed through, counted and named, not recorded.
+    #[test]
+    fn one_model_is_recorded() {
+        let faq = data("tests/data/tfs/faq_warmup.bin");
+        let mut other = crate::decode(&faq).unwrap();
+        other.model_spec.as_mut().unwrap().name = "faq_v2".into();
+        let other = crate::encode::encode(
+            &other,
+            WireFormat::TfServing,
+            crate::encode::TfsEncoding::default(),
+        )
+        .unwrap();
+        let path = "/tensorflow.serving.PredictionService/Predict";
+        for (model_name, kept, refused) in
+            [(None, "faq", "faq_v2"), (Some("faq_v2"), "faq_v2", "faq")]
+        {
+            let mut r = Recorder::new(RecordOptions {
+                wire: Wire::TfRecord,
+                model_name: model_name.map(str::to_string),
+                ..RecordOptions::default()
+            });
+            r.add(Protocol::Grpc, path, &grpc_frame(&faq));
+            r.add(Protocol::Grpc, path, &grpc_frame(&other));
+            // An EAS request names no model: recorded beside either.
+            r.add(
+                Protocol::Eas,
+                "/api/predict/faq",
+                &data("tests/data/eas/faq_prod.bin"),
+            );
+            assert_eq!(r.requests(), 3, "{model_name:?}");
+            assert_eq!(r.recorded(), 2, "{model_name:?}");
+            let models: Vec<_> = r
+                .kept()
+                .iter()
+                .filter_map(|k| k.message.model_spec.as_ref().map(|s| s.name.clone()))
+                .collect();
+            assert!(models.iter().all(|m| m == kept), "{models:?}");
+            let named: Vec<&String> = r.not_recorded().values().flat_map(|(_, w)| w).collect();
+            assert_eq!(named, [&format!("model {refused:?}")], "{model_name:?}");
+        }
     }
 
     #[test]

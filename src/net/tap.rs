@@ -943,7 +943,7 @@ mod tests {
         let seen2 = seen.clone();
         let note: Note = Arc::new(move |n| seen2.lock().unwrap().push(n));
         block_on(async {
-            shadow(feed, 1 << 20, note).await;
+            shadow(feed, 1 << 20, Budget::new(u64::MAX), note).await;
             // The requests' tasks.
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         });

@@ -80,7 +80,11 @@ pub struct Args {
     /// Output layout.
     #[arg(long, value_enum, default_value_t = WireArg::Auto)]
     wire: WireArg,
-    /// TF Serving model_spec.name for requests that name none (EAS requests), in a TFRecord.
+    /// The model to record: only its requests (and those naming none, as EAS requests) are
+    /// kept, and it is the model_spec.name of requests that name none, in a TFRecord.
+    /// Without it, the first model a request names is recorded, and other models'
+    /// requests are passed through and named as not recorded (a warm-up file belongs to
+    /// one model).
     #[arg(long)]
     model_name: Option<String>,
     /// The model giving REST JSON inputs their dtypes (SavedModel directory, metadata
