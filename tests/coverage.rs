@@ -167,7 +167,7 @@ fn counts_sdk_files() {
         [
             "model \"m\", classify classify_x_to_y: (the signature's serialized-examples input) -> (its outputs)",
             "model \"m\", regress regress_x_to_y: (the signature's serialized-examples input) -> (its outputs)",
-            "multi_inference classify_x_to_y,regress_x_to_y: (the signature's serialized-examples input) -> (its outputs)",
+            "model \"m\", multi_inference classify_x_to_y,regress_x_to_y: (the signature's serialized-examples input) -> (its outputs)",
         ]
     );
     // faq_prod, its reordered copy and batch4 share a key: the set, not the order, counts.

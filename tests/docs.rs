@@ -843,124 +843,131 @@ fn ci_recipe() -> String {
     b.lines.join("\n")
 }
 
-/// The steps of the recipe, each as its lines (a step starts at `      - `).
-fn steps(recipe: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut inside = false;
-    for line in recipe.lines() {
-        if line.trim_start() == "steps:" {
-            inside = true;
+/// `key: value` lines under `with:` in a YAML text (the README's step), in order.
+fn with_inputs(yaml: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut inside = None;
+    for line in yaml.lines() {
+        let indent = line.len() - line.trim_start().len();
+        if line.trim() == "with:" {
+            inside = Some(indent);
             continue;
         }
-        if !inside {
+        let Some(at) = inside else { continue };
+        if indent <= at || line.trim().is_empty() {
+            inside = None;
             continue;
         }
-        if line.trim_start().starts_with("- ") {
-            out.push(String::new());
-        }
-        if let Some(s) = out.last_mut() {
-            s.push_str(line);
-            s.push('\n');
+        let l = line.trim();
+        let l = l.split(" #").next().unwrap_or(l).trim();
+        if let Some((k, v)) = l.split_once(':') {
+            out.push((k.trim().to_string(), v.trim().trim_matches('"').to_string()));
         }
     }
     out
 }
 
-#[test]
-fn ci_recipe_installs_the_cli_alone_cached_and_checks_after_a_failed_diff() {
-    let recipe = ci_recipe();
-    let steps = steps(&recipe);
-    let find = |needle: &str| {
-        steps
-            .iter()
-            .position(|s| s.contains(needle))
-            .unwrap_or_else(|| panic!("no step with {needle:?} in:\n{recipe}"))
-    };
-    // The cache: ~/.cargo/bin, keyed on the version (kept equal to Cargo.toml's).
-    let cache = &steps[find("actions/cache@")];
-    assert!(cache.contains("~/.cargo/bin"), "{cache}");
-    assert!(
-        cache.contains("env.TFREQ_VERSION"),
-        "not keyed on the version: {cache}"
-    );
-    let version = format!("TFREQ_VERSION: \"{}\"", env!("CARGO_PKG_VERSION"));
-    assert!(
-        recipe.contains(&version),
-        "the recipe's {version:?} is not Cargo.toml's"
-    );
-    let id = cache
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("id: "))
-        .expect("the cache step has an id");
-    // The install: the command line alone, only on a cache miss, after the cache step.
-    let install_at = find("cargo install");
-    let install = &steps[install_at];
-    assert!(install_at > find("actions/cache@"));
-    assert!(
-        install.contains("cargo install --locked --no-default-features --features cli"),
-        "install builds more than the command line: {install}"
-    );
-    assert!(
-        install.contains(&format!("steps.{id}.outputs.cache-hit != 'true'")),
-        "install runs on a cache hit too: {install}"
-    );
-    // check runs when diff failed.
-    let (diff, check) = (find("tfreq diff"), find("tfreq check"));
-    assert!(diff < check, "check must come after diff");
-    let cond = steps[check]
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("if: "))
-        .unwrap_or_else(|| panic!("the check step has no `if:`, so a failed diff skips it"));
-    assert!(
-        cond.contains("always()") || cond.contains("!cancelled()"),
-        "check is skipped after a failed diff: if: {cond}"
-    );
+/// The inputs action.yml declares (the keys under `inputs:`).
+fn action_inputs(action: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in action.lines() {
+        if line.starts_with("inputs:") {
+            inside = true;
+            continue;
+        }
+        if inside && !line.starts_with(' ') && !line.trim().is_empty() {
+            break;
+        }
+        if inside
+            && line.starts_with("  ")
+            && !line.starts_with("   ")
+            && line.trim_end().ends_with(':')
+        {
+            out.push(line.trim().trim_end_matches(':').to_string());
+        }
+    }
+    out
 }
 
-/// The recipe's `tfreq` commands, on files of this repository standing for the reader's:
-/// the warm-up and production request of the README's `diff` example and the SavedModel
-/// they were made for. `diff` fails (exit 1) with an annotation; `check` runs and passes.
+/// The README's workflow uses the action at the repository's root with inputs it declares;
+/// the action builds the command line alone, only on a cache miss, and runs action/run.sh.
 #[test]
-fn ci_recipe_commands_run_on_shipped_files() {
+fn ci_recipe_uses_the_action_which_builds_the_cli_alone_cached() {
+    let recipe = ci_recipe();
+    let action = read(&root().join("action.yml"));
+    let declared = action_inputs(&action);
+    assert!(
+        ["warmup", "production", "model", "strict-shapes", "format"]
+            .iter()
+            .all(|i| declared.iter().any(|d| d == i)),
+        "{declared:?}"
+    );
+    let given = with_inputs(&recipe);
+    assert!(!given.is_empty(), "no `with:` in the recipe:\n{recipe}");
+    for (k, _) in &given {
+        assert!(
+            declared.contains(k),
+            "the recipe gives {k:?}, which action.yml does not declare"
+        );
+    }
+    assert!(recipe.contains("uses: OWNER/tfreq@"), "{recipe}");
+    let cache = action
+        .find("actions/cache@")
+        .expect("action.yml caches the build");
+    let install = action
+        .find("cargo install --locked --no-default-features --features cli")
+        .expect("action.yml builds the command line alone");
+    assert!(cache < install);
+    let step = &action[..install];
+    let cond = step.rfind("if: steps.cache.outputs.cache-hit != 'true'");
+    assert!(
+        cond.is_some_and(|c| c > cache),
+        "the build runs on a cache hit too"
+    );
+    assert!(action.contains("action/run.sh\" check"), "{action}");
+}
+
+/// The recipe's inputs, on files of this repository standing for the reader's (the
+/// README's `diff` example and the SavedModel they were made for), run through
+/// action/run.sh as the action runs it: `diff` fails (exit 1) with an annotation, and
+/// `check` still runs and passes.
+#[test]
+fn ci_recipe_runs_on_shipped_files() {
     let subst = [
         ("warm_up.bin", "tests/data/eas/faq_warmup.bin"),
         ("prod_request.bin", "tests/data/eas/faq_prod.bin"),
         ("model/1", "tests/data/models/faq"),
     ];
-    let mut ran = Vec::new();
-    for line in ci_recipe().lines() {
-        let Some(cmd) = line.trim().strip_prefix("run: tfreq ") else {
-            continue;
-        };
-        let args: Vec<String> = cmd
-            .split_whitespace()
-            .map(|a| {
-                subst
-                    .iter()
-                    .find(|(k, _)| *k == a)
-                    .map_or(a.to_string(), |(_, v)| v.to_string())
-            })
-            .collect();
-        let (code, stdout, stderr) = run(&args, None);
-        let stdout = String::from_utf8_lossy(&stdout).into_owned();
-        assert!(usage_error(&stderr).is_none(), "{cmd}: {stderr}");
-        match args[0].as_str() {
-            "diff" => {
-                assert_eq!(code, 1, "{cmd}: {stdout}{stderr}");
-                assert!(
-                    stdout.contains("::error file=tests/data/eas/faq_prod.bin,title=FETCH_ADDED::"),
-                    "{cmd}: {stdout}"
-                );
-            }
-            "check" => {
-                assert_eq!(code, 0, "{cmd}: {stdout}{stderr}");
-                assert!(stdout.contains("tfreq check: ok"), "{cmd}: {stdout}");
-            }
-            other => panic!("unexpected command in the recipe: tfreq {other}"),
-        }
-        ran.push(args[0].clone());
+    let mut cmd = Command::new("bash");
+    cmd.arg(root().join("action/run.sh"))
+        .arg("check")
+        .current_dir(root())
+        .env("TFREQ", TFREQ);
+    for (k, v) in with_inputs(&ci_recipe()) {
+        let v = subst
+            .iter()
+            .find(|(a, _)| *a == v)
+            .map_or(v.clone(), |(_, b)| b.to_string());
+        cmd.env(format!("INPUT_{}", k.to_uppercase().replace('-', "_")), v);
     }
-    assert_eq!(ran, ["diff", "check"]);
+    let o = cmd.output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.contains("::error file=tests/data/eas/faq_prod.bin,title=FETCH_ADDED::"),
+        "{out}"
+    );
+    assert!(out.contains("tfreq diff: new-executor"), "{out}");
+    assert!(
+        out.contains("tfreq check: ok"),
+        "check did not run after the failed diff: {out}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------

@@ -24,6 +24,8 @@ struct Recording {
     child: Child,
     port: u16,
     stderr: Option<std::thread::JoinHandle<String>>,
+    /// Read as it comes: a summary larger than a pipe's buffer must not block the child.
+    stdout: Option<std::thread::JoinHandle<String>>,
 }
 
 /// A test that fails half-way leaves no proxy running.
@@ -76,10 +78,17 @@ fn start(to: &str, out: &Path, args: &[&str], nofile: Option<u64>) -> Recording 
         let _ = err.read_to_string(&mut rest);
         rest
     });
+    let mut out = child.stdout.take().unwrap();
+    let stdout = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
     Recording {
         child,
         port,
         stderr: Some(stderr),
+        stdout: Some(stdout),
     }
 }
 
@@ -101,16 +110,15 @@ impl Recording {
             if let Some(s) = self.child.try_wait().unwrap() {
                 break s;
             }
-            assert!(t0.elapsed() < limit, "tfreq record did not stop");
+            if t0.elapsed() >= limit {
+                self.signal(libc::SIGKILL);
+                let _ = self.child.wait();
+                let err = self.stderr.take().unwrap().join().unwrap();
+                panic!("tfreq record did not stop; its stderr:\n{err}");
+            }
             std::thread::sleep(Duration::from_millis(5));
         };
-        let mut out = String::new();
-        self.child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
+        let out = self.stdout.take().unwrap().join().unwrap();
         let err = self.stderr.take().unwrap().join().unwrap();
         (status.code(), out, err)
     }

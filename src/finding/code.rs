@@ -316,7 +316,8 @@ mod tests {
             let id = c.as_str();
             assert!(seen.insert(id), "{id} twice");
             assert!(
-                id.chars().all(|ch| ch.is_ascii_uppercase() || ch == '_'),
+                id.chars()
+                    .all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_'),
                 "{id}"
             );
             assert_eq!(Code::from_id(id), Some(c));
