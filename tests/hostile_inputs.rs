@@ -97,6 +97,8 @@ fn rusage_helper() {
     let dir = std::path::PathBuf::from(dir);
     let args = std::env::var("TFREQ_HOSTILE_ARGS").unwrap();
     let file = |n: &str| std::fs::File::create(dir.join(n)).unwrap();
+    // Reaped by wait4 below, which `Child::wait` cannot stand in for (no rusage).
+    #[allow(clippy::zombie_processes)]
     let child = Command::new(env!("CARGO_BIN_EXE_tfreq"))
         .args(args.split('\u{1f}'))
         .env("NO_COLOR", "1")

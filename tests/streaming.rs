@@ -56,10 +56,22 @@ fn convert_streams_a_log_from_standard_input() {
     // A cap given bounds the whole stream; without one, it all goes through.
     for input in [log.clone(), gzip(&log)] {
         let _ = std::fs::remove_file(&out);
-        let capped = ["convert", "-", "--wire", "tfrecord", "-o", o, "--max-size", "1M"];
+        let capped = [
+            "convert",
+            "-",
+            "--wire",
+            "tfrecord",
+            "-o",
+            o,
+            "--max-size",
+            "1M",
+        ];
         let (code, _, err) = run(&capped, input.clone());
         assert_eq!(code, 2, "{err}");
-        assert!(err.contains("over the size limit of 1,048,576 bytes"), "{err}");
+        assert!(
+            err.contains("over the size limit of 1,048,576 bytes"),
+            "{err}"
+        );
         assert!(!out.exists());
         let (code, _, err) = run(&["convert", "-", "--wire", "tfrecord", "-o", o], input);
         assert_eq!(code, 0, "{err}");

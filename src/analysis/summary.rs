@@ -207,7 +207,7 @@ impl Summary {
     /// This summary and `other` merged, counts saturating, with what overflowed first.
     fn merged(&self, other: Summary) -> (Summary, Option<String>) {
         let mut table = Table::default();
-        let rules: Vec<(crate::analysis::batch::BatchRule, String)> = [&*self, &other]
+        let rules: Vec<(crate::analysis::batch::BatchRule, String)> = [self, &other]
             .iter()
             .filter_map(|s| s.batching.as_ref())
             .map(|b| (b.rule.clone(), b.source.clone()))
