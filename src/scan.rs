@@ -221,7 +221,8 @@ fn count_files_inner(
     for r in results {
         merge_worker(&mut total, &mut errors, r);
     }
-    if errors.is_empty() && check_keys(&total, max_keys).is_err() {
+    let capped = errors.iter().any(|(_, e)| TooManyKeys::is(e));
+    if !capped && check_keys(&total, max_keys).is_err() {
         // Each worker's files were under the limit, all of them are not: the last file
         // read is named (the message says what was over).
         let last = paths.len().saturating_sub(1);
@@ -510,7 +511,7 @@ impl Seen {
         let key = Arc::new(ShapeKey::of(m));
         if let Some(mut k) = known.and_then(|k| k.lock().ok()) {
             // Shared by the workers of one log: as bounded as each worker's table.
-            if k.len() >= self.max {
+            if k.len() >= self.max && !k.contains_key(print) {
                 return Err(too_many_keys(self.max));
             }
             k.insert(print.to_vec(), key.clone());
@@ -1244,6 +1245,70 @@ mod tests {
         crate::wire::put_bytes_field(&mut log, prediction_log::PREDICT_LOG, &body);
         v.push(log);
         v
+    }
+
+    /// A log of `n` requests, each with an input of its own name (`n` shape keys).
+    fn distinct(n: usize) -> Vec<u8> {
+        use crate::wire::{put_bytes_field, put_varint_field};
+        let mut log = Vec::new();
+        for i in 0..n {
+            let mut tensor = Vec::new();
+            put_varint_field(&mut tensor, 1, 1);
+            let mut entry = Vec::new();
+            put_bytes_field(&mut entry, 1, format!("in_{i}").as_bytes());
+            put_bytes_field(&mut entry, 2, &tensor);
+            let mut req = Vec::new();
+            put_bytes_field(&mut req, 2, &entry);
+            write_record(&mut log, &encode_predict_log(&req));
+        }
+        log
+    }
+
+    #[test]
+    fn the_key_cap_holds_in_parts_in_one_walk_and_on_a_stream() {
+        let log = distinct(3000);
+        for chunk in [2000, 20_000, usize::MAX] {
+            let count = |max| {
+                count_tfrecord_reads(Bytes::copy_from_slice(&log), 0, false, chunk, None, max)
+            };
+            let e = count(2999).unwrap_err();
+            assert!(TooManyKeys::is(&e), "chunk {chunk}: {e}");
+            assert_eq!(
+                e.to_string(),
+                "more than 2,999 distinct shape keys, the limit of the tables counted in memory"
+            );
+            assert_eq!(count(3000).unwrap().0.keys.len(), 3000, "chunk {chunk}");
+        }
+        for (max, ok) in [(2999, false), (3000, true)] {
+            let r = stream::count_stream(&log[..], None, 0, false, 1 << 20, None, max);
+            assert_eq!(r.is_ok(), ok, "{max}: {:?}", r.err());
+        }
+        // The whole stream is bounded when asked, after inflating.
+        let gz = compression::compress(&log, Compression::Gzip).unwrap();
+        let capped = Some(log.len() as u64 - 1);
+        let e = stream::count_stream(
+            &gz[..],
+            Some(Compression::Gzip),
+            0,
+            false,
+            1 << 20,
+            capped,
+            5000,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("the inflated stream goes on past byte"), "{e}");
+        let exact = Some(log.len() as u64);
+        assert!(stream::count_stream(
+            &gz[..],
+            Some(Compression::Gzip),
+            0,
+            false,
+            1 << 20,
+            exact,
+            5000
+        )
+        .is_ok());
     }
 
     #[test]
