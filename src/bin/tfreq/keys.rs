@@ -276,6 +276,8 @@ pub struct WarmupArgs {
     overwrite_input: bool,
     #[command(flatten)]
     input: InputArgs,
+    #[command(flatten)]
+    cap: KeyCap,
 }
 
 /// The files to count: each `keys --format json` summary among `files` stands for the
@@ -314,13 +316,7 @@ pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
     crate::common::stdin_at_most_once(paths.iter().copied())?;
     refuse_same_file(a.output.as_deref(), &paths, a.overwrite_input)?;
     let batching = a.batch.rule()?;
-    let cov = count(
-        &a.files,
-        true,
-        &inputs,
-        false,
-        tfreq::scan::DEFAULT_MAX_KEYS,
-    )?;
+    let cov = count(&a.files, true, &inputs, false, a.cap.max_keys)?;
     if let Some((rule, _)) = batching {
         return warmup_batches(&a, &cov, &rule);
     }
