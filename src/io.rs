@@ -67,6 +67,7 @@ fn too_large(path: &Path, size: Option<u64>, limit: u64) -> Error {
 pub struct ReadOptions {
     max_size: u64,
     map: bool,
+    streamed: Option<u64>,
 }
 
 impl Default for ReadOptions {
@@ -75,6 +76,7 @@ impl Default for ReadOptions {
         ReadOptions {
             max_size: DEFAULT_MAX_SIZE,
             map: false,
+            streamed: None,
         }
     }
 }
@@ -98,6 +100,28 @@ impl ReadOptions {
     /// `src/bin/tfreq/sigbus.rs`: it names the file and exits with status 2).
     pub unsafe fn map_large_files(self) -> Self {
         ReadOptions { map: true, ..self }
+    }
+
+    /// Refuse a stream read record by record (a log on standard input, the inflated
+    /// stream of a compressed log) of more than `max` bytes, counted after inflating;
+    /// `None` (the default) reads such a stream to its end, in constant memory,
+    /// [`ReadOptions::limit`] then bounding each record.
+    ///
+    /// ```
+    /// let opts = tfreq::io::ReadOptions::default().max_streamed(Some(1 << 20));
+    /// assert_eq!(opts.streamed_limit(), Some(1 << 20));
+    /// ```
+    pub fn max_streamed(self, max: Option<u64>) -> Self {
+        ReadOptions {
+            streamed: max,
+            ..self
+        }
+    }
+
+    /// The cap on a stream read record by record, if any (see
+    /// [`ReadOptions::max_streamed`]).
+    pub fn streamed_limit(&self) -> Option<u64> {
+        self.streamed
     }
 
     /// The size cap, in bytes.
@@ -259,5 +283,76 @@ pub(crate) fn read_capped(
         let to = v.capacity().saturating_mul(2).clamp(need, cap);
         grow(&mut v, to)?;
         v.extend_from_slice(&chunk[..got]);
+    }
+}
+
+/// A reader that gives the bytes of another up to a size cap and fails past it: what
+/// bounds a stream read record by record (a log on standard input, the inflated stream
+/// of a gzip or zlib log), whose total is never held in memory but which the user
+/// capped with `--max-size`. Made by [`limited`].
+///
+/// ```
+/// use std::io::Read;
+/// let mut r = tfreq::io::limited(&b"abcdef"[..], 4, "the input");
+/// let mut got = Vec::new();
+/// let err = r.read_to_end(&mut got).unwrap_err();
+/// assert_eq!(got, b"abcd");
+/// assert_eq!(err.kind(), std::io::ErrorKind::FileTooLarge);
+/// assert!(err.to_string().contains("over the size limit of 4 bytes"), "{err}");
+/// ```
+#[derive(Debug)]
+pub struct Limited<R> {
+    inner: R,
+    limit: u64,
+    read: u64,
+    what: &'static str,
+}
+
+/// `r` refusing more than `limit` bytes: its reads end with an error of kind
+/// [`io::ErrorKind::FileTooLarge`] naming `what` (`"the input"`, `"the inflated
+/// stream"`), the limit and the byte reached, as soon as a byte past the limit arrives
+/// (a stream of exactly `limit` bytes reads to its end).
+pub fn limited<R: Read>(r: R, limit: u64, what: &'static str) -> Limited<R> {
+    Limited {
+        inner: r,
+        limit,
+        read: 0,
+        what,
+    }
+}
+
+impl<R> Limited<R> {
+    /// Bytes given so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.read
+    }
+}
+
+impl<R: Read> Read for Limited<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let left = self.limit - self.read;
+        if left == 0 {
+            // At the cap: one byte more says whether the stream goes on past it.
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(io::Error::new(
+                    io::ErrorKind::FileTooLarge,
+                    format!(
+                        "{} goes on past byte {}, over the size limit of {} bytes",
+                        self.what,
+                        group_digits(self.read),
+                        group_digits(self.limit)
+                    ),
+                )),
+            };
+        }
+        let want = usize::try_from(left).map_or(buf.len(), |l| l.min(buf.len()));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.read += n as u64;
+        Ok(n)
     }
 }

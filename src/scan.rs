@@ -61,6 +61,45 @@ pub(crate) fn workers() -> usize {
     std::thread::available_parallelism().map_or(WORKERS, |n| n.get().min(MAX_WORKERS))
 }
 
+/// Distinct shape keys a count holds at most unless told otherwise ([`count_capped`];
+/// the command line's `--max-keys`): 100,000, about half a gigabyte of tables for keys
+/// of one feed (see [`crate::analysis::summary::DEFAULT_MAX_KEYS`]), instead of tables
+/// that grow with every distinct request until the allocator aborts.
+pub const DEFAULT_MAX_KEYS: usize = crate::analysis::summary::DEFAULT_MAX_KEYS;
+
+/// A count met more distinct shape keys than its limit ([`count_capped`]): it stops,
+/// and the file it was reading is [`Counted::errors`]' entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("more than {} distinct shape keys, the limit of the tables counted in memory", crate::digits::group_digits(*limit as u64))]
+pub struct TooManyKeys {
+    /// The limit.
+    pub limit: usize,
+}
+
+impl TooManyKeys {
+    /// Whether `e` is (or wraps) this error.
+    pub fn is(e: &Error) -> bool {
+        matches!(e.root(), ErrorDetail::Other { source, .. } if source.is::<TooManyKeys>())
+    }
+}
+
+fn too_many_keys(limit: usize) -> Error {
+    Error::other(crate::error::Category::Limit, TooManyKeys { limit })
+}
+
+/// `Err` when `c` holds more than `max` keys.
+fn check_keys(c: &KeyCounts, max: usize) -> Result<(), Error> {
+    if c.keys.len() > max {
+        return Err(too_many_keys(max));
+    }
+    Ok(())
+}
+
+/// A count that does not fit in a `u64`.
+fn overflow(what: &str) -> Error {
+    ErrorDetail::Format(format!("{what}: the count overflows 2^64 - 1")).into()
+}
+
 /// What [`count`] read: the counts over every file that could be read, and the error
 /// of each file that could not (in the order given, one for each entry of
 /// [`KeyCounts::unreadable`], whose messages are [`Error::message_without`] the file).
@@ -79,7 +118,22 @@ pub struct Counted {
 /// could be read, and [`Counted::errors`] says why the others could not. With `keep`,
 /// the first request of each shape key is kept as its representative (for warm-ups).
 pub fn count(paths: &[&Path], opts: &InputOptions, keep: bool) -> Counted {
-    let (mut counts, mut errors) = count_files_inner(paths, keep, opts, false);
+    count_capped(paths, opts, keep, DEFAULT_MAX_KEYS)
+}
+
+/// [`count`] holding at most `max_keys` distinct shape keys: past them the count stops
+/// with [`TooManyKeys`] (the error of the file it was reading; the files not yet read
+/// are not read), so the tables' memory stays bounded whatever the inputs hold. The
+/// check is made only when a key new to a table is added, never per record.
+///
+/// ```
+/// let files = ["tests/data/eas/faq_prod.bin", "tests/data/eas/faq_prod_batch4.bin"];
+/// let paths: Vec<&std::path::Path> = files.iter().map(|f| f.as_ref()).collect();
+/// let counted = tfreq::scan::count_capped(&paths, &Default::default(), false, 1);
+/// assert!(tfreq::scan::TooManyKeys::is(&counted.errors[0]), "{:?}", counted.errors);
+/// ```
+pub fn count_capped(paths: &[&Path], opts: &InputOptions, keep: bool, max_keys: usize) -> Counted {
+    let (mut counts, mut errors) = count_files_inner(paths, keep, opts, false, max_keys);
     errors.sort_by_key(|(i, _)| *i);
     counts.unreadable = errors
         .iter()
@@ -121,6 +175,7 @@ fn count_files_inner(
     keep: bool,
     opts: &InputOptions,
     stop_at_error: bool,
+    max_keys: usize,
 ) -> (KeyCounts, Vec<(usize, Error)>) {
     // Files are shared out to the workers one at a time; a TFRecord file is
     // itself split over the workers (see `count_tfrecord`).
@@ -133,13 +188,19 @@ fn count_files_inner(
         while !stop.load(Ordering::Relaxed) {
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(p) = paths.get(i) else { break };
-            match count_file(p, i, keep, opts) {
-                Ok((f, size)) => {
-                    c.merge(f);
-                    sizes[i].store(size, Ordering::Relaxed);
-                }
+            let counted = count_file(p, i, keep, opts, max_keys).and_then(|(f, size)| {
+                c.merge(f);
+                check_keys(&c, max_keys).map_err(|e| e.in_file(p.display().to_string()))?;
+                Ok(size)
+            });
+            match counted {
+                Ok(size) => sizes[i].store(size, Ordering::Relaxed),
                 Err(e) => {
-                    stop.store(stop_at_error, Ordering::Relaxed);
+                    // Past the key limit, the other files could only add keys.
+                    let full = TooManyKeys::is(&e);
+                    if stop_at_error || full {
+                        stop.store(true, Ordering::Relaxed);
+                    }
                     errors.push((i, e));
                 }
             }
@@ -160,6 +221,17 @@ fn count_files_inner(
     for r in results {
         merge_worker(&mut total, &mut errors, r);
     }
+    let capped = errors.iter().any(|(_, e)| TooManyKeys::is(e));
+    if !capped && check_keys(&total, max_keys).is_err() {
+        // Each worker's files were under the limit, all of them are not: the last file
+        // read is named (the message says what was over).
+        let last = paths.len().saturating_sub(1);
+        let file = paths.get(last).map(|p| p.display().to_string());
+        errors.push((
+            last,
+            too_many_keys(max_keys).in_file(file.unwrap_or_default()),
+        ));
+    }
     (total, errors)
 }
 
@@ -169,18 +241,27 @@ fn count_file(
     i: usize,
     keep: bool,
     opts: &InputOptions,
+    max_keys: usize,
 ) -> Result<(KeyCounts, u64), Error> {
     let read = &opts.read;
     let in_file = |e: Error| e.in_file(p.display().to_string());
     if p == Path::new("-") {
-        return count_stdin(i, keep, opts).map_err(in_file);
+        return count_stdin(i, keep, opts, max_keys).map_err(in_file);
     }
     // A gzip or zlib log is read as a stream, in constant memory (`stream`).
     if let Some(c) = peek_compression(p) {
         let f = std::fs::File::open(p).map_err(|e| io_error(p, e))?;
         let size = f.metadata().map(|m| m.len()).unwrap_or(0);
-        if let Some((counts, _)) =
-            stream::count_stream(f, Some(c), i, keep, read.limit()).map_err(in_file)?
+        if let Some((counts, _)) = stream::count_stream(
+            f,
+            Some(c),
+            i,
+            keep,
+            read.limit(),
+            read.streamed_limit(),
+            max_keys,
+        )
+        .map_err(in_file)?
         {
             return Ok((counts, size));
         }
@@ -188,7 +269,7 @@ fn count_file(
     let bytes = crate::io::read(p, read)?;
     // A mapped log's parts are read from the file by the workers (`walk_read`).
     let disk = crate::par::is_mapped(&bytes).then_some(p);
-    count_read(bytes, p, i, keep, opts, disk).map_err(in_file)
+    count_read(bytes, p, i, keep, opts, disk, max_keys).map_err(in_file)
 }
 
 /// Counts the requests of one input read whole (`p` names it, for detection), inflated
@@ -201,6 +282,7 @@ fn count_read(
     keep: bool,
     opts: &InputOptions,
     disk: Option<&Path>,
+    max_keys: usize,
 ) -> Result<(KeyCounts, u64), Error> {
     let limit = opts.read.limit();
     let size = bytes.len() as u64;
@@ -210,7 +292,7 @@ fn count_read(
     };
     let src = opts.for_path(p);
     let entries = formats::read(bytes.clone(), &src)?;
-    count_entries(entries, bytes, i, keep, disk).map(|c| (c, size))
+    count_entries(entries, bytes, i, keep, disk, max_keys).map(|c| (c, size))
 }
 
 /// The compression a file's first bytes announce ([`compression::sniff`]).
@@ -236,8 +318,13 @@ fn io_error(p: &Path, source: std::io::Error) -> Error {
 }
 
 /// Counts standard input: see [`count_reader`].
-fn count_stdin(i: usize, keep: bool, opts: &InputOptions) -> Result<(KeyCounts, u64), Error> {
-    count_reader_as(std::io::stdin(), Path::new("-"), i, keep, opts)
+fn count_stdin(
+    i: usize,
+    keep: bool,
+    opts: &InputOptions,
+    max_keys: usize,
+) -> Result<(KeyCounts, u64), Error> {
+    count_reader_as(std::io::stdin(), Path::new("-"), i, keep, opts, max_keys)
 }
 
 /// Counts the requests of one input read from `r` (a pipe, a socket, a file in an
@@ -260,7 +347,8 @@ pub fn count_reader(
     opts: &InputOptions,
 ) -> Result<KeyCounts, Error> {
     let path = Path::new(name);
-    let (mut c, size) = count_reader_as(r, path, 0, false, opts).map_err(|e| e.in_file(name))?;
+    let (mut c, size) =
+        count_reader_as(r, path, 0, false, opts, DEFAULT_MAX_KEYS).map_err(|e| e.in_file(name))?;
     c.files = vec![name.to_string()];
     c.file_sizes = vec![size];
     Ok(c)
@@ -272,6 +360,7 @@ fn count_reader_as(
     i: usize,
     keep: bool,
     opts: &InputOptions,
+    max_keys: usize,
 ) -> Result<(KeyCounts, u64), Error> {
     let read = &opts.read;
     let n = std::sync::Arc::new(AtomicU64::new(0));
@@ -286,7 +375,8 @@ fn count_reader_as(
             == tfrecord::masked_crc(&head[..8]);
     let c = compression::sniff(&head);
     if c == Some(Compression::Gzip) || (c.is_none() && framed) {
-        return match stream::count_stream(r, c, i, keep, read.limit())? {
+        let total = read.streamed_limit();
+        return match stream::count_stream(r, c, i, keep, read.limit(), total, max_keys)? {
             Some((counts, _)) => Ok((counts, n.load(Ordering::Relaxed))),
             None => Err(ErrorDetail::Format(
                 "not a TFRecord log (it fails before its first record)".into(),
@@ -296,7 +386,7 @@ fn count_reader_as(
     }
     // Under the cap as every input is read (crate::io): the buffer grows as bytes come.
     let v = crate::io::read_capped(&mut r, p, read.limit(), None)?;
-    let (counts, _) = count_read(v, p, i, keep, opts, None)?;
+    let (counts, _) = count_read(v, p, i, keep, opts, None, max_keys)?;
     Ok((counts, n.load(Ordering::Relaxed)))
 }
 
@@ -322,9 +412,10 @@ fn count_entries(
     file: usize,
     keep: bool,
     disk: Option<&Path>,
+    max_keys: usize,
 ) -> Result<KeyCounts, Error> {
     if it.kind() == ContainerKind::TfRecord {
-        return count_tfrecord_reads(bytes, file, keep, CHUNK, disk).map(|(c, _)| c);
+        return count_tfrecord_reads(bytes, file, keep, CHUNK, disk, max_keys).map(|(c, _)| c);
     }
     let record = it.kind() != ContainerKind::Bare;
     let mut c = KeyCounts::default();
@@ -339,7 +430,11 @@ fn count_entries(
                 }));
             }
         }
+        let known = c.keys.len();
         c.add_entry(&e, file, record, keep);
+        if c.keys.len() > known {
+            check_keys(&c, max_keys)?;
+        }
     }
     Ok(c)
 }
@@ -350,9 +445,11 @@ fn count_entries(
 /// (each distinct print is decoded once per worker, not once per part). The table is
 /// keyed by the print's bytes under FxHash (`rustc_hash`): prints are tens to hundreds
 /// of bytes and hashed once per record, where SipHash cost as much as reading them.
-#[derive(Default)]
+/// The table holds at most `max` prints (each a key, or one order of a key's inputs):
+/// [`TooManyKeys`] past them.
 struct Seen {
     by_print: HashMap<Vec<u8>, KeyEntry, rustc_hash::FxBuildHasher>,
+    max: usize,
 }
 
 /// The shape key of each print any worker of a log has decoded: a worker that meets a
@@ -371,6 +468,22 @@ struct KeyEntry {
 }
 
 impl Seen {
+    /// An empty table of at most `max` prints.
+    fn new(max: usize) -> Self {
+        Seen {
+            by_print: HashMap::default(),
+            max,
+        }
+    }
+
+    /// `Err` when a new print would take the table past its limit.
+    fn room(&self) -> Result<(), Error> {
+        if self.by_print.len() >= self.max {
+            return Err(too_many_keys(self.max));
+        }
+        Ok(())
+    }
+
     /// Counts a request of a print seen before (a worker walks its parts in file order,
     /// and each part's records in order, so its first is already the worker's
     /// earliest); `false` for a new print.
@@ -393,9 +506,14 @@ impl Seen {
         (at, part): (Origin, usize),
         keep: bool,
         known: Option<&KnownKeys>,
-    ) {
+    ) -> Result<(), Error> {
+        self.room()?;
         let key = Arc::new(ShapeKey::of(m));
         if let Some(mut k) = known.and_then(|k| k.lock().ok()) {
+            // Shared by the workers of one log: as bounded as each worker's table.
+            if k.len() >= self.max && !k.contains_key(print) {
+                return Err(too_many_keys(self.max));
+            }
             k.insert(print.to_vec(), key.clone());
         }
         let stat = KeyStat {
@@ -405,11 +523,18 @@ impl Seen {
         };
         let entry = KeyEntry { key, stat, part };
         self.by_print.insert(print.to_vec(), entry);
+        Ok(())
     }
 
     /// Counts the first request of a print new to this worker whose key another worker
     /// found (no representative kept).
-    fn insert_known(&mut self, print: &[u8], key: Arc<ShapeKey>, (at, part): (Origin, usize)) {
+    fn insert_known(
+        &mut self,
+        print: &[u8],
+        key: Arc<ShapeKey>,
+        (at, part): (Origin, usize),
+    ) -> Result<(), Error> {
+        self.room()?;
         let stat = KeyStat {
             count: 1,
             first: at,
@@ -417,40 +542,51 @@ impl Seen {
         };
         let entry = KeyEntry { key, stat, part };
         self.by_print.insert(print.to_vec(), entry);
+        Ok(())
     }
 
     /// Adds another worker's table of the same log: counts are summed, and a print's
     /// first request is the one earlier in the log (parts are in file order, a part's
     /// record numbers count from its start).
-    fn absorb(&mut self, other: Seen) {
+    fn absorb(&mut self, other: Seen) -> Result<(), Error> {
         use std::collections::hash_map::Entry as Slot;
         for (print, e) in other.by_print {
+            let full = self.by_print.len() >= self.max;
             match self.by_print.entry(print) {
                 Slot::Occupied(mut o) => {
                     let o = o.get_mut();
-                    o.stat.count += e.stat.count;
+                    o.stat.count = o
+                        .stat
+                        .count
+                        .checked_add(e.stat.count)
+                        .ok_or_else(|| overflow("requests of one key"))?;
                     if (e.part, e.stat.first) < (o.part, o.stat.first) {
                         o.part = e.part;
                         o.stat.first = e.stat.first;
                         o.stat.representative = e.stat.representative;
                     }
                 }
+                Slot::Vacant(_) if full => return Err(too_many_keys(self.max)),
                 Slot::Vacant(v) => {
                     v.insert(e);
                 }
             }
         }
+        Ok(())
     }
 
     /// `c` with these counts added, each first request's record number made absolute
     /// by `before` (the records of the parts before each part).
-    fn into_counts(self, mut c: KeyCounts, before: &[usize]) -> KeyCounts {
+    fn into_counts(self, mut c: KeyCounts, before: &[usize]) -> Result<KeyCounts, Error> {
         for (_, mut e) in self.by_print {
-            c.requests += e.stat.count;
+            c.requests = c
+                .requests
+                .checked_add(e.stat.count)
+                .ok_or_else(|| overflow("requests"))?;
             e.stat.first.entry += before.get(e.part).copied().unwrap_or(0);
             c.add_stat(Arc::unwrap_or_clone(e.key), e.stat);
         }
-        c
+        Ok(c)
     }
 }
 
@@ -482,7 +618,7 @@ fn count_tfrecord_in(
     keep: bool,
     chunk: usize,
 ) -> Result<KeyCounts, Error> {
-    count_tfrecord_reads(bytes, file, keep, chunk, None).map(|(c, _)| c)
+    count_tfrecord_reads(bytes, file, keep, chunk, None, usize::MAX).map(|(c, _)| c)
 }
 
 /// [`count_tfrecord_in`], and how many records were read in full (decoded) rather than
@@ -494,6 +630,7 @@ fn count_tfrecord_reads(
     keep: bool,
     chunk: usize,
     disk: Option<&Path>,
+    max_keys: usize,
 ) -> Result<(KeyCounts, usize), Error> {
     let disk = disk.and_then(|p| std::fs::File::open(p).ok());
     let n = bytes.len();
@@ -525,7 +662,7 @@ fn count_tfrecord_reads(
     let worker = || -> (Vec<Walked>, Seen) {
         // A reference count of this worker's own (see `Share`).
         let mine = Bytes::from_owner(Share(bytes.clone()));
-        let mut seen = Seen::default();
+        let mut seen = Seen::new(max_keys);
         let mut out = Vec::new();
         while !stop.load(Ordering::Relaxed) {
             let k = next.fetch_add(1, Ordering::Relaxed);
@@ -545,6 +682,7 @@ fn count_tfrecord_reads(
                 stop: &stop,
                 part: k,
                 known: Some(&known),
+                max_keys,
             };
             let r = match &disk {
                 Some(f) => walk_read(f, &mine, from, to, &at, &mut seen),
@@ -576,6 +714,8 @@ fn count_tfrecord_reads(
             match p {
                 None => done[k] = Some(None),
                 Some(Ok(p)) if !p.damaged => done[k] = Some(Some(p)),
+                // Over the key limit: a walk from the start would only meet it again.
+                Some(Err(e)) if TooManyKeys::is(&e) => return Err(e),
                 Some(_) => whole = false,
             }
         }
@@ -584,16 +724,17 @@ fn count_tfrecord_reads(
         // Damaged, or a part's start was not a record boundary: one plain walk.
         #[cfg(test)]
         tests::PLAIN_WALKS.with(|w| w.set(w.get() + 1));
-        let mut seen = Seen::default();
+        let mut seen = Seen::new(max_keys);
         let at = Walk {
             file,
             keep,
             stop: &AtomicBool::new(false),
             part: 0,
             known: None,
+            max_keys,
         };
         let p = walk(&bytes, 0, n, &at, &mut seen)?;
-        return Ok((seen.into_counts(p.counts, &[0]), p.full_reads));
+        return Ok((seen.into_counts(p.counts, &[0])?, p.full_reads));
     }
     // Record numbers: each part's are counted from its start.
     let mut total = KeyCounts::default();
@@ -610,6 +751,7 @@ fn count_tfrecord_reads(
         }
         so_far += p.records;
         total.merge(c);
+        check_keys(&total, max_keys)?;
     }
     // The workers' tables joined by print first (hashing a print is cheap; a shape key,
     // with its names and shapes, is not), then counted by shape key once.
@@ -618,9 +760,10 @@ fn count_tfrecord_reads(
     let mut seens = seens.into_iter();
     if let Some(mut all) = seens.next() {
         for seen in seens {
-            all.absorb(seen);
+            all.absorb(seen)?;
         }
-        total = all.into_counts(total, &before);
+        total = all.into_counts(total, &before)?;
+        check_keys(&total, max_keys)?;
     }
     Ok((total, full_reads))
 }
@@ -656,6 +799,8 @@ struct Walk<'a> {
     part: usize,
     /// The keys the log's workers decoded (none for a plain walk).
     known: Option<&'a KnownKeys>,
+    /// The most keys (and prints) a table may hold.
+    max_keys: usize,
 }
 
 impl Walk<'_> {
@@ -682,7 +827,7 @@ impl Walk<'_> {
             .then(|| self.known?.lock().ok()?.get(print.as_slice()).cloned())
             .flatten();
         if let Some(key) = other {
-            seen.insert_known(print, key, (at, self.part));
+            seen.insert_known(print, key, (at, self.part))?;
             return Ok(false);
         }
         let mut e = full()?;
@@ -691,9 +836,15 @@ impl Walk<'_> {
         e.index = at.entry;
         match &e.content {
             Content::Message(m) if printed => {
-                seen.insert(print, m, (at, self.part), self.keep, self.known)
+                seen.insert(print, m, (at, self.part), self.keep, self.known)?
             }
-            _ => c.add_entry(&e, self.file, true, self.keep),
+            _ => {
+                let known = c.keys.len();
+                c.add_entry(&e, self.file, true, self.keep);
+                if c.keys.len() > known {
+                    check_keys(c, self.max_keys)?;
+                }
+            }
         }
         Ok(true)
     }
@@ -976,7 +1127,7 @@ mod tests {
         let path = dir.path().join("log.tfrecord");
         std::fs::write(&path, log).unwrap();
         let bytes = Bytes::copy_from_slice(log);
-        match count_tfrecord_reads(bytes, 0, keep, chunk, Some(&path)) {
+        match count_tfrecord_reads(bytes, 0, keep, chunk, Some(&path), usize::MAX) {
             Ok((c, full)) => (summary(Ok(c)), full),
             Err(e) => (summary(Err(e)), 0),
         }
@@ -1033,8 +1184,15 @@ mod tests {
                     let (got, full) = from_disk(&log, keep, chunk);
                     assert_eq!(got, want, "mix {m} chunk {chunk}");
                     let disk_walks = walks() - before;
-                    count_tfrecord_reads(Bytes::copy_from_slice(&log), 0, keep, chunk, None)
-                        .unwrap();
+                    count_tfrecord_reads(
+                        Bytes::copy_from_slice(&log),
+                        0,
+                        keep,
+                        chunk,
+                        None,
+                        usize::MAX,
+                    )
+                    .unwrap();
                     // Walked in parts exactly when the mapping is; always in parts when
                     // every part starts at a record, most records counted by their print
                     // (which worker decodes a print first depends on timing, so the
@@ -1093,6 +1251,70 @@ mod tests {
         v
     }
 
+    /// A log of `n` requests, each with an input of its own name (`n` shape keys).
+    fn distinct(n: usize) -> Vec<u8> {
+        use crate::wire::{put_bytes_field, put_varint_field};
+        let mut log = Vec::new();
+        for i in 0..n {
+            let mut tensor = Vec::new();
+            put_varint_field(&mut tensor, 1, 1);
+            let mut entry = Vec::new();
+            put_bytes_field(&mut entry, 1, format!("in_{i}").as_bytes());
+            put_bytes_field(&mut entry, 2, &tensor);
+            let mut req = Vec::new();
+            put_bytes_field(&mut req, 2, &entry);
+            write_record(&mut log, &encode_predict_log(&req));
+        }
+        log
+    }
+
+    #[test]
+    fn the_key_cap_holds_in_parts_in_one_walk_and_on_a_stream() {
+        let log = distinct(3000);
+        for chunk in [2000, 20_000, usize::MAX] {
+            let count = |max| {
+                count_tfrecord_reads(Bytes::copy_from_slice(&log), 0, false, chunk, None, max)
+            };
+            let e = count(2999).unwrap_err();
+            assert!(TooManyKeys::is(&e), "chunk {chunk}: {e}");
+            assert_eq!(
+                e.to_string(),
+                "more than 2,999 distinct shape keys, the limit of the tables counted in memory"
+            );
+            assert_eq!(count(3000).unwrap().0.keys.len(), 3000, "chunk {chunk}");
+        }
+        for (max, ok) in [(2999, false), (3000, true)] {
+            let r = stream::count_stream(&log[..], None, 0, false, 1 << 20, None, max);
+            assert_eq!(r.is_ok(), ok, "{max}: {:?}", r.err());
+        }
+        // The whole stream is bounded when asked, after inflating.
+        let gz = compression::compress(&log, Compression::Gzip).unwrap();
+        let capped = Some(log.len() as u64 - 1);
+        let e = stream::count_stream(
+            &gz[..],
+            Some(Compression::Gzip),
+            0,
+            false,
+            1 << 20,
+            capped,
+            5000,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("the inflated stream goes on past byte"), "{e}");
+        let exact = Some(log.len() as u64);
+        assert!(stream::count_stream(
+            &gz[..],
+            Some(Compression::Gzip),
+            0,
+            false,
+            1 << 20,
+            exact,
+            5000
+        )
+        .is_ok());
+    }
+
     #[test]
     fn parts_count_as_one_walk_does() {
         for name in [
@@ -1125,7 +1347,8 @@ mod tests {
             write_record(&mut log, &recs[i % 4]);
         }
         let chunk = log.len() / 60;
-        let (c, full) = count_tfrecord_reads(Bytes::from(log), 0, false, chunk, None).unwrap();
+        let (c, full) =
+            count_tfrecord_reads(Bytes::from(log), 0, false, chunk, None, usize::MAX).unwrap();
         assert_eq!(c.requests, 600);
         assert!(
             full <= 4 * workers(),

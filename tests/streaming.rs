@@ -1,6 +1,7 @@
 //! Issue 24 §2: a log on standard input is streamed by `inspect` and `convert` (and
-//! `keys`, tests/compressed.rs), never read whole: `--max-size` then bounds one record,
-//! so a log larger than the cap goes through, record by record.
+//! `keys`, tests/compressed.rs), never read whole: without `--max-size` the default cap
+//! bounds one record, so a log of any length goes through, record by record; a
+//! `--max-size` given bounds the whole stream (tests/hostile_inputs.rs).
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -52,21 +53,27 @@ fn convert_streams_a_log_from_standard_input() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.tfrecord");
     let o = out.to_str().unwrap();
-    // Under a cap far below the log's size: only streaming gets through.
+    // A cap given bounds the whole stream; without one, it all goes through.
     for input in [log.clone(), gzip(&log)] {
-        let (code, _, err) = run(
-            &[
-                "convert",
-                "-",
-                "--wire",
-                "tfrecord",
-                "-o",
-                o,
-                "--max-size",
-                "1M",
-            ],
-            input,
+        let _ = std::fs::remove_file(&out);
+        let capped = [
+            "convert",
+            "-",
+            "--wire",
+            "tfrecord",
+            "-o",
+            o,
+            "--max-size",
+            "1M",
+        ];
+        let (code, _, err) = run(&capped, input.clone());
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("over the size limit of 1,048,576 bytes"),
+            "{err}"
         );
+        assert!(!out.exists());
+        let (code, _, err) = run(&["convert", "-", "--wire", "tfrecord", "-o", o], input);
         assert_eq!(code, 0, "{err}");
         assert!(
             std::fs::read(&out).unwrap() == log,
@@ -114,10 +121,7 @@ fn convert_streams_a_log_from_standard_input() {
 #[test]
 fn inspect_streams_a_log_from_standard_input() {
     let log = big_log(5_000); // 2.2 MB, 30,000 records
-    let (code, out, err) = run(
-        &["inspect", "-", "-f", "json", "--max-size", "1M"],
-        log.clone(),
-    );
+    let (code, out, err) = run(&["inspect", "-", "-f", "json"], log.clone());
     assert_eq!(code, 1, "TOO_MANY_RECORDS fails the run: {err}");
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["streamed"], true);

@@ -184,14 +184,49 @@ impl Summary {
                 bytes: cov.file_sizes.get(i).copied().unwrap_or(0),
             })
             .collect();
-        table.into_summary(cov.requests, cov.skipped, files, cov.unreadable.clone())
+        table
+            .into_summary(cov.requests, cov.skipped, files, cov.unreadable.clone())
+            .summary
     }
 
     /// Adds another summary into this one: counts summed, each key's earliest request
-    /// kept, files and unreadable files joined.
+    /// kept, files and unreadable files joined. A count past 2^64 − 1 stays at
+    /// 2^64 − 1 (never wraps); [`Summary::try_merge`] refuses it instead.
     pub fn merge(&mut self, other: Summary) {
+        let (merged, _) = self.merged(other);
+        *self = merged;
+    }
+
+    /// [`Summary::merge`], refusing a count that would not fit in 64 bits (two
+    /// summaries of 2^63 requests each): the error names what overflowed, and `self`
+    /// is left as it was.
+    ///
+    /// ```
+    /// use tfreq::analysis::summary::Summary;
+    /// let mut a = Summary::empty();
+    /// a.requests = 1 << 63;
+    /// let e = a.clone().try_merge(a.clone()).unwrap_err();
+    /// assert!(e.to_string().contains("requests"), "{e}");
+    /// ```
+    pub fn try_merge(&mut self, other: Summary) -> Result<(), Error> {
+        let (merged, overflow) = self.merged(other);
+        match overflow {
+            Some(what) => Err(ErrorDetail::Format(format!(
+                "merging: {what}: the sum is past the largest count, 2^64 - 1 ({})",
+                u64::MAX
+            ))
+            .into()),
+            None => {
+                *self = merged;
+                Ok(())
+            }
+        }
+    }
+
+    /// This summary and `other` merged, counts saturating, with what overflowed first.
+    fn merged(&self, other: Summary) -> (Summary, Option<String>) {
         let mut table = Table::default();
-        let rules: Vec<(crate::analysis::batch::BatchRule, String)> = [&*self, &other]
+        let rules: Vec<(crate::analysis::batch::BatchRule, String)> = [self, &other]
             .iter()
             .filter_map(|s| s.batching.as_ref())
             .map(|b| (b.rule.clone(), b.source.clone()))
@@ -200,19 +235,20 @@ impl Summary {
             .first()
             .filter(|(r, _)| rules.iter().all(|(o, _)| o == r))
             .cloned();
-        for s in [std::mem::replace(self, Summary::empty()), other] {
-            table.add_summary(&s);
-            self.requests += s.requests;
-            self.skipped += s.skipped;
-            self.files.extend(s.files);
-            self.unreadable.extend(s.unreadable);
-        }
-        let files = std::mem::take(&mut self.files);
-        let unreadable = std::mem::take(&mut self.unreadable);
-        *self = table.into_summary(self.requests, self.skipped, files, unreadable);
+        table.add_summary(self);
+        table.add_summary(&other);
+        let requests = table.sum(self.requests, other.requests, || "requests".into());
+        let skipped = table.sum(self.skipped, other.skipped, || "skipped entries".into());
+        let mut files = self.files.clone();
+        files.extend(other.files);
+        let mut unreadable = self.unreadable.clone();
+        unreadable.extend(other.unreadable);
+        let mut merged = table.into_summary(requests, skipped, files, unreadable);
+        let overflow = merged.overflow.take();
         if let Some((rule, source)) = rule {
-            self.batching = Some(self.batch_sizes(&rule, &source));
+            merged.batching = Some(merged.batch_sizes(&rule, &source));
         }
+        (merged.summary, overflow)
     }
 
     /// The padded batch sizes of this summary's requests under `rule`.
@@ -277,7 +313,9 @@ impl Summary {
 
     /// A summary of nothing.
     pub fn empty() -> Summary {
-        Table::default().into_summary(0, 0, Vec::new(), Vec::new())
+        Table::default()
+            .into_summary(0, 0, Vec::new(), Vec::new())
+            .summary
     }
 
     /// The JSON document (one line).
@@ -286,12 +324,25 @@ impl Summary {
     }
 
     /// Reads a summary document, refusing another `schema` and anything that is not a
-    /// summary (the error names the line and column).
+    /// summary (the error names the line and column), one of more than
+    /// [`DEFAULT_MAX_KEYS`] shape keys and one whose counts add up past 2^64 − 1.
     pub fn from_json(text: &str) -> Result<Summary, Error> {
-        #[derive(Deserialize)]
-        struct Version {
-            schema: Option<u32>,
-        }
+        Summary::from_json_capped(text, DEFAULT_MAX_KEYS)
+    }
+
+    /// [`Summary::from_json`] refusing a summary of more than `max_keys` shape keys.
+    /// The keys are counted by a first pass over the text that allocates nothing per
+    /// key, so a summary over the limit is refused before it takes memory.
+    ///
+    /// ```
+    /// use tfreq::analysis::summary::Summary;
+    /// let text = Summary::empty().to_json();
+    /// assert!(Summary::from_json_capped(&text, 0).is_ok());
+    /// let two = r#"{"schema": 1, "keys": [{"shapes": [{}, {}]}]}"#;
+    /// let e = Summary::from_json_capped(two, 1).unwrap_err().to_string();
+    /// assert!(e.contains("2 shape keys, over the limit of 1"), "{e}");
+    /// ```
+    pub fn from_json_capped(text: &str, max_keys: usize) -> Result<Summary, Error> {
         let bad = |e: serde_json::Error| {
             Error::from(ErrorDetail::Format(format!(
                 "not a tfreq keys summary: {e} (line {}, column {})",
@@ -299,9 +350,20 @@ impl Summary {
                 e.column()
             )))
         };
-        let v: Version = serde_json::from_str(text).map_err(bad)?;
+        let v: Outline = serde_json::from_str(text).map_err(bad)?;
         match v.schema {
-            Some(SCHEMA) => serde_json::from_str(text).map_err(bad),
+            Some(SCHEMA) if v.keys.0 > max_keys => Err(Error::other(
+                crate::error::Category::Limit,
+                TooManyShapeKeys {
+                    found: v.keys.0,
+                    limit: max_keys,
+                },
+            )),
+            Some(SCHEMA) => {
+                let s: Summary = serde_json::from_str(text).map_err(bad)?;
+                s.check_counts()?;
+                Ok(s)
+            }
             Some(n) => Err(ErrorDetail::Format(format!(
                 "a tfreq keys summary of schema {n}; this tfreq reads schema {SCHEMA}"
             ))
@@ -314,18 +376,158 @@ impl Summary {
     }
 }
 
+impl Summary {
+    /// Refuses counts that add up past 2^64 − 1 (each executor key's shapes, the keys):
+    /// no summary of real requests has them, and the tables built from a summary sum them.
+    fn check_counts(&self) -> Result<(), Error> {
+        let over = |what: &str| {
+            Error::from(ErrorDetail::Format(format!(
+                "not a tfreq keys summary: {what} add up past 2^64 - 1"
+            )))
+        };
+        let mut all: u64 = 0;
+        for k in &self.keys {
+            let mut n: u64 = 0;
+            for sh in &k.shapes {
+                n = n.checked_add(sh.count).ok_or_else(|| {
+                    over(&format!("the counts of the shapes of {:?}", k.signature))
+                })?;
+            }
+            all = all
+                .checked_add(n.max(k.count))
+                .ok_or_else(|| over("the counts of the keys"))?;
+        }
+        Ok(())
+    }
+}
+
+/// Distinct shape keys a summary may hold ([`Summary::from_json`]) and a count may
+/// hold (`crate::scan::DEFAULT_MAX_KEYS`, the command line's `--max-keys`): 100,000.
+/// A one-feed key costs about 5 KB at the peak of `tfreq keys` (its tables, then the
+/// summary or table written from them) and about 4 KB in `tfreq keys merge`, so at the
+/// limit either stays near half a gigabyte (`tests/hostile_inputs.rs` measures it);
+/// the real logs of docs/performance.md hold about 3,000.
+pub const DEFAULT_MAX_KEYS: usize = 100_000;
+
+/// A summary of more shape keys than the limit it is read with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a summary of {} shape keys, over the limit of {}", crate::digits::group_digits(*found as u64), crate::digits::group_digits(*limit as u64))]
+pub struct TooManyShapeKeys {
+    /// Shape keys in the summary.
+    pub found: usize,
+    /// The limit.
+    pub limit: usize,
+}
+
+/// A summary's schema and how many shape keys it holds, read without keeping them.
+#[derive(Deserialize)]
+struct Outline {
+    schema: Option<u32>,
+    #[serde(default)]
+    keys: Counted<KeyOutline>,
+}
+
+/// An executor key's shape keys, counted.
+#[derive(Deserialize)]
+struct KeyOutline {
+    #[serde(default)]
+    shapes: Counted<serde::de::IgnoredAny>,
+}
+
+/// How many shape keys an array holds: its elements (`T` = ignored), or the sum of
+/// their shapes (`T` = [`KeyOutline`]).
+struct Counted<T>(usize, std::marker::PhantomData<T>);
+
+impl<T> Default for Counted<T> {
+    fn default() -> Self {
+        Counted(0, std::marker::PhantomData)
+    }
+}
+
+/// What one element of a [`Counted`] array adds.
+trait Weight {
+    fn weight(&self) -> usize;
+}
+
+impl Weight for serde::de::IgnoredAny {
+    fn weight(&self) -> usize {
+        1
+    }
+}
+
+impl Weight for KeyOutline {
+    fn weight(&self) -> usize {
+        self.shapes.0
+    }
+}
+
+impl<'de, T: Deserialize<'de> + Weight> Deserialize<'de> for Counted<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de> + Weight> serde::de::Visitor<'de> for Visit<T> {
+            type Value = usize;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<usize, A::Error> {
+                let mut n = 0usize;
+                while let Some(e) = a.next_element::<T>()? {
+                    n = n.saturating_add(e.weight());
+                }
+                Ok(n)
+            }
+        }
+        d.deserialize_seq(Visit::<T>(std::marker::PhantomData))
+            .map(|n| Counted(n, std::marker::PhantomData))
+    }
+}
+
 /// Shape keys with their counts and earliest requests, built up from counts or
 /// summaries, then laid out in the summary's order.
 #[derive(Default)]
 struct Table {
     shapes: HashMap<ShapeKey, (u64, First)>,
+    /// The first sum that went past `u64::MAX` (counts saturate).
+    overflow: Option<String>,
+}
+
+/// A summary laid out by [`Table::into_summary`], and the first sum that overflowed.
+struct Laid {
+    summary: Summary,
+    overflow: Option<String>,
+}
+
+impl std::ops::Deref for Laid {
+    type Target = Summary;
+    fn deref(&self) -> &Summary {
+        &self.summary
+    }
+}
+
+impl std::ops::DerefMut for Laid {
+    fn deref_mut(&mut self) -> &mut Summary {
+        &mut self.summary
+    }
 }
 
 impl Table {
+    /// `a + b`, saturating; an overflow is remembered as `what`.
+    fn sum(&mut self, a: u64, b: u64, what: impl FnOnce() -> String) -> u64 {
+        a.checked_add(b).unwrap_or_else(|| {
+            self.overflow.get_or_insert_with(what);
+            u64::MAX
+        })
+    }
+
     fn add(&mut self, k: ShapeKey, count: u64, first: First) {
         match self.shapes.get_mut(&k) {
             Some((n, f)) => {
-                *n += count;
+                *n = n.checked_add(count).unwrap_or_else(|| {
+                    self.overflow.get_or_insert_with(|| {
+                        format!("the requests of the shape key {}", k.key.signature)
+                    });
+                    u64::MAX
+                });
                 if first < *f {
                     *f = first;
                 }
@@ -360,7 +562,8 @@ impl Table {
         skipped: u64,
         mut files: Vec<FileRead>,
         mut unreadable: Vec<Unreadable>,
-    ) -> Summary {
+    ) -> Laid {
+        let mut overflow = self.overflow;
         files.sort();
         unreadable.sort_by(|a, b| a.file.cmp(&b.file).then(a.error.cmp(&b.error)));
         let mut groups: HashMap<ExecutorKey, KeySummary> = HashMap::new();
@@ -376,7 +579,12 @@ impl Table {
                 count: 0,
                 shapes: Vec::new(),
             });
-            g.count += count;
+            g.count = g.count.checked_add(count).unwrap_or_else(|| {
+                overflow.get_or_insert_with(|| {
+                    format!("the requests of the executor key {}", sk.key.signature)
+                });
+                u64::MAX
+            });
             g.shapes.push(ShapeSummary {
                 feeds: sk
                     .shapes
@@ -411,7 +619,7 @@ impl Table {
                     ))
                 })
         });
-        Summary {
+        let summary = Summary {
             schema: SCHEMA,
             requests,
             skipped,
@@ -421,7 +629,8 @@ impl Table {
             unreadable,
             keys,
             batching: None,
-        }
+        };
+        Laid { summary, overflow }
     }
 }
 

@@ -76,10 +76,26 @@ pub fn detect(b: &[u8], limit: u64) -> Result<Option<(Compression, Vec<u8>)>, Er
         ))),
         Some(Compression::Zlib) => match inflate(b, Compression::Zlib, limit) {
             Ok(v) if crate::formats::tfrecord::is_tfrecord(&v) => Ok(Some((Compression::Zlib, v))),
+            // Over the limit: a zlib stream of a TFRecord log says so (rather than
+            // being read as the bytes of something else).
+            Err(e) if inflates_past(b, Compression::Zlib, limit) && zlib_log(b) => Err(e),
             _ => Ok(None),
         },
         None => Ok(None),
     }
+}
+
+/// Whether `b` inflates to more than `limit` bytes (reading at most one past it).
+fn inflates_past(b: &[u8], c: Compression, limit: u64) -> bool {
+    let mut sink = io::sink();
+    io::copy(&mut reader(b, c).take(limit.saturating_add(1)), &mut sink).is_ok_and(|n| n > limit)
+}
+
+/// Whether the zlib stream `b` starts with a TFRecord header.
+fn zlib_log(b: &[u8]) -> bool {
+    let mut head = Vec::with_capacity(12);
+    let _ = reader(b, Compression::Zlib).take(12).read_to_end(&mut head);
+    crate::formats::tfrecord::is_tfrecord(&head)
 }
 
 /// A reader of the inflated stream of `r`.

@@ -24,7 +24,8 @@ const BLOCK: usize = 1 << 20;
 const QUEUE: usize = 4;
 
 /// Counts the TFRecord log that `r` holds, compressed as `compression` (or not),
-/// refusing a record longer than `max_record` bytes. Returns the counts and the bytes of
+/// refusing a record longer than `max_record` bytes and, with `max_total`, a stream of
+/// more than that many (inflated) bytes. Returns the counts and the bytes of
 /// the (inflated) stream. `Ok(None)` when the stream fails before its first record is
 /// read (it is not a log of this kind: the caller reads the input as usual).
 pub(crate) fn count_stream(
@@ -33,6 +34,8 @@ pub(crate) fn count_stream(
     file: usize,
     keep: bool,
     max_record: u64,
+    max_total: Option<u64>,
+    max_keys: usize,
 ) -> Result<Option<(KeyCounts, u64)>, Error> {
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::sync_channel::<io::Result<Vec<u8>>>(QUEUE);
@@ -41,6 +44,14 @@ pub(crate) fn count_stream(
                 Some(c) => compression::reader(r, c),
                 None => Box::new(r),
             };
+            if let Some(max) = max_total {
+                let what = if compression.is_some() {
+                    "the inflated stream"
+                } else {
+                    "the input"
+                };
+                src = Box::new(crate::io::limited(src, max, what));
+            }
             loop {
                 let mut block = vec![0u8; BLOCK];
                 let mut n = 0;
@@ -78,7 +89,7 @@ pub(crate) fn count_stream(
             read: 0,
             what: compression,
         };
-        let r = walk_stream(&mut reader, file, keep, max_record);
+        let r = walk_stream(&mut reader, file, keep, max_record, max_keys);
         // Dropping the receiver ends the inflating thread at its next block.
         drop(reader);
         r
@@ -105,6 +116,9 @@ impl Blocks {
                     Ok(Ok(b)) => {
                         self.block = b;
                         self.pos = 0;
+                    }
+                    Ok(Err(e)) if e.kind() == io::ErrorKind::FileTooLarge => {
+                        return Err(Error::other(crate::error::Category::Limit, e));
                     }
                     Ok(Err(e)) => {
                         let what = self
@@ -148,10 +162,11 @@ fn walk_stream(
     file: usize,
     keep: bool,
     max_record: u64,
+    max_keys: usize,
 ) -> Result<Option<(KeyCounts, u64)>, Error> {
     let opts = crate::decode::DecodeOptions::default();
     let mut c = KeyCounts::default();
-    let mut seen = Seen::default();
+    let mut seen = Seen::new(max_keys);
     let mut print = Vec::new();
     let mut data = Vec::new();
     let mut records = RecordReader::new(r, max_record);
@@ -184,8 +199,16 @@ fn walk_stream(
         if !(printed && seen.count(&print)) {
             let e = formats::log_entry(i, at, at + 12, bytes::Bytes::copy_from_slice(&data), opts)?;
             match &e.content {
-                Content::Message(m) if printed => seen.insert(&print, m, (origin, 0), keep, None),
-                _ => c.add_entry(&e, file, true, keep),
+                Content::Message(m) if printed => {
+                    seen.insert(&print, m, (origin, 0), keep, None)?
+                }
+                _ => {
+                    let known = c.keys.len();
+                    c.add_entry(&e, file, true, keep);
+                    if c.keys.len() > known {
+                        super::check_keys(&c, max_keys)?;
+                    }
+                }
             }
         }
     }
@@ -193,5 +216,7 @@ fn walk_stream(
     if index == 0 {
         return Ok(None);
     }
-    Ok(Some((seen.into_counts(c, &[0]), offset)))
+    let counts = seen.into_counts(c, &[0])?;
+    super::check_keys(&counts, max_keys)?;
+    Ok(Some((counts, offset)))
 }

@@ -62,6 +62,12 @@ pub fn hint(e: &tfreq::Error) -> String {
         }
         D::NoDtypes => "; tfreq build FILE --model PATH -o OUT makes a request file of it".into(),
         D::Unframed(_) => ". Fix: tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests (or read the records as they are with --from unframed-logs)".into(),
+        D::Other { source, .. }
+            if source.is::<tfreq::scan::TooManyKeys>()
+                || source.is::<tfreq::analysis::summary::TooManyShapeKeys>() =>
+        {
+            " (--max-keys: a higher one holds more keys in memory)".into()
+        }
         _ => String::new(),
     }
 }

@@ -79,16 +79,18 @@ pub fn run(a: Args) -> Outcome {
         // length (a file or standard input).
         Opened::Log(r, c) if a.wire == OutWire::Tfrecord => {
             drop(progress);
-            return stream(&a, r, c, rewrite.input.max_size, &opts, compress);
+            // Inflated and capped here (a --max-size given bounds the whole stream).
+            let r = inputs.stream(r, c);
+            return stream(&a, r, rewrite.input.limit(), &opts, compress);
         }
         Opened::Log(r, c) => {
-            let read = tfreq::io::ReadOptions::default().max_size(rewrite.input.max_size);
+            let read = tfreq::io::ReadOptions::default().max_size(rewrite.input.limit());
             let b = tfreq::io::read_from(r, &a.input, &read)?;
             match c {
                 Some(c) => bytes::Bytes::from(tfreq::formats::compression::inflate(
                     &b,
                     c,
-                    rewrite.input.max_size,
+                    rewrite.input.limit(),
                 )?),
                 None => b,
             }
@@ -126,7 +128,6 @@ pub fn run(a: Args) -> Outcome {
 fn stream(
     a: &Args,
     mut r: Box<dyn std::io::Read>,
-    c: Option<Compression>,
     max_record: u64,
     opts: &ConvertOptions,
     compress: Option<Compression>,
@@ -138,11 +139,11 @@ fn stream(
     };
     write_output_with(a.output.as_deref(), &mut |w| {
         let converted = match compress {
-            None => convert_stream(&mut r, c, max_record, opts, w).map_err(fail)?,
+            None => convert_stream(&mut r, None, max_record, opts, w).map_err(fail)?,
             Some(z) => {
                 let mut zw = Compressor::new(w, z);
                 let converted =
-                    convert_stream(&mut r, c, max_record, opts, &mut zw).map_err(fail)?;
+                    convert_stream(&mut r, None, max_record, opts, &mut zw).map_err(fail)?;
                 zw.finish().map_err(|e| {
                     tfreq::Error::from(tfreq::ErrorDetail::Format(format!(
                         "writing the output: {e}"

@@ -26,9 +26,12 @@ pub struct InputArgs {
     #[arg(long = "from", value_enum, default_value_t = InputFrom::Auto)]
     pub from: InputFrom,
     /// Refuse an input larger than this, whether a file, a pipe, a device or standard
-    /// input: bytes, or a number with K, M or G (powers of 1024).
-    #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = parse_size)]
-    pub max_size: u64,
+    /// input, counted after inflating a gzip or zlib input: bytes, or a number with K,
+    /// M or G (powers of 1024). Default 2G for an input read whole; a log streamed
+    /// record by record (standard input, a gzip log) is then bounded per record only,
+    /// unless --max-size is given.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_size: Option<u64>,
     /// A REST JSON input's dtype (JSON carries none; a --model gives the rest):
     /// NAME=DT_FLOAT. Repeatable.
     #[arg(long = "dtype", value_name = "NAME=DTYPE")]
@@ -66,6 +69,14 @@ impl RewriteArgs {
         let (bytes, _) = inputs.bytes(input)?;
         let opts = inputs.options_for(input, &bytes)?;
         Ok((bytes, opts))
+    }
+}
+
+impl InputArgs {
+    /// The cap on an input read whole, and on one record of a streamed log:
+    /// `--max-size`, or 2 GiB.
+    pub fn limit(&self) -> u64 {
+        self.max_size.unwrap_or(tfreq::io::DEFAULT_MAX_SIZE)
     }
 }
 
@@ -185,7 +196,8 @@ impl<'a> Inputs<'a> {
         &self,
         paths: impl IntoIterator<Item = &'p Path>,
     ) -> Result<InputOptions, Failure> {
-        let read = crate::sigbus::read_options(self.args.max_size, paths);
+        let read =
+            crate::sigbus::read_options(self.args.limit(), paths).max_streamed(self.args.max_size);
         let mut opts = InputOptions::new()
             .format(self.args.from.format())
             .read_options(read);
@@ -204,9 +216,9 @@ impl<'a> Inputs<'a> {
     /// TFRecord log; offsets and record numbers are then those of the inflated
     /// stream). The error names the file.
     pub fn bytes(&self, path: &Path) -> Result<(Bytes, Option<Compression>), Failure> {
-        let opts = crate::sigbus::read_options(self.args.max_size, [path]);
+        let opts = crate::sigbus::read_options(self.args.limit(), [path]);
         let bytes = tfreq::io::read(path, &opts)?;
-        match tfreq::formats::compression::detect(&bytes, self.args.max_size)
+        match tfreq::formats::compression::detect(&bytes, self.args.limit())
             .map_err(|e| e.in_file(path.display().to_string()))?
         {
             Some((c, inflated)) => Ok((Bytes::from(inflated), Some(c))),
@@ -220,7 +232,7 @@ impl<'a> Inputs<'a> {
     pub fn options_for(&self, path: &Path, bytes: &[u8]) -> Result<InputOptions, Failure> {
         let mut opts = InputOptions::new()
             .format(self.args.from.format())
-            .max_size(self.args.max_size)
+            .max_size(self.args.limit())
             .for_path(path);
         opts.decode.kind = self.kind;
         if looks_like_json(bytes) {
@@ -258,22 +270,41 @@ impl<'a> Inputs<'a> {
         Ok(c)
     }
 
-    /// The records of a log opened as a stream (see [`Inputs::open`]), decoded one at
-    /// a time, each with its TFRecord framing checked; `--max-size` bounds one record.
+    /// The stream of a log opened as one (see [`Inputs::open`]), inflated when `c`
+    /// says so; a `--max-size` given bounds what it holds after inflating (the
+    /// default bounds each record only: [`Inputs::records`]).
+    pub fn stream(
+        &self,
+        r: Box<dyn std::io::Read>,
+        c: Option<Compression>,
+    ) -> Box<dyn std::io::Read> {
+        let (r, what) = match c {
+            Some(c) => (
+                tfreq::formats::compression::reader(r, c),
+                "the inflated stream",
+            ),
+            None => (r, "the input"),
+        };
+        match self.args.max_size {
+            Some(max) => Box::new(tfreq::io::limited(r, max, what)),
+            None => r,
+        }
+    }
+
+    /// The records of a log opened as a stream (see [`Inputs::open`] and
+    /// [`Inputs::stream`]), decoded one at a time, each with its TFRecord framing
+    /// checked; the size cap ([`InputArgs::limit`]) bounds each record.
     pub fn records(
         &self,
         r: Box<dyn std::io::Read>,
         c: Option<Compression>,
     ) -> impl Iterator<Item = Result<tfreq::formats::Entry, tfreq::Error>> {
-        let r = match c {
-            Some(c) => tfreq::formats::compression::reader(r, c),
-            None => r,
-        };
+        let r = self.stream(r, c);
         let opts = tfreq::DecodeOptions {
             kind: self.kind,
             ..Default::default()
         };
-        tfreq::formats::tfrecord::RecordReader::new(r, self.args.max_size)
+        tfreq::formats::tfrecord::RecordReader::new(r, self.args.limit())
             .map(move |rec| rec.and_then(|rec| tfreq::formats::record_entry(rec, opts)))
     }
 
@@ -397,7 +428,7 @@ impl Inputs<'_> {
                 // A directory, a device, a FIFO: read whole as every input is.
                 return Ok(Opened::Whole(self.bytes(path)?.0));
             }
-            if meta.len() > self.args.max_size {
+            if meta.len() > self.args.limit() {
                 // The size check of a whole read, with its words.
                 return Ok(Opened::Whole(self.bytes(path)?.0));
             }
@@ -416,9 +447,9 @@ impl Inputs<'_> {
         if streams {
             return Ok(Opened::Log(Box::new(stream), c));
         }
-        let read = tfreq::io::ReadOptions::default().max_size(self.args.max_size);
+        let read = tfreq::io::ReadOptions::default().max_size(self.args.limit());
         let bytes = tfreq::io::read_from(stream, path, &read).map_err(|e| in_file(&file, e))?;
-        match tfreq::formats::compression::detect(&bytes, self.args.max_size)
+        match tfreq::formats::compression::detect(&bytes, self.args.limit())
             .map_err(|e| in_file(&file, e))?
         {
             Some((_, inflated)) => Ok(Opened::Whole(Bytes::from(inflated))),

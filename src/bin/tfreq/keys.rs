@@ -40,6 +40,18 @@ pub struct KeysArgs {
     batch: crate::batch::BatchArgs,
     #[command(flatten)]
     input: InputArgs,
+    #[command(flatten)]
+    cap: KeyCap,
+}
+
+/// How many distinct keys `keys` and `keys merge` hold in memory.
+#[derive(clap::Args, Clone, Copy)]
+pub struct KeyCap {
+    /// Stop with an error (exit 2) past this many distinct shape keys (a key whose
+    /// inputs come in several orders counts once per order while a log is read): the
+    /// tables take about 5 KB a key, and stay near half a gigabyte at the default.
+    #[arg(long, value_name = "N", default_value_t = tfreq::scan::DEFAULT_MAX_KEYS)]
+    max_keys: usize,
 }
 
 /// With `--model-name NAME`: keeps the requests of that model (and those that name
@@ -78,6 +90,7 @@ fn count(
     keep: bool,
     inputs: &Inputs,
     machine_output: bool,
+    max_keys: usize,
 ) -> Result<KeyCounts, Failure> {
     let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     let opts = inputs.options(paths.iter().copied())?;
@@ -92,8 +105,13 @@ fn count(
         crate::common::count(files.len() as u64, "file"),
         human_size(total)
     ));
-    let counted = tfreq::scan::count(&paths, &opts, keep);
+    let counted = tfreq::scan::count_capped(&paths, &opts, keep, max_keys);
     drop(progress);
+    // Past the key limit the counts are partial: no table, the error alone.
+    if let Some(i) = counted.errors.iter().position(tfreq::scan::TooManyKeys::is) {
+        let mut errors = counted.errors;
+        return Err(Failure::from(errors.swap_remove(i)));
+    }
     let mut cov = counted.counts;
     // The command line's messages add the option that settles an error.
     for (u, e) in cov.unreadable.iter_mut().zip(&counted.errors) {
@@ -121,9 +139,12 @@ struct MergeArgs {
     /// Output format (JSON: the merged summary).
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Json)]
     format: Format,
-    /// Refuse a summary larger than this: bytes, or a number with K, M or G.
-    #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = crate::input::parse_size)]
+    /// Refuse a summary larger than this: bytes, or a number with K, M or G. (A summary
+    /// of --max-keys keys is about 25 MB; its text is held while it is read.)
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = crate::input::parse_size)]
     max_size: u64,
+    #[command(flatten)]
+    cap: KeyCap,
 }
 
 fn run_merge(a: MergeArgs) -> Outcome {
@@ -136,13 +157,26 @@ fn run_merge(a: MergeArgs) -> Outcome {
         let read = tfreq::io::read(p, &opts)
             .map_err(Failure::from)
             .and_then(|b| {
-                std::str::from_utf8(&b)
-                    .map(str::to_owned)
-                    .map_err(|e| Failure::msg(format!("not UTF-8 text: {e}")))
-            })
-            .and_then(|t| Summary::from_json(&t).map_err(Failure::from));
+                // Parsed where it was read: the text is held once.
+                let t = std::str::from_utf8(&b)
+                    .map_err(|e| Failure::msg(format!("not UTF-8 text: {e}")))?;
+                Summary::from_json_capped(t, a.cap.max_keys).map_err(Failure::from)
+            });
         match read {
-            Ok(s) => merged.merge(s),
+            Ok(s) => {
+                // Counts that would not fit, or more keys than the cap: no merged
+                // summary at all rather than a wrong or partial one.
+                merged
+                    .try_merge(s)
+                    .map_err(|e| crate::common::in_file(&p.display().to_string(), e))?;
+                if merged.shape_keys > a.cap.max_keys {
+                    return Err(Failure::msg(format!(
+                        "the merged summary holds {} shape keys, over the limit of {} (--max-keys: a higher one holds more keys in memory)",
+                        crate::common::group_digits(merged.shape_keys as u64),
+                        crate::common::group_digits(a.cap.max_keys as u64)
+                    )));
+                }
+            }
             Err(e) => {
                 bad = true;
                 report_error(&crate::common::in_file(&p.display().to_string(), e));
@@ -186,7 +220,13 @@ pub fn run_keys(mut a: KeysArgs) -> Outcome {
         // merge exactly): count the files in that order.
         a.files.sort();
     }
-    let mut cov = count(&a.files, false, &inputs, a.format == Format::Json)?;
+    let mut cov = count(
+        &a.files,
+        false,
+        &inputs,
+        a.format == Format::Json,
+        a.cap.max_keys,
+    )?;
     only_model(&mut cov, a.model_name.as_deref());
     let mut out = stdout();
     let sizes = batching.map(|(rule, source)| {
@@ -264,6 +304,8 @@ pub struct WarmupArgs {
     overwrite_input: bool,
     #[command(flatten)]
     input: InputArgs,
+    #[command(flatten)]
+    cap: KeyCap,
 }
 
 /// The files to count: each `keys --format json` summary among `files` stands for the
@@ -302,7 +344,7 @@ pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
     crate::common::stdin_at_most_once(paths.iter().copied())?;
     refuse_same_file(a.output.as_deref(), &paths, a.overwrite_input)?;
     let batching = a.batch.rule()?;
-    let mut cov = count(&a.files, true, &inputs, false)?;
+    let mut cov = count(&a.files, true, &inputs, false, a.cap.max_keys)?;
     only_model(&mut cov, a.model_name.as_deref());
     let models = cov.models();
     if models.len() > 1 {
