@@ -1399,9 +1399,15 @@ mod tests {
         let path = dir.path().join("log.tfrecord");
         std::fs::write(&path, &log).unwrap();
         for chunk in [usize::MAX, 1 << 20] {
-            let (c, _) =
-                count_tfrecord_reads(Bytes::from(log.clone()), 0, false, chunk, Some(&path))
-                    .unwrap();
+            let (c, _) = count_tfrecord_reads(
+                Bytes::from(log.clone()),
+                0,
+                false,
+                chunk,
+                Some(&path),
+                usize::MAX,
+            )
+            .unwrap();
             let first = c
                 .keys
                 .iter()

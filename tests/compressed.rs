@@ -386,3 +386,54 @@ fn warmup_takes_summaries_for_the_logs_they_name() {
         std::fs::read(from_logs).unwrap()
     );
 }
+
+/// `inspect` names the compression it read through (human and JSON), and a compressed file
+/// where TF Serving loads its warm-up is WARMUP_COMPRESSED in every command (once in
+/// `diff`): TF Serving's loader reads it as an uncompressed TFRecord and fails the model
+/// load. The header said nothing of the compression.
+#[test]
+fn inspect_names_the_compression_and_a_compressed_warmup_is_an_error() {
+    let gz = path("warmup_gzip.tfrecord.gz");
+    let (code, out, _) = tfreq(&["inspect", &gz], None);
+    let out = String::from_utf8(out).unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .ends_with(": gzip-compressed TFRecord of PredictionLog, 3 records (3 predict_log)"),
+        "{out}"
+    );
+    let (_, out, _) = tfreq(&["inspect", "--format", "json", &gz], None);
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["compression"], "gzip", "{v}");
+    let (_, out, _) = tfreq(
+        &[
+            "inspect",
+            "--format",
+            "json",
+            "tests/data/tfrecord/warmup_predict.tfrecord",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert!(v.get("compression").is_none(), "{v}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let warm = dir.path().join("1/assets.extra");
+    std::fs::create_dir_all(&warm).unwrap();
+    let w = warm.join("tf_serving_warmup_requests");
+    std::fs::copy(&gz, &w).unwrap();
+    let w = w.to_str().unwrap();
+    let (code, out, _) = tfreq(&["inspect", w], None);
+    let out = String::from_utf8(out).unwrap();
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("error WARMUP_COMPRESSED"), "{out}");
+    let (code, out, _) = tfreq(
+        &["diff", w, "tests/data/tfrecord/warmup_predict.tfrecord"],
+        None,
+    );
+    let out = String::from_utf8(out).unwrap();
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(out.matches("WARMUP_COMPRESSED").count(), 1, "{out}");
+}

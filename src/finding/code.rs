@@ -138,8 +138,8 @@ rules! {
         "an example's feature is another list kind than the signature's ParseExample reads (int64_list for a float feature): 'Data types don't match'";
     FeatureLength = "FEATURE_LENGTH", Error, CHECK,
         "an example's fixed-length feature holds another number of values than its shape: 'Number of float values != expected'";
-    WarmupCompressed = "WARMUP_COMPRESSED", Error, DIFF_CHECK,
-        "a gzip or zlib warm-up file: TF Serving's warm-up loader reads uncompressed TFRecord only, so the model fails to load";
+    WarmupCompressed = "WARMUP_COMPRESSED", Error, ALL3,
+        "a gzip or zlib warm-up file (given to diff or check as the warm-up, or at assets.extra/tf_serving_warmup_requests): TF Serving's warm-up loader reads uncompressed TFRecord only, so the model fails to load";
     // What detection finds about a file (formats).
     WarmupBase64 = "WARMUP_BASE64", Error, ALL3,
         "the file is base64 text of a request (PaiRec writes warm_up.bin so): read decoded, but the EAS processor parses warm_up.bin as raw protobuf and fails on it";

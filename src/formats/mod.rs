@@ -173,6 +173,9 @@ pub struct Container {
     /// Detection's findings about the file as a whole (TF Serving's warm-up limits are
     /// [`crate::analysis::warmup::file_findings`]).
     pub findings: Vec<Finding>,
+    /// The compression the file was read through (`None` for plain bytes; set by the
+    /// caller that inflated them, [`compression::detect`]).
+    pub compression: Option<compression::Compression>,
 }
 
 /// Walks a file's entries lazily: a TFRecord file record by record (each decoded when
@@ -503,6 +506,7 @@ impl Entries {
             kind,
             entries,
             findings: self.findings,
+            compression: None,
         })
     }
 

@@ -400,9 +400,12 @@ pub fn write_container_head(
             } else {
                 format!(" ({})", by.join(", "))
             };
+            let how = c
+                .compression
+                .map_or(String::new(), |z| format!("{z}-compressed "));
             writeln!(
                 out,
-                "{BOLD}{label}{RESET}: {what}, {} record{}{by}",
+                "{BOLD}{label}{RESET}: {how}{what}, {} record{}{by}",
                 c.entries.len(),
                 if c.entries.len() == 1 { "" } else { "s" },
             )?;

@@ -389,6 +389,8 @@ pub fn write_message(
 #[derive(Debug, Serialize)]
 struct ContainerJson<'a> {
     container: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    compression: Option<String>,
     entries_count: usize,
     file: &'a str,
     problems: FindingsJson<'a>,
@@ -456,6 +458,7 @@ pub fn write_container(
         .collect();
     let doc = ContainerJson {
         container: c.kind.as_str(),
+        compression: c.compression.map(|z| z.to_string()),
         entries_count: c.entries.len(),
         file,
         problems: FindingsJson(&c.findings),

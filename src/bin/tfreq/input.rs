@@ -256,7 +256,14 @@ impl<'a> Inputs<'a> {
             "decoding {file} ({})",
             human_size(bytes.len() as u64)
         ));
-        Ok((self.container_of(path, bytes)?, compressed))
+        let mut c = self.container_of(path, bytes)?;
+        c.compression = compressed;
+        // Where TF Serving loads its warm-up from, compression fails the model load,
+        // whatever the command.
+        if let Some(comp) = compressed.filter(|_| is_warmup_path(path)) {
+            c.findings.push(compressed_warmup(comp));
+        }
+        Ok((c, compressed))
     }
 
     /// [`Inputs::container`] of bytes already read from `path`.
@@ -346,7 +353,7 @@ impl<'a> Inputs<'a> {
     ) -> Result<(), Failure> {
         let file = p.display().to_string();
         let (mut c, compressed) = self.container(p, progress)?;
-        if let (Some(comp), true) = (compressed, as_warmup) {
+        if let (Some(comp), true) = (compressed, as_warmup && !is_warmup_path(p)) {
             c.findings.push(compressed_warmup(comp));
         }
         c.findings
@@ -461,6 +468,13 @@ impl Inputs<'_> {
 /// TF Serving opens the warm-up with a RecordReader of default options (no
 /// compression): tests/data/detect/compressed.json holds TensorFlow's own error for
 /// such a file read that way ("corrupted record at 0").
+/// Whether `path` is where TF Serving reads a model's warm-up from
+/// (`assets.extra/tf_serving_warmup_requests`).
+fn is_warmup_path(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n == "tf_serving_warmup_requests")
+}
+
 fn compressed_warmup(comp: Compression) -> Finding {
     Finding::new(
         tfreq::analysis::Code::WarmupCompressed,
