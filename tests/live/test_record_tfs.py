@@ -95,9 +95,13 @@ class Record(unittest.TestCase):
                              proxied.GetModelMetadata(meta, timeout=TIMEOUT).SerializeToString())
             code, summary = rec.stop()
             self.assertEqual(code, 0, "".join(rec.stderr))
-            # 8 predicts and the refused one; 4 fetch sets, so 4 executor keys.
-            self.assertTrue(summary.startswith("9 requests in 1 file: 4 executor keys"), summary)
+            # 8 predicts and the refused one; 4 fetch sets of model faq, and the refused
+            # request's key (it names model "nope": one session per model), so 5 executor
+            # keys; faq's 4 recorded, the other model's named as not recorded (a warm-up
+            # file belongs to one model).
+            self.assertTrue(summary.startswith("9 requests in 1 file: 5 executor keys"), summary)
             self.assertIn("recorded 4 requests (one per executor key)", summary)
+            self.assertIn("not recorded: 1 request, a model other than the first recorded", summary)
             code, out, err = tfreq("check", "--model", "tests/data/models/faq", str(rec.out))
             self.assertEqual(code, 0, out + err)
             prod = sorted(str(p) for p in traffic.iterdir())
