@@ -648,7 +648,7 @@ fn merge_summaries(py: Python<'_>, summaries: Vec<String>) -> PyResult<String> {
     let mut merged = tfreq::analysis::summary::Summary::empty();
     for s in &summaries {
         let one = tfreq::analysis::summary::Summary::from_json(s).map_err(|e| to_py(py, e))?;
-        merged.merge(one);
+        merged.try_merge(one).map_err(|e| to_py(py, e))?;
     }
     Ok(merged.to_json())
 }

@@ -81,3 +81,14 @@ def test_a_refused_feed_leaves_the_request_as_it_was():
     with pytest.raises(ValueError):
         r.add_feed("y", [1], T.DT_INT8, [999])
     assert r.to_string() == before
+
+
+def test_merged_counts_never_wrap():
+    # Two summaries whose counts add past 2^64 - 1: an error naming the sum, not a count
+    # that wrapped to 0 (as `tfreq keys merge` refuses it).
+    s = tfreq.summarize(["tests/data/eas/faq_prod.bin"])
+    s["requests"] = 2**63
+    s["keys"][0]["count"] = 2**63
+    s["keys"][0]["shapes"][0]["count"] = 2**63
+    with pytest.raises((tfreq.Error, tfreq.DecodeError), match="past the largest count"):
+        tfreq.merge_summaries([s, s])
