@@ -89,6 +89,28 @@ impl Http {
         })
     }
 
+    /// Sends one request and waits for the answer's head (its body is the caller's to
+    /// read): what [`Http::request`] and [`Http::post_counted`] share.
+    async fn send(
+        &self,
+        method: ::http::Method,
+        url: &str,
+        headers: Vec<(&str, String)>,
+        body: Bytes,
+    ) -> Result<::http::Response<hyper::body::Incoming>, NetError> {
+        let mut b = ::http::Request::builder().method(method).uri(url);
+        for (k, v) in headers {
+            b = b.header(k, v);
+        }
+        let req = b
+            .body(Full::new(body))
+            .map_err(|e| NetError::BadUrl(format!("{url}: {e}")))?;
+        self.client
+            .request(req)
+            .await
+            .map_err(|e| NetError::Unreachable(format!("{url}: {}", explain(chain(&e)))))
+    }
+
     /// Sends one request and reads the whole answer within `timeout`.
     pub async fn request(
         &self,
@@ -98,19 +120,8 @@ impl Http {
         body: Bytes,
         timeout: Duration,
     ) -> Result<Reply, NetError> {
-        let mut b = ::http::Request::builder().method(method).uri(url);
-        for (k, v) in headers {
-            b = b.header(k, v);
-        }
-        let req = b
-            .body(Full::new(body))
-            .map_err(|e| NetError::BadUrl(format!("{url}: {e}")))?;
         let call = async {
-            let resp = self
-                .client
-                .request(req)
-                .await
-                .map_err(|e| NetError::Unreachable(format!("{url}: {}", explain(chain(&e)))))?;
+            let resp = self.send(method, url, headers, body).await?;
             let status = resp.status().as_u16();
             let (parts, body) = resp.into_parts();
             let body = read_body(body, &parts.headers, self.limit)
@@ -143,21 +154,8 @@ impl Http {
         body: Bytes,
         timeout: Duration,
     ) -> Result<u64, NetError> {
-        let mut b = ::http::Request::builder()
-            .method(::http::Method::POST)
-            .uri(url);
-        for (k, v) in headers {
-            b = b.header(k, v);
-        }
-        let req = b
-            .body(Full::new(body))
-            .map_err(|e| NetError::BadUrl(format!("{url}: {e}")))?;
         let call = async {
-            let resp = self
-                .client
-                .request(req)
-                .await
-                .map_err(|e| NetError::Unreachable(format!("{url}: {}", explain(chain(&e)))))?;
+            let resp = self.send(::http::Method::POST, url, headers, body).await?;
             let status = resp.status().as_u16();
             let mut body = resp.into_body();
             let (mut seen, mut kept) = (0u64, Vec::new());
