@@ -182,6 +182,20 @@ pub(crate) fn encode_with_spec(
     Ok(out)
 }
 
+/// The bytes of one serialized `tf.train.Example` (what a `ParseExample` node reads from
+/// a string tensor): features in name order, float and int64 lists packed, as in a
+/// classify or regress request's `Input`.
+///
+/// ```
+/// use tfreq::{Example, Feature, FeatureValues};
+/// let e = Example { features: vec![Feature { name: "x".into(), values: FeatureValues::Float(vec![1.0]) }] };
+/// let b = tfreq::encode_example(&e);
+/// assert_eq!(b.len(), 16); // features { feature { key: "x" value { float_list { value: 1 } } } }
+/// ```
+pub fn encode_example(e: &crate::model::Example) -> Vec<u8> {
+    examples::example_bytes(e)
+}
+
 /// One tensor's own message bytes (`TensorProto`, or EAS `ArrayProto`), converted from
 /// `src` as [`encode`] converts the tensors of a request (e.g. a `SessionRunRequest`
 /// feed, which is a `TensorProto` outside any `PredictRequest`).

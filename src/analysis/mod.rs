@@ -18,6 +18,7 @@ mod lint;
 pub mod load;
 pub mod report;
 pub mod summary;
+pub mod synth;
 pub mod timing;
 pub mod warmup;
 
