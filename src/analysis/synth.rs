@@ -242,7 +242,7 @@ fn signature_requests(
                 key,
                 Some(alias),
                 false,
-                "left out: the signature has a default for it, which TF Serving fills in",
+                format!("input {alias:?} left out: the signature has a default for it, which TF Serving fills in"),
             ));
             continue;
         }
