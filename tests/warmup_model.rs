@@ -20,7 +20,11 @@ fn root() -> PathBuf {
 fn answers() -> Vec<Value> {
     let p = root().join("tests/data/warmup/answers.json");
     let s = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_str::<Value>(&s).unwrap().as_array().unwrap().clone()
+    serde_json::from_str::<Value>(&s)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
 }
 
 fn strs(v: &Value) -> Vec<String> {
@@ -171,7 +175,10 @@ fn production_requests_find_their_executors_warmed() {
     assert_eq!(v["verdict"], "same-executor", "{v}");
     assert_eq!(v["counts"]["warnings"], 0, "{v}");
     // tf.Example production logs (classify and regress) of tf1_examples.
-    for log in ["examples/logs/classify_log.tfrecord", "examples/logs/regress_log.tfrecord"] {
+    for log in [
+        "examples/logs/classify_log.tfrecord",
+        "examples/logs/regress_log.tfrecord",
+    ] {
         let got = verdicts(&[
             "diff",
             &s("warmup/tf1_examples.tfrecord"),
@@ -234,7 +241,9 @@ fn with_production_logs_only_the_signatures_never_called_are_added() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        err.contains("added 2 requests for the signatures production never called: predict, regress"),
+        err.contains(
+            "added 2 requests for the signatures production never called: predict, regress"
+        ),
         "{err}"
     );
     let (_, v) = common::json(&["inspect", &out.display().to_string()]);
@@ -246,4 +255,37 @@ fn with_production_logs_only_the_signatures_never_called_are_added() {
         .collect();
     assert_eq!(kinds.last(), Some(&"regress_log"), "{kinds:?}");
     assert!(kinds.contains(&"predict_log"), "{kinds:?}");
+}
+
+/// The `$ tfreq warmup --model …` lines of docs/warmup.md's opening text block, each
+/// with the lines it prints (stderr; `$out` stands for the output directory).
+#[test]
+fn the_documented_one_command_warmups_print_what_is_shown() {
+    let page = std::fs::read_to_string(root().join("docs/warmup.md")).unwrap();
+    let start = page
+        .find("```text\n$ tfreq warmup --model")
+        .expect("docs/warmup.md shows `tfreq warmup --model` and its output");
+    let block = &page[start + "```text\n".len()..];
+    let block = &block[..block.find("```").unwrap()];
+    let mut runs: Vec<(String, Vec<String>)> = Vec::new();
+    for line in block.lines() {
+        match line.strip_prefix("$ ") {
+            Some(cmd) => runs.push((cmd.to_string(), Vec::new())),
+            None => runs.last_mut().unwrap().1.push(line.to_string()),
+        }
+    }
+    assert!(runs.len() >= 2);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    for (cmd, shown) in runs {
+        let args: Vec<String> = cmd
+            .split_whitespace()
+            .skip(1)
+            .map(|w| w.trim_matches('"').replace("$out", &out))
+            .collect();
+        let (code, _, err) = tfreq_in_root(&args);
+        assert_eq!(code, 0, "{cmd}: {err}");
+        let got: Vec<String> = err.lines().map(|l| l.replace(&out, "$out")).collect();
+        assert_eq!(got, shown, "docs/warmup.md: the output of `{cmd}` is stale");
+    }
 }

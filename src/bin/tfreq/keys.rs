@@ -77,8 +77,12 @@ fn only_model(cov: &mut KeyCounts, name: Option<&str>) {
 /// The model giving REST JSON inputs their dtypes.
 #[derive(clap::Args)]
 pub struct RestArgs {
-    /// The model giving the input dtypes for REST JSON files: a SavedModel directory,
-    /// saved_model.pb, GetModelMetadata JSON or `saved_model_cli show --all` output.
+    /// The model: a SavedModel directory, saved_model.pb, GetModelMetadata JSON
+    /// (metadata.json) or `saved_model_cli show --all` output. It gives REST JSON files
+    /// their input dtypes; `warmup --model` with no FILES writes a warm-up from its
+    /// signatures alone (a live server's too: a grpc:// URL with --model-name, or
+    /// http://HOST:8501/v1/models/NAME), and with FILES adds a request for each signature
+    /// production never called.
     #[arg(long, value_name = "PATH")]
     model: Option<PathBuf>,
 }
@@ -280,7 +284,8 @@ pub struct WarmupArgs {
     /// PredictionLogs, TF Serving's warm-up file.
     #[arg(long, value_enum)]
     wire: Option<OutWire>,
-    /// What replaces the values: zeros, constant=V, or random (with --seed).
+    /// What replaces the values (with --model: fills them): zeros, ones, constant=V, or
+    /// random (with --seed).
     #[arg(long, default_value = "zeros", value_parser = crate::args::parse_fill)]
     fill: Fill,
     /// Seed for --fill random.
@@ -292,11 +297,6 @@ pub struct WarmupArgs {
     /// several models: a warm-up file belongs to one model.
     #[arg(long, value_name = "NAME")]
     model_name: Option<String>,
-    /// The model (a SavedModel directory, saved_model.pb, GetModelMetadata JSON,
-    /// saved_model_cli text, or a live grpc:// or http://…/v1/models/NAME server): with no
-    /// FILES, one request per signature and batch size made from its signatures; with
-    /// FILES, also a request for each signature production never called (and the input
-    /// dtypes of REST JSON files).
     #[command(flatten)]
     rest: RestArgs,
     #[command(flatten)]
