@@ -207,6 +207,15 @@ fn note(sig: &str, input: Option<&str>, left_out: bool, msg: impl Into<String>) 
     }
 }
 
+/// One input of a predict request: its shape (-1 standing for the batch size), and the
+/// string values given for it (numbers are filled).
+struct Plan<'a> {
+    alias: &'a str,
+    dtype: DType,
+    shape: Vec<i64>,
+    values: Option<Vec<Bytes>>,
+}
+
 /// The requests of one signature, or the note that says why it has none.
 fn signature_requests(
     sig: &Signature,
@@ -235,7 +244,7 @@ fn signature_requests(
         ));
     }
     // Each input's plan: its shape (with -1 standing for the batch size) and values.
-    let mut plans: Vec<(&str, DType, Vec<i64>, Option<Vec<Bytes>>)> = Vec::new();
+    let mut plans: Vec<Plan> = Vec::new();
     for (alias, spec) in &sig.inputs {
         if opts.wire == WireFormat::TfServing && sig.has_default(alias) {
             notes.push(note(
@@ -313,9 +322,14 @@ fn signature_requests(
         } else {
             None
         };
-        plans.push((alias, dtype, shape, values));
+        plans.push(Plan {
+            alias,
+            dtype,
+            shape,
+            values,
+        });
     }
-    let batched = plans.iter().any(|p| p.2.contains(&-1));
+    let batched = plans.iter().any(|p| p.shape.contains(&-1));
     let sizes: &[u64] = if batched { sizes } else { &sizes[..1] };
     if !batched && opts.batch_sizes.len() > 1 {
         notes.push(note(
@@ -333,7 +347,8 @@ fn signature_requests(
             template.fetches = sig.outputs.keys().cloned().collect();
         }
         let mut strings: Vec<(usize, Tensor)> = Vec::new();
-        for (i, (alias, dtype, shape, values)) in plans.iter().enumerate() {
+        for (i, p) in plans.iter().enumerate() {
+            let (alias, dtype, shape, values) = (p.alias, &p.dtype, &p.shape, &p.values);
             let dims: Vec<i64> = shape.iter().map(|&d| if d < 0 { b } else { d }).collect();
             let shape = Shape::from_sizes(&dims);
             let Some(n) = shape.num_elements().and_then(|n| usize::try_from(n).ok()) else {

@@ -576,11 +576,7 @@ fn warmup_from_model(a: &WarmupArgs) -> Outcome {
         &a.synth,
         &m,
         &model.display().to_string(),
-        sizes,
-        a.fill.mode(a.seed),
-        synth_wire(wire),
-        a.model_name.as_deref(),
-        None,
+        synth_options(a, sizes, wire, Vec::new()),
     )?;
     if s.messages.is_empty() {
         return Err(Failure::msg(format!(
@@ -607,10 +603,23 @@ fn warmup_from_model(a: &WarmupArgs) -> Outcome {
     Ok(0)
 }
 
-fn synth_wire(w: OutWire) -> tfreq::WireFormat {
-    match w {
-        OutWire::Eas => tfreq::WireFormat::Eas,
-        _ => tfreq::WireFormat::TfServing,
+/// What `warmup --model` makes: these signatures (all when empty) at these batch sizes.
+fn synth_options(
+    a: &WarmupArgs,
+    batch_sizes: Vec<u64>,
+    wire: OutWire,
+    signatures: Vec<String>,
+) -> tfreq::analysis::synth::SynthOptions {
+    tfreq::analysis::synth::SynthOptions {
+        signatures,
+        batch_sizes,
+        fill: a.fill.mode(a.seed),
+        wire: match wire {
+            OutWire::Eas => tfreq::WireFormat::Eas,
+            _ => tfreq::WireFormat::TfServing,
+        },
+        model_name: a.model_name.clone(),
+        ..Default::default()
     }
 }
 
@@ -654,11 +663,7 @@ fn add_uncalled(
         &a.synth,
         &m,
         &model.display().to_string(),
-        crate::synth::batch_sizes(&a.synth, rule),
-        a.fill.mode(a.seed),
-        synth_wire(wire),
-        a.model_name.as_deref(),
-        Some(only),
+        synth_options(a, crate::synth::batch_sizes(&a.synth, rule), wire, only),
     )?;
     if !crate::common::quiet() && !s.messages.is_empty() {
         let _ = writeln!(

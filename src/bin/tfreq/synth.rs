@@ -134,16 +134,13 @@ fn read_values(path: &Path) -> Result<BTreeMap<String, Vec<Bytes>>, Failure> {
     Ok(out)
 }
 
-/// The requests for `signatures` (all when `None`) of the model, and its notes on stderr.
+/// The requests `opts` asks for (its dims and values taken from the flags), and its
+/// notes on stderr.
 pub fn requests(
     a: &SynthArgs,
     model: &ModelSignatures,
     model_label: &str,
-    batch_sizes: Vec<u64>,
-    fill: tfreq::scrub::FillMode,
-    wire: tfreq::WireFormat,
-    model_name: Option<&str>,
-    only: Option<Vec<String>>,
+    mut opts: SynthOptions,
 ) -> Result<Synthesized, Failure> {
     let mg = model.meta_graph(&a.tag).ok_or_else(|| {
         Failure::msg(format!(
@@ -152,19 +149,13 @@ pub fn requests(
             model.tag_sets().join("; ")
         ))
     })?;
-    let values = match &a.values {
-        Some(p) => read_values(p)?,
-        None => BTreeMap::new(),
-    };
-    let opts = SynthOptions {
-        signatures: only.unwrap_or_else(|| a.signatures.clone()),
-        batch_sizes,
-        fill,
-        dims: a.dims.iter().cloned().collect(),
-        values,
-        wire,
-        model_name: model_name.map(str::to_string),
-    };
+    if let Some(p) = &a.values {
+        opts.values = read_values(p)?;
+    }
+    opts.dims = a.dims.iter().cloned().collect();
+    if opts.signatures.is_empty() {
+        opts.signatures = a.signatures.clone();
+    }
     let s = synthesize(mg, &opts);
     if !crate::common::quiet() {
         let mut err = anstream::stderr();
