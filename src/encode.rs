@@ -190,7 +190,8 @@ pub(crate) fn encode_with_spec(
 /// use tfreq::{Example, Feature, FeatureValues};
 /// let e = Example { features: vec![Feature { name: "x".into(), values: FeatureValues::Float(vec![1.0]) }] };
 /// let b = tfreq::encode_example(&e);
-/// assert_eq!(b.len(), 16); // features { feature { key: "x" value { float_list { value: 1 } } } }
+/// // features { feature { key: "x" value { float_list { value: 1 } } } }, packed
+/// assert_eq!(b, [0x0a, 15, 0x0a, 13, 0x0a, 1, b'x', 0x12, 8, 0x12, 6, 0x0a, 4, 0, 0, 0x80, 0x3f]);
 /// ```
 pub fn encode_example(e: &crate::model::Example) -> Vec<u8> {
     examples::example_bytes(e)
