@@ -289,3 +289,38 @@ fn the_documented_one_command_warmups_print_what_is_shown() {
         assert_eq!(got, shown, "docs/warmup.md: the output of `{cmd}` is stale");
     }
 }
+
+/// `--values` from a captured request (an EAS request of production) fills the faq
+/// model's string inputs, which are not tf.Examples; `--wire eas` writes the bare
+/// request the EAS processor reads, with every output as an explicit fetch, and `diff`
+/// finds production's executor warmed by it.
+#[test]
+fn values_from_a_captured_request_make_an_eas_warmup_of_productions_executor() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("warm_up.bin").display().to_string();
+    let (code, _, err) = common::run3(&[
+        "warmup",
+        "--model",
+        &common::s("models/faq"),
+        "--values",
+        &common::s("eas/faq_prod.bin"),
+        "--wire",
+        "eas",
+        "-o",
+        &out,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let m = tfreq::decode(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(m.wire, tfreq::WireFormat::Eas);
+    assert_eq!(
+        m.fetches,
+        ["model_version_id", "sorted_labels", "sorted_probs"]
+    );
+    let (code, v) = common::json(&["diff", &out, &common::s("eas/faq_prod.bin")]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["verdict"], "same-executor", "{v}");
+    // Without the values, nothing can be made: exit 2, naming the input.
+    let (code, _, err) = common::run3(&["warmup", "--model", &common::s("models/faq"), "-o", &out]);
+    assert_eq!(code, 2);
+    assert!(err.contains("input \"input_holder\" is a string"), "{err}");
+}
