@@ -603,6 +603,29 @@ fn load_and_concurrent_send_over_every_protocol() {
     );
 }
 
+/// After a reload of the xla model (a new session: an empty XLA cache), `replay` of
+/// `warmup` and then tests/data/xla/prod.tfrecord (five calls each, cold past 100 ms):
+/// the exit code and the JSON report.
+fn replay_xla(l: &Live, warmup: &str) -> (Option<i32>, Value) {
+    l.reload("xla");
+    let o = l.tfreq(&[
+        "replay",
+        warmup,
+        "tests/data/xla/prod.tfrecord",
+        "--prod-count",
+        "5",
+        "--cold-ms",
+        "100",
+        "--format",
+        "json",
+        "--to",
+        &l.grpc(),
+    ]);
+    let v: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    (o.status.code(), v)
+}
+
 /// Issue 25 §5, measured: the xla model (tests/data/gen/make_xla_model.py; its serving
 /// function is `tf.function(jit_compile=True)`, which XLA compiles anew for each input
 /// shape, ~250 ms here against ~1 ms for a compiled shape: tests/data/xla/compile_times.json)
@@ -622,27 +645,8 @@ fn load_and_concurrent_send_over_every_protocol() {
 #[ignore]
 fn replay_measures_xla_compiles_per_batch_size() {
     let l = live();
-    let grpc = l.grpc();
     let prod = "tests/data/xla/prod.tfrecord";
-    let replay = |warmup: &str| -> (Option<i32>, Value) {
-        l.reload("xla");
-        let o = l.tfreq(&[
-            "replay",
-            warmup,
-            prod,
-            "--prod-count",
-            "5",
-            "--cold-ms",
-            "100",
-            "--format",
-            "json",
-            "--to",
-            &grpc,
-        ]);
-        let v: Value =
-            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
-        (o.status.code(), v)
-    };
+    let replay = |warmup: &str| replay_xla(&l, warmup);
     let firsts = |v: &Value, part: &str| -> Vec<(bool, f64)> {
         v[part]
             .as_array()
@@ -783,22 +787,7 @@ fn replay_finds_production_warm_after_a_warmup_made_from_the_model() {
     );
     let mut tries = Vec::new();
     for _ in 0..2 {
-        l.reload("xla");
-        let o = l.tfreq(&[
-            "replay",
-            out_s,
-            "tests/data/xla/prod.tfrecord",
-            "--prod-count",
-            "5",
-            "--cold-ms",
-            "100",
-            "--format",
-            "json",
-            "--to",
-            &l.grpc(),
-        ]);
-        let v: Value =
-            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+        let (code, v) = replay_xla(&l, out_s);
         let prod: Vec<bool> = v["production"]
             .as_array()
             .unwrap_or_else(|| panic!("{v:#}"))
@@ -810,7 +799,7 @@ fn replay_finds_production_warm_after_a_warmup_made_from_the_model() {
         for r in v["production"].as_array().unwrap() {
             assert_eq!(r["static_verdict"], "same-executor", "{v:#}");
         }
-        if o.status.code() == Some(0) && v["cold"] == 0 {
+        if code == Some(0) && v["cold"] == 0 {
             return;
         }
         tries.push(v);
