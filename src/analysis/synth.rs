@@ -635,4 +635,20 @@ mod tests {
         assert_eq!(r.messages[0].fetches, ["y"]);
         assert_eq!(r.messages[0].tensors[0].shape.sizes(), [2, 2]);
     }
+
+    #[test]
+    fn at_most_the_loaders_records_and_the_rest_is_named() {
+        let s = sig_with(&[("a", DType::Float, Some(vec![-1]))]);
+        let opts = SynthOptions {
+            batch_sizes: (1..=MAX_RECORDS as u64 + 5).collect(),
+            ..SynthOptions::default()
+        };
+        let r = synthesize(&meta(s), &opts);
+        assert_eq!(r.messages.len(), MAX_RECORDS);
+        let last = r.notes.last().unwrap();
+        assert!(
+            last.left_out && last.message.starts_with("5 requests left out"),
+            "{last:?}"
+        );
+    }
 }
