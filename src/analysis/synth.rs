@@ -52,6 +52,14 @@ use crate::signature::{ExampleSpec, MetaGraph, Signature};
 /// no shape for its input.
 pub const DEFAULT_DIM: i64 = 1;
 
+/// The largest batch size written: TF Serving's `max_batch_size` rarely passes a few
+/// thousand, and a warm-up request is held in memory whole.
+pub const MAX_BATCH: u64 = 1 << 16;
+
+/// The most elements one input of a request may hold (a `--dim` or batch size that
+/// asks for more is refused rather than filled).
+pub const MAX_ELEMENTS: u64 = 1 << 26;
+
 /// TF Serving's warm-up runs at most this many records (saved_model_warmup_util.cc).
 pub const MAX_RECORDS: usize = crate::analysis::warmup::MAX_RECORDS;
 
@@ -141,11 +149,22 @@ impl Synthesized {
 /// filled (see the module docs), at most [`MAX_RECORDS`].
 pub fn synthesize(mg: &MetaGraph, opts: &SynthOptions) -> Synthesized {
     let mut out = Synthesized::default();
-    let sizes: Vec<u64> = if opts.batch_sizes.is_empty() {
-        vec![1]
-    } else {
-        opts.batch_sizes.clone()
-    };
+    let mut sizes: Vec<u64> = Vec::new();
+    for &b in &opts.batch_sizes {
+        if b == 0 || b > MAX_BATCH {
+            out.notes.push(note(
+                "",
+                None,
+                true,
+                format!("batch size {b} left out: a warm-up batch is 1 to {MAX_BATCH} rows (a classify or regress request of no examples fails the warm-up: \"Input is empty.\")"),
+            ));
+        } else if !sizes.contains(&b) {
+            sizes.push(b);
+        }
+    }
+    if sizes.is_empty() {
+        sizes.push(1);
+    }
     for want in &opts.signatures {
         if !mg.signatures.contains_key(want) {
             out.notes.push(SynthNote {
@@ -351,12 +370,16 @@ fn signature_requests(
             let (alias, dtype, shape, values) = (p.alias, &p.dtype, &p.shape, &p.values);
             let dims: Vec<i64> = shape.iter().map(|&d| if d < 0 { b } else { d }).collect();
             let shape = Shape::from_sizes(&dims);
-            let Some(n) = shape.num_elements().and_then(|n| usize::try_from(n).ok()) else {
+            let Some(n) = shape
+                .num_elements()
+                .filter(|&n| n <= MAX_ELEMENTS)
+                .and_then(|n| usize::try_from(n).ok())
+            else {
                 return Err(note(
                     key,
                     Some(alias),
                     true,
-                    format!("input {alias:?}: shape {dims:?} has no element count"),
+                    format!("input {alias:?}: shape {dims:?} holds more than {MAX_ELEMENTS} elements (or none can be counted): give a smaller --dim or batch size"),
                 ));
             };
             if let Some(v) = values {
@@ -640,11 +663,16 @@ mod tests {
     fn at_most_the_loaders_records_and_the_rest_is_named() {
         let s = sig_with(&[("a", DType::Float, Some(vec![-1]))]);
         let opts = SynthOptions {
-            batch_sizes: (1..=MAX_RECORDS as u64 + 5).collect(),
+            batch_sizes: (0..=MAX_RECORDS as u64 + 5).collect(),
             ..SynthOptions::default()
         };
         let r = synthesize(&meta(s), &opts);
         assert_eq!(r.messages.len(), MAX_RECORDS);
+        assert!(
+            r.notes[0].message.starts_with("batch size 0 left out"),
+            "{:?}",
+            r.notes
+        );
         let last = r.notes.last().unwrap();
         assert!(
             last.left_out && last.message.starts_with("5 requests left out"),

@@ -160,13 +160,20 @@ pub fn requests(
     if !crate::common::quiet() {
         let mut err = anstream::stderr();
         for n in &s.notes {
-            let _ = writeln!(
-                err,
-                "tfreq: {} {}: {}",
-                if n.left_out { "left out" } else { "note:" },
-                tfreq::escape::sanitize(&n.signature),
-                tfreq::escape::sanitize(&n.message)
-            );
+            let msg = tfreq::escape::sanitize(&n.message);
+            let _ = match (n.left_out, n.signature.is_empty()) {
+                (_, true) => writeln!(err, "tfreq: note: {msg}"),
+                (true, false) => writeln!(
+                    err,
+                    "tfreq: left out {}: {msg}",
+                    tfreq::escape::sanitize(&n.signature)
+                ),
+                (false, false) => writeln!(
+                    err,
+                    "tfreq: note: {}: {msg}",
+                    tfreq::escape::sanitize(&n.signature)
+                ),
+            };
         }
     }
     Ok(s)
