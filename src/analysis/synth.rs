@@ -333,7 +333,7 @@ fn signature_requests(
                         Some(alias),
                         true,
                         format!(
-                            "input {alias:?} is a string the graph does not parse as tf.Examples, and strings are not guessed: give its values with --values"
+                            "input {alias:?} is a string not known to hold tf.Examples (a saved_model.pb says which inputs ParseExample reads), and strings are not guessed: give its values with --values"
                         ),
                     ))
                 }
