@@ -191,18 +191,51 @@ fn production_requests_find_their_executors_warmed() {
             assert_eq!(verdict, "same-executor", "{label}");
         }
     }
-    // The batch-size log of batch_x2.
-    let got = verdicts(&[
+    // The batch-size log of batch_x2 (production lists its one output, the warm-up fetches
+    // every output; the model says they are the same), with TF Serving's batching
+    // parameters: every padded size is warmed, and the one error is production's request
+    // of 33 rows, past max_batch_size.
+    let (_, v) = common::json(&[
         "diff",
         &s("warmup/batch_x2.tfrecord"),
         &s("examples/batch/predict_log.tfrecord"),
         "--model",
         &s("examples/models/batch_x2"),
+        "--batching-parameters-file",
+        &s("examples/batch/batching_parameters.txt"),
     ]);
-    assert!(!got.is_empty());
-    for (label, verdict) in got {
-        assert_eq!(verdict, "same-executor", "{label}");
+    let reqs = v["requests"].as_array().unwrap();
+    assert!(!reqs.is_empty());
+    for r in reqs {
+        assert_eq!(r["verdict"], "same-executor", "{r}");
     }
+    assert_eq!(v["counts"]["warnings"], 0, "{v}");
+    assert_eq!(v["counts"]["errors"], 1, "{v}");
+    assert!(v.to_string().contains("BATCH_TOO_LARGE"), "{v}");
+    // A warm-up that names no model warms the model production names.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("xla.tfrecord").display().to_string();
+    let args = [
+        "warmup",
+        "--model",
+        &s("models/xla"),
+        "--allowed-batch-sizes",
+        "1,4,8",
+        "-o",
+        &out,
+    ];
+    assert_eq!(common::run3(&args).0, 0);
+    let (code, v) = common::json(&[
+        "diff",
+        &out,
+        &s("xla/prod.tfrecord"),
+        "--allowed-batch-sizes",
+        "1,4,8",
+        "--model",
+        &s("models/xla"),
+    ]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["counts"]["warnings"], 0, "{v}");
     // half_plus_two's own warm-up taken as production: every signature it calls is
     // warmed; its multi-inference request (classify and regress over one input) runs
     // another executor, which a warm-up made from the signatures does not make.
