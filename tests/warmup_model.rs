@@ -162,18 +162,22 @@ fn verdicts(args: &[&str]) -> Vec<(String, String)> {
 fn production_requests_find_their_executors_warmed() {
     let s = common::s;
     // The XLA model, at every allowed batch size: same executor, no size left cold.
-    let (code, v) = common::json(&[
-        "diff",
-        &s("warmup/xla.tfrecord"),
-        &s("xla/prod.tfrecord"),
-        "--allowed-batch-sizes",
-        "1,4,8",
-        "--model",
-        &s("models/xla"),
-    ]);
-    assert_eq!(code, 0, "{v}");
-    assert_eq!(v["verdict"], "same-executor", "{v}");
-    assert_eq!(v["counts"]["warnings"], 0, "{v}");
+    // `xla_clean` checks a warm-up against its production log with the model.
+    let xla_clean = |warmup: &str| {
+        let (code, v) = common::json(&[
+            "diff",
+            warmup,
+            &s("xla/prod.tfrecord"),
+            "--allowed-batch-sizes",
+            "1,4,8",
+            "--model",
+            &s("models/xla"),
+        ]);
+        assert_eq!(code, 0, "{warmup}: {v}");
+        assert_eq!(v["verdict"], "same-executor", "{warmup}: {v}");
+        assert_eq!(v["counts"]["warnings"], 0, "{warmup}: {v}");
+    };
+    xla_clean(&s("warmup/xla.tfrecord"));
     // tf.Example production logs (classify and regress) of tf1_examples.
     for log in [
         "examples/logs/classify_log.tfrecord",
@@ -225,17 +229,7 @@ fn production_requests_find_their_executors_warmed() {
         &out,
     ];
     assert_eq!(common::run3(&args).0, 0);
-    let (code, v) = common::json(&[
-        "diff",
-        &out,
-        &s("xla/prod.tfrecord"),
-        "--allowed-batch-sizes",
-        "1,4,8",
-        "--model",
-        &s("models/xla"),
-    ]);
-    assert_eq!(code, 0, "{v}");
-    assert_eq!(v["counts"]["warnings"], 0, "{v}");
+    xla_clean(&out);
     // half_plus_two's own warm-up taken as production: every signature it calls is
     // warmed; its multi-inference request (classify and regress over one input) runs
     // another executor, which a warm-up made from the signatures does not make.
