@@ -182,6 +182,21 @@ pub(crate) fn encode_with_spec(
     Ok(out)
 }
 
+/// The bytes of one serialized `tf.train.Example` (what a `ParseExample` node reads from
+/// a string tensor): features in name order, float and int64 lists packed, as in a
+/// classify or regress request's `Input`.
+///
+/// ```
+/// use tfreq::{Example, Feature, FeatureValues};
+/// let e = Example { features: vec![Feature { name: "x".into(), values: FeatureValues::Float(vec![1.0]) }] };
+/// let b = tfreq::encode_example(&e);
+/// // features { feature { key: "x" value { float_list { value: 1 } } } }, packed
+/// assert_eq!(b, [0x0a, 15, 0x0a, 13, 0x0a, 1, b'x', 0x12, 8, 0x12, 6, 0x0a, 4, 0, 0, 0x80, 0x3f]);
+/// ```
+pub fn encode_example(e: &crate::model::Example) -> Vec<u8> {
+    examples::example_bytes(e)
+}
+
 /// One tensor's own message bytes (`TensorProto`, or EAS `ArrayProto`), converted from
 /// `src` as [`encode`] converts the tensors of a request (e.g. a `SessionRunRequest`
 /// feed, which is a `TensorProto` outside any `PredictRequest`).

@@ -149,7 +149,7 @@ pub use decode::{
     decode, decode_as, decode_request, decode_tensor, decode_with, DecodeOptions, Detection,
 };
 pub use dtype::{DType, DTypeCode, DTypeInfo, ValueField};
-pub use encode::{encode, encode_tensor, TfsEncoding};
+pub use encode::{encode, encode_example, encode_tensor, TfsEncoding};
 pub use error::{BuildError, Category, DecodeError, DecodeErrorKind, Error, ErrorDetail};
 pub use half::{bf16, f16};
 pub use model::{

@@ -18,10 +18,11 @@ mod lint;
 pub mod load;
 pub mod report;
 pub mod summary;
+pub mod synth;
 pub mod timing;
 pub mod warmup;
 
 pub use crate::finding::{Code, Commands, Finding, Rule, Severity};
 pub use check::{check, check_labeled, CheckOptions};
-pub use diff::{diff, diff_batches, diff_labeled, DiffOptions};
+pub use diff::{diff, diff_batches, diff_batches_with_model, diff_labeled, DiffOptions};
 pub use lint::lint;

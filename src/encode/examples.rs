@@ -84,7 +84,7 @@ fn input_bytes(i: &ExampleInput) -> Vec<u8> {
     out
 }
 
-fn example_bytes(e: &Example) -> Vec<u8> {
+pub(super) fn example_bytes(e: &Example) -> Vec<u8> {
     let mut map = Vec::new();
     for f in &e.features {
         let mut value = Vec::new();

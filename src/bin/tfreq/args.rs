@@ -141,13 +141,14 @@ pub enum Fill {
 pub fn parse_fill(s: &str) -> Result<Fill, String> {
     match s {
         "zeros" => Ok(Fill::Zeros),
+        "ones" => Ok(Fill::Constant(1.0)),
         "random" => Ok(Fill::Random),
         _ => match s.strip_prefix("constant=") {
             Some(v) => v
                 .parse()
                 .map(Fill::Constant)
                 .map_err(|_| format!("constant={v}: not a number")),
-            None => Err(format!("{s:?}: expected zeros, constant=V or random")),
+            None => Err(format!("{s:?}: expected zeros, ones, constant=V or random")),
         },
     }
 }

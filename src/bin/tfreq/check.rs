@@ -105,7 +105,7 @@ fn run_check(a: Args) -> Result<Outcome, ModelFailure> {
     Ok(render(&report, a.format))
 }
 
-fn is_url(s: &str) -> bool {
+pub(crate) fn is_url(s: &str) -> bool {
     ["grpc://", "grpcs://", "http://", "https://"]
         .iter()
         .any(|p| s.starts_with(p))
@@ -113,7 +113,7 @@ fn is_url(s: &str) -> bool {
 
 /// The signatures a live server reports (gRPC GetModelMetadata, REST `/metadata`).
 #[cfg(feature = "net")]
-fn live_model(
+pub(crate) fn live_model(
     url: &str,
     name: Option<String>,
     cacert: Option<&std::path::Path>,
@@ -138,7 +138,7 @@ fn live_model(
 }
 
 #[cfg(not(feature = "net"))]
-fn live_model(
+pub(crate) fn live_model(
     url: &str,
     _: Option<String>,
     _: Option<&std::path::Path>,

@@ -127,7 +127,15 @@ fn run_diff(mut a: Args) -> Result<u8, Fatal> {
     let (wl, pl) = (labeled(&warm.requests), labeled(&prod.requests));
     let mut report = diff_labeled(&wl, &pl, &opts);
     if let Some((rule, source)) = &batching {
-        tfreq::analysis::diff_batches(&mut report, rule, source, &wl, &pl, a.strict_shapes);
+        tfreq::analysis::diff_batches_with_model(
+            &mut report,
+            rule,
+            source,
+            &wl,
+            &pl,
+            a.strict_shapes,
+            opts.model,
+        );
     }
     warm.report_problems(&mut report);
     prod.report_problems(&mut report);

@@ -77,8 +77,12 @@ fn only_model(cov: &mut KeyCounts, name: Option<&str>) {
 /// The model giving REST JSON inputs their dtypes.
 #[derive(clap::Args)]
 pub struct RestArgs {
-    /// The model giving the input dtypes for REST JSON files: a SavedModel directory,
-    /// saved_model.pb, GetModelMetadata JSON or `saved_model_cli show --all` output.
+    /// The model: a SavedModel directory, saved_model.pb, GetModelMetadata JSON
+    /// (metadata.json) or `saved_model_cli show --all` output. It gives REST JSON files
+    /// their input dtypes; `warmup --model` with no FILES writes a warm-up from its
+    /// signatures alone (a live server's too: a grpc:// URL with --model-name, or
+    /// http://HOST:8501/v1/models/NAME), and with FILES adds a request for each signature
+    /// production never called.
     #[arg(long, value_name = "PATH")]
     model: Option<PathBuf>,
 }
@@ -262,7 +266,8 @@ pub enum By {
 pub struct WarmupArgs {
     /// Production request files: bare .bin requests, TFRecord PredictionLog logs (plain
     /// or gzip), or `keys --format json` summaries, which stand for the logs they name.
-    #[arg(required = true)]
+    /// None with --model: a warm-up from the model's signatures alone.
+    #[arg(required_unless_present = "model")]
     files: Vec<PathBuf>,
     /// Output file (`-` for standard output).
     #[arg(long, short = 'o')]
@@ -279,7 +284,8 @@ pub struct WarmupArgs {
     /// PredictionLogs, TF Serving's warm-up file.
     #[arg(long, value_enum)]
     wire: Option<OutWire>,
-    /// What replaces the values: zeros, constant=V, or random (with --seed).
+    /// What replaces the values (with --model: fills them): zeros, ones, constant=V, or
+    /// random (with --seed).
     #[arg(long, default_value = "zeros", value_parser = crate::args::parse_fill)]
     fill: Fill,
     /// Seed for --fill random.
@@ -293,6 +299,8 @@ pub struct WarmupArgs {
     model_name: Option<String>,
     #[command(flatten)]
     rest: RestArgs,
+    #[command(flatten)]
+    synth: crate::synth::SynthArgs,
     /// With --allowed-batch-sizes or --batching-parameters-file: for each key (executor
     /// key and the feeds' dims after the 0th; --top the most frequent), one request per
     /// allowed batch size, its 0th dimension resized (rows repeated or cut), so that
@@ -338,6 +346,9 @@ fn expand_summaries(files: &[PathBuf], inputs: &Inputs) -> Result<Vec<PathBuf>, 
 }
 
 pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
+    if a.files.is_empty() {
+        return warmup_from_model(&a);
+    }
     let inputs = Inputs::new(&a.input, a.rest.model.as_deref());
     a.files = expand_summaries(&inputs.expand(&a.files)?, &inputs)?;
     let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
@@ -399,6 +410,7 @@ pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
         }
         msgs.push(s);
     }
+    add_uncalled(&a, &cov, &mut msgs, wire, None)?;
     let data = write(&msgs, wire.into())?;
     write_output(a.output.as_deref(), &data)?;
     if !crate::common::quiet() {
@@ -467,6 +479,7 @@ fn warmup_batches(
             msgs.push(s);
         }
     }
+    add_uncalled(a, cov, &mut msgs, wire, Some(rule))?;
     let data = write(&msgs, wire.into())?;
     write_output(a.output.as_deref(), &data)?;
     if !crate::common::quiet() {
@@ -547,4 +560,119 @@ fn batch_groups<'a>(
         .filter_map(|(g, n, m)| m.map(|m| (g, n, m)))
         .collect();
     (groups, skipped)
+}
+
+/// `warmup --model M` with no production files: one request per signature and batch
+/// size, made from the model alone.
+fn warmup_from_model(a: &WarmupArgs) -> Outcome {
+    let Some(model) = a.rest.model.as_deref() else {
+        return Err(Failure::msg("give production request files, or --model"));
+    };
+    let rule = a.batch.rule()?;
+    let wire = a.wire.unwrap_or(OutWire::Tfrecord);
+    let m = crate::synth::read_model(model, a.model_name.as_deref())?;
+    let sizes = crate::synth::batch_sizes(&a.synth, rule.as_ref().map(|r| &r.0));
+    let s = crate::synth::requests(
+        &a.synth,
+        &m,
+        &model.display().to_string(),
+        synth_options(a, sizes, wire, Vec::new()),
+    )?;
+    if s.messages.is_empty() {
+        return Err(Failure::msg(format!(
+            "--model {}: no request could be made for any signature (the reasons are above)",
+            model.display()
+        )));
+    }
+    if s.messages.len() > 1 && wire != OutWire::Tfrecord {
+        return Err(Failure::msg(format!(
+            "{} requests to write and a bare {} file holds one: name one --signature and one batch size, or write --wire tfrecord",
+            s.messages.len(),
+            tfreq::formats::Layout::from(wire).as_str()
+        )));
+    }
+    let data = write(&s.messages, wire.into())?;
+    write_output(a.output.as_deref(), &data)?;
+    if !crate::common::quiet() {
+        let _ = writeln!(
+            anstream::stderr(),
+            "{}",
+            crate::synth::wrote_line(&s, a.output.as_deref())
+        );
+    }
+    Ok(0)
+}
+
+/// What `warmup --model` makes: these signatures (all when empty) at these batch sizes.
+fn synth_options(
+    a: &WarmupArgs,
+    batch_sizes: Vec<u64>,
+    wire: OutWire,
+    signatures: Vec<String>,
+) -> tfreq::analysis::synth::SynthOptions {
+    tfreq::analysis::synth::SynthOptions {
+        signatures,
+        batch_sizes,
+        fill: a.fill.mode(a.seed),
+        wire: match wire {
+            OutWire::Eas => tfreq::WireFormat::Eas,
+            _ => tfreq::WireFormat::TfServing,
+        },
+        model_name: a.model_name.clone(),
+        ..Default::default()
+    }
+}
+
+/// `warmup FILES --model M`: a request made from the model for each of its signatures
+/// production never called, after production's.
+fn add_uncalled(
+    a: &WarmupArgs,
+    cov: &tfreq::analysis::coverage::KeyCounts,
+    msgs: &mut Vec<tfreq::Message>,
+    wire: OutWire,
+    rule: Option<&tfreq::analysis::batch::BatchRule>,
+) -> Result<(), Failure> {
+    let Some(model) = a.rest.model.as_deref() else {
+        return Ok(());
+    };
+    let m = crate::synth::read_model(model, a.model_name.as_deref())?;
+    let Some(mg) = m.meta_graph(&a.synth.tag) else {
+        return Ok(());
+    };
+    let called: std::collections::BTreeSet<String> = cov
+        .keys
+        .values()
+        .filter_map(|s| s.representative.as_ref())
+        .flat_map(|m| {
+            let mut v = vec![m.effective_signature().to_string()];
+            v.extend(m.tasks.iter().map(|t| t.signature().to_string()));
+            v
+        })
+        .collect();
+    let only: Vec<String> = mg
+        .signatures
+        .keys()
+        .filter(|k| !called.contains(*k) && *k != "__saved_model_init_op")
+        .filter(|k| a.synth.signatures.is_empty() || a.synth.signatures.contains(k))
+        .cloned()
+        .collect();
+    if only.is_empty() {
+        return Ok(());
+    }
+    let s = crate::synth::requests(
+        &a.synth,
+        &m,
+        &model.display().to_string(),
+        synth_options(a, crate::synth::batch_sizes(&a.synth, rule), wire, only),
+    )?;
+    if !crate::common::quiet() && !s.messages.is_empty() {
+        let _ = writeln!(
+            anstream::stderr(),
+            "tfreq: added {} for the signatures production never called: {}",
+            crate::common::count(s.messages.len() as u64, "request"),
+            s.signatures().join(", ")
+        );
+    }
+    msgs.extend(s.messages);
+    Ok(())
 }

@@ -28,6 +28,7 @@ pub(crate) mod scrub;
 pub(crate) mod send;
 pub(crate) mod sigbus;
 pub(crate) mod signature;
+pub(crate) mod synth;
 
 use std::process::ExitCode;
 

@@ -17,7 +17,7 @@ pub struct Args {
     /// Output file (`-` for standard output).
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
-    /// What replaces the values: zeros, constant=V, or random (with --seed).
+    /// What replaces the values: zeros, ones, constant=V, or random (with --seed).
     #[arg(long, default_value = "zeros", value_parser = parse_fill)]
     fill: Fill,
     /// Seed for --fill random.
