@@ -535,6 +535,13 @@ fn widen(d: DType, bits: &[u8], out: &mut [u8]) {
         _ => {
             let mut table = [[0u8; 4]; 256];
             for (b, v) in table.iter_mut().enumerate() {
+                // ml_dtypes reads a float4_e2m1fn byte with any of bits 3 to 7 set as
+                // negative, of the magnitude of bits 0 to 2 (ml_dtypes 0.7, as
+                // `np.arange(256, dtype=np.uint8).view(ml_dtypes.float4_e2m1fn)` shows).
+                let b = match d {
+                    DType::Float4E2m1fn if b > 0xf => (b & 0x7) | 0x8,
+                    _ => b,
+                };
                 let x = tfreq::minifloat::decode(d, b as u8).unwrap_or(0.0);
                 *v = x.to_le_bytes();
             }
