@@ -189,17 +189,13 @@ impl Decoded {
         let n = usize::try_from(n).map_err(|_| limit_error(t, n, None, max_bytes, ""))?;
         let objects = objects as usize;
         let mut out: Vec<Py<PyAny>> = Vec::with_capacity(n);
-        match (e.source, t.dtype.dtype()) {
-            // `string_val` as decoded: each element's bytes straight into a `bytes`.
-            (Source::Field(f), Some(DType::String)) => match t.field(f) {
-                Some(Values::Bytes(v)) => {
-                    for b in v.iter().take(objects) {
-                        out.push(PyBytes::new(py, b).into_any().unbind());
-                    }
+        // `string_val` as decoded: each element's bytes straight into a `bytes`.
+        if let (Source::Field(f), Some(DType::String)) = (e.source, t.dtype.dtype()) {
+            if let Some(Values::Bytes(v)) = t.field(f) {
+                for b in v.iter().take(objects) {
+                    out.push(PyBytes::new(py, b).into_any().unbind());
                 }
-                _ => {}
-            },
-            _ => {}
+            }
         }
         if out.is_empty() {
             for k in 0..objects {
