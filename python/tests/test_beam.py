@@ -51,6 +51,19 @@ def _predict_log(request):
     return field(6, field(1, request))
 
 
+def _beam(d, out):
+    """The pipeline's summary of the shards in `d`, on the DirectRunner with two worker
+    processes."""
+    tfbeam.main([
+        "--input", str(d / "prediction_logs-*"),
+        "--output", str(out),
+        "--runner", "DirectRunner",
+        "--direct_running_mode", "multi_processing",
+        "--direct_num_workers", "2",
+    ])
+    return json.loads(out.read_text())
+
+
 @pytest.fixture(scope="module")
 def shards(tmp_path_factory):
     d = tmp_path_factory.mktemp("logs")
@@ -71,14 +84,7 @@ def shards(tmp_path_factory):
 def test_beam_equals_keys_and_keys_merge(shards, tmp_path):
     d, paths = shards
     out = tmp_path / "summary.json"
-    tfbeam.main([
-        "--input", str(d / "prediction_logs-*"),
-        "--output", str(out),
-        "--runner", "DirectRunner",
-        "--direct_running_mode", "multi_processing",
-        "--direct_num_workers", "2",
-    ])
-    beam_summary = json.loads(out.read_text())
+    beam_summary = _beam(d, out)
 
     keys = subprocess.run([EXE, "keys", "--format", "json", *paths], capture_output=True, check=True)
     assert beam_summary == json.loads(keys.stdout)
@@ -142,14 +148,7 @@ def test_beam_over_16_shards_counts_what_keys_counts_over_the_whole_log(tmp_path
         else:
             (d / name).write_bytes(data)
     out = tmp_path / "summary.json"
-    tfbeam.main([
-        "--input", str(d / "prediction_logs-*"),
-        "--output", str(out),
-        "--runner", "DirectRunner",
-        "--direct_running_mode", "multi_processing",
-        "--direct_num_workers", "2",
-    ])
-    beam_summary = json.loads(out.read_text())
+    beam_summary = _beam(d, out)
     assert len(beam_summary["files"]) == 16 and beam_summary["unreadable"] == []
     keys = subprocess.run([EXE, "keys", "--format", "json", str(whole)], capture_output=True, check=True)
     whole_summary = json.loads(keys.stdout)
