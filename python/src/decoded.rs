@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyComplex, PyDict, PyList, PyTuple};
 
 use tfreq::formats::{ContainerKind, Content, Entries};
-use tfreq::{DType, Fill, Kind, Message, RawRun, Scalar, WireFormat};
+use tfreq::{DType, Elems, Fill, Kind, Message, Scalar, Source, Values, WireFormat};
 
 use crate::{to_py, DecodeError, Error};
 
@@ -37,21 +37,29 @@ pub(crate) struct Decoded {
 #[pymethods]
 impl Decoded {
     /// The values of tensor `i` as TensorFlow builds the tensor (the stored values, the
-    /// last one repeated, or defaults): `("view", offset, count)` into the caller's bytes
-    /// (no copy), `("bytes", b)` little-endian values of the numpy type, or
-    /// `("list", [...])` (strings, and dtypes numpy has no type for). `MemoryError` when
-    /// making them would take more than `max_bytes`; a view is never refused (it takes
-    /// no memory).
+    /// last one repeated, or defaults), with numpy's storage type of the values and the
+    /// `ml_dtypes` type they are the bits of (or `None`):
+    ///
+    /// - `("view", offset, count, type, ml_dtype)`: a run of the caller's bytes (no copy);
+    /// - `("bytes", b, type, ml_dtype)`: little-endian values made in one pass (one copy);
+    /// - `("objects", array)`: strings, a numpy object array (1-D) made in one pass.
+    ///
+    /// `ml_dtypes` says whether the caller has `ml_dtypes`: without it, bfloat16 and the
+    /// 8- and 4-bit floats come as float32 (every value exact, NaN bits of bfloat16 kept),
+    /// the 4- and 2-bit integers as int8 / uint8. `MemoryError` when making them would take
+    /// more than `max_bytes`; a view is never refused (it takes no memory).
+    #[pyo3(signature = (i, max_bytes, ml_dtypes = true))]
     fn array<'py>(
         &self,
         py: Python<'py>,
         i: usize,
         max_bytes: u64,
+        ml_dtypes: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let t = self.tensor(i)?;
         let e = t.elements(self.msg.wire);
-        let Some(ty) = t.dtype.dtype().and_then(numpy_type) else {
-            return self.object_list(py, t, &e, max_bytes);
+        let Some((d, lay)) = t.dtype.dtype().and_then(|d| Some((d, layout(d)?))) else {
+            return self.objects(py, t, &e, max_bytes);
         };
         if matches!(e.fill, Fill::BadShape | Fill::BadContent) {
             return Err(DecodeError::new_err(format!(
@@ -61,49 +69,49 @@ impl Decoded {
             )));
         }
         let n = e.expected.unwrap_or(0);
-        let size = elem_size(ty);
+        let convert = lay.ext.is_some() && !ml_dtypes;
+        // What the caller gets: the storage type, or the fallback's wider one.
+        let (ty, size, ext) = if convert {
+            let (ty, size) = fallback(d);
+            (ty, size, None)
+        } else {
+            (lay.ty, lay.size, lay.ext)
+        };
         let total = n.checked_mul(size as u64);
-        if let (Fill::Exact, Some((RawRun::Le, run))) = (e.fill, e.stored_run()) {
-            if Some(run.len() as u64) == total {
-                let start = run.as_ptr() as usize;
-                let (b, len) = self.base;
-                if start >= b && start + run.len() <= b + len {
-                    return ("view", start - b, n).into_pyobject(py);
+        if !convert {
+            if let Some(run) = same_layout_run(t, &e, d, lay.size) {
+                if let Some(want) = total.and_then(|b| usize::try_from(b).ok()) {
+                    if run.len() >= want {
+                        let run = &run[..want];
+                        let start = run.as_ptr() as usize;
+                        let (b, len) = self.base;
+                        if start >= b && start + run.len() <= b + len {
+                            return ("view", start - b, n, ty, ext).into_pyobject(py);
+                        }
+                        check_limit(t, n, total, max_bytes, "as an array")?;
+                        return ("bytes", PyBytes::new(py, run), ty, ext).into_pyobject(py);
+                    }
                 }
-                check_limit(t, n, total, max_bytes, "as an array")?;
-                return ("bytes", PyBytes::new(py, run)).into_pyobject(py);
             }
         }
         let total = check_limit(t, n, total, max_bytes, "as an array")?;
         let total = usize::try_from(total).map_err(|_| limit_error(t, n, None, max_bytes, ""))?;
         let n = total / size;
-        let direct = e.stored.min(n);
-        let zero = Scalar::I64(0);
-        let data = PyBytes::new_with(py, total, |buf| {
-            let mut one = Vec::with_capacity(16);
-            let mut put = |k: usize, buf: &mut [u8]| {
-                one.clear();
-                put_scalar(&mut one, ty, &e.get(k).unwrap_or_else(|| zero.clone()));
-                buf[k * size..(k + 1) * size].copy_from_slice(&one);
-            };
-            for k in 0..direct {
-                put(k, buf);
-            }
-            if direct < n {
-                // The rest is one value (the last stored, or the default): written once,
-                // then doubled.
-                put(direct, buf);
-                let start = direct * size;
-                let mut filled = start + size;
-                while filled < total {
-                    let m = (filled - start).min(total - filled);
-                    buf.copy_within(start..start + m, filled);
-                    filled += m;
-                }
-            }
-            Ok(())
-        })?;
-        ("bytes", data).into_pyobject(py)
+        let data = if convert {
+            // The bits first (n bytes or 2n: less than the output), then widened.
+            let mut bits = vec![0u8; n * lay.size];
+            fill_bits(t, &e, d, lay.size, &mut bits);
+            PyBytes::new_with(py, total, |buf| {
+                widen(d, &bits, buf);
+                Ok(())
+            })?
+        } else {
+            PyBytes::new_with(py, total, |buf| {
+                fill_bits(t, &e, d, size, buf);
+                Ok(())
+            })?
+        };
+        ("bytes", data, ty, ext).into_pyobject(py)
     }
 
     /// The stored values of tensor `i` as Python objects, as the EAS SDK's
@@ -162,9 +170,10 @@ impl Decoded {
             .ok_or_else(|| PyIndexError::new_err(format!("no tensor {i}")))
     }
 
-    /// Strings and the dtypes numpy has no type for: one Python object per stored value,
-    /// the fill value made once and repeated.
-    fn object_list<'py>(
+    /// Strings and the dtypes numpy has no type for: a numpy object array (1-D) of one
+    /// Python object per stored value, made in one pass, the fill value made once and
+    /// repeated.
+    fn objects<'py>(
         &self,
         py: Python<'py>,
         t: &tfreq::Tensor,
@@ -176,20 +185,31 @@ impl Decoded {
         let est = n
             .checked_mul(8)
             .and_then(|s| s.checked_add(objects.saturating_mul(OBJECT_BYTES)));
-        check_limit(t, n, est, max_bytes, "as a list")?;
+        check_limit(t, n, est, max_bytes, "as an array")?;
         let n = usize::try_from(n).map_err(|_| limit_error(t, n, None, max_bytes, ""))?;
         let objects = objects as usize;
-        let list = PyList::empty(py);
-        for k in 0..objects {
-            list.append(fill_object(py, e.get(k))?)?;
-        }
-        if objects < n {
-            let fill = fill_object(py, e.get(objects))?;
-            for _ in objects..n {
-                list.append(&fill)?;
+        let mut out: Vec<Py<PyAny>> = Vec::with_capacity(n);
+        // `string_val` as decoded: each element's bytes straight into a `bytes`.
+        if let (Source::Field(f), Some(DType::String)) = (e.source, t.dtype.dtype()) {
+            if let Some(Values::Bytes(v)) = t.field(f) {
+                for b in v.iter().take(objects) {
+                    out.push(PyBytes::new(py, b).into_any().unbind());
+                }
             }
         }
-        ("list", list).into_pyobject(py)
+        if out.is_empty() {
+            for k in 0..objects {
+                out.push(fill_object(py, e.get(k))?.unbind());
+            }
+        }
+        if objects < n {
+            let fill = match out.last() {
+                Some(last) => last.clone_ref(py),
+                None => fill_object(py, e.get(0))?.unbind(),
+            };
+            out.resize_with(n, || fill.clone_ref(py));
+        }
+        ("objects", numpy::PyArray1::from_vec(py, out)).into_pyobject(py)
     }
 }
 
@@ -252,77 +272,7 @@ fn stored_object<'py>(py: Python<'py>, s: Option<Scalar>) -> PyResult<Bound<'py,
     })
 }
 
-/// numpy's name for the element type tfreq hands back for a dtype (`"<f4"`), or `None`
-/// for strings and the types numpy has no type for (handed back as Python objects).
-fn numpy_type(d: DType) -> Option<&'static str> {
-    use DType as D;
-    Some(match d {
-        D::Float => "<f4",
-        D::Double => "<f8",
-        D::Int32 | D::QInt32 => "<i4",
-        D::UInt8 | D::QUInt8 => "|u1",
-        D::Int16 | D::QInt16 => "<i2",
-        D::Int8 | D::QInt8 => "|i1",
-        D::Complex64 => "<c8",
-        D::Complex128 => "<c16",
-        D::Int64 => "<i8",
-        D::Bool => "|b1",
-        D::UInt16 | D::QUInt16 => "<u2",
-        D::Half => "<f2",
-        D::UInt32 => "<u4",
-        D::UInt64 => "<u8",
-        // bfloat16 and the 8- and 4-bit floats: float32 values (exact), unless the
-        // Python half finds ml_dtypes and casts.
-        _ => return None,
-    })
-}
-
-/// Appends element `s` to `out` as numpy type `ty` (little-endian): exactly
-/// [`elem_size`]`(ty)` bytes.
-fn put_scalar(out: &mut Vec<u8>, ty: &str, s: &Scalar) {
-    use Scalar as S;
-    let as_i64 = |s: &S| match s {
-        S::I64(v) => *v,
-        S::U64(v) => *v as i64,
-        S::Bool(b) => *b as i64,
-        _ => 0,
-    };
-    match ty {
-        "<f4" => out.extend_from_slice(&scalar_f64(s).map_or(0.0, |x| x as f32).to_le_bytes()),
-        "<f8" => out.extend_from_slice(&scalar_f64(s).unwrap_or(0.0).to_le_bytes()),
-        "<f2" => {
-            let h = match s {
-                S::F16(h) => *h,
-                other => half::f16::from_f64(scalar_f64(other).unwrap_or(0.0)),
-            };
-            out.extend_from_slice(&h.to_le_bytes())
-        }
-        "<c8" => {
-            let (re, im) = match s {
-                S::C64(re, im) => (*re, *im),
-                S::C128(re, im) => (*re as f32, *im as f32),
-                _ => (0.0, 0.0),
-            };
-            out.extend_from_slice(&re.to_le_bytes());
-            out.extend_from_slice(&im.to_le_bytes());
-        }
-        "<c16" => {
-            let (re, im) = match s {
-                S::C128(re, im) => (*re, *im),
-                S::C64(re, im) => (*re as f64, *im as f64),
-                _ => (0.0, 0.0),
-            };
-            out.extend_from_slice(&re.to_le_bytes());
-            out.extend_from_slice(&im.to_le_bytes());
-        }
-        "|b1" => out.push(matches!(s, S::Bool(true)) as u8),
-        "|i1" | "|u1" => out.push(as_i64(s) as u8),
-        "<i2" | "<u2" => out.extend_from_slice(&(as_i64(s) as u16).to_le_bytes()),
-        "<i4" | "<u4" => out.extend_from_slice(&(as_i64(s) as u32).to_le_bytes()),
-        _ => out.extend_from_slice(&(as_i64(s) as u64).to_le_bytes()),
-    }
-}
-
+/// A number as a Python float gives it (every value of these types is exact in f64).
 fn scalar_f64(s: &Scalar) -> Option<f64> {
     use Scalar as S;
     Some(match s {
@@ -330,6 +280,7 @@ fn scalar_f64(s: &Scalar) -> Option<f64> {
         S::F64(v) => *v,
         S::F16(v) => v.to_f64(),
         S::BF16(v) => v.to_f64(),
+        S::Mini(d, b) => f64::from(tfreq::minifloat::decode(*d, *b)?),
         S::I64(v) => *v as f64,
         S::U64(v) => *v as f64,
         S::Bool(b) => *b as u8 as f64,
@@ -337,13 +288,263 @@ fn scalar_f64(s: &Scalar) -> Option<f64> {
     })
 }
 
-fn elem_size(ty: &str) -> usize {
-    match ty {
-        "|b1" | "|i1" | "|u1" => 1,
-        "<i2" | "<u2" | "<f2" => 2,
-        "<i4" | "<u4" | "<f4" => 4,
-        "<c16" => 16,
-        _ => 8,
+/// How the values of a fixed-width dtype are handed to Python: numpy's storage type
+/// (`"<f4"`), its size, and the `ml_dtypes` type the stored bits are (bfloat16, the 8- and
+/// 4-bit floats, the 4- and 2-bit integers: one byte or two per element, as TensorFlow
+/// keeps them in memory and in `tensor_content`, and as `tf.make_ndarray` reads them).
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    ty: &'static str,
+    size: usize,
+    ext: Option<&'static str>,
+}
+
+/// The [`Layout`] of `d`, or `None` for strings and dtypes of no fixed width (handed back
+/// as Python objects).
+fn layout(d: DType) -> Option<Layout> {
+    use DType as D;
+    let (ty, ext) = match d {
+        D::Float => ("<f4", None),
+        D::Double => ("<f8", None),
+        D::Int32 | D::QInt32 => ("<i4", None),
+        D::UInt8 | D::QUInt8 => ("|u1", None),
+        D::Int16 | D::QInt16 => ("<i2", None),
+        D::Int8 | D::QInt8 => ("|i1", None),
+        D::Complex64 => ("<c8", None),
+        D::Complex128 => ("<c16", None),
+        D::Int64 => ("<i8", None),
+        D::Bool => ("|b1", None),
+        D::UInt16 | D::QUInt16 => ("<u2", None),
+        D::Half => ("<f2", None),
+        D::UInt32 => ("<u4", None),
+        D::UInt64 => ("<u8", None),
+        D::BFloat16 => ("<u2", Some(d.info().short)),
+        D::Int4 | D::UInt4 | D::Int2 | D::UInt2 => ("|u1", Some(d.info().short)),
+        _ if tfreq::minifloat::is_minifloat(d) => ("|u1", Some(d.info().short)),
+        _ => return None,
+    };
+    let size = d.info().size?;
+    Some(Layout { ty, size, ext })
+}
+
+/// numpy's type (and its size) for the values of a dtype of an `ml_dtypes` type when
+/// `ml_dtypes` is missing: float32 for bfloat16 and the 8- and 4-bit floats (which hold
+/// each of their values exactly), int8 / uint8 for the 4- and 2-bit integers.
+fn fallback(d: DType) -> (&'static str, usize) {
+    match d {
+        DType::Int4 | DType::Int2 => ("|i1", 1),
+        DType::UInt4 | DType::UInt2 => ("|u1", 1),
+        _ => ("<f4", 4),
+    }
+}
+
+/// The stored values of `t` when they are one run of bytes laid out as the values
+/// handed back (`size` bytes per element, little-endian): `tensor_content`, a packed
+/// `float_val` / `double_val` (pairs for complex numbers) or `float8_val`.
+fn same_layout_run<'a>(
+    t: &'a tfreq::Tensor,
+    e: &'a tfreq::Elements<'_>,
+    d: DType,
+    size: usize,
+) -> Option<&'a [u8]> {
+    use DType as D;
+    match e.source {
+        Source::Content => t.content.as_deref(),
+        Source::Field(f) => match t.field(f)? {
+            Values::F32(Elems::Le(b)) if matches!(d, D::Float | D::Complex64) => Some(b),
+            Values::F64(Elems::Le(b)) if matches!(d, D::Double | D::Complex128) => Some(b),
+            Values::Raw(b) if size == 1 && tfreq::minifloat::is_minifloat(d) => Some(b),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Writes the tensor's elements into `buf` (`size` bytes each, the [`Layout`] of `d`):
+/// the stored ones, then the last one repeated (written once, then doubled); with none
+/// stored, `buf` is left as it is: zeros, which is TensorFlow's default for every
+/// fixed-width dtype.
+fn fill_bits(t: &tfreq::Tensor, e: &tfreq::Elements<'_>, d: DType, size: usize, buf: &mut [u8]) {
+    let total = buf.len();
+    let n = total / size;
+    let m = e.stored.min(n);
+    if m == 0 {
+        return;
+    }
+    if !put_stored(t, e, d, size, &mut buf[..m * size]) {
+        for (k, c) in buf[..m * size].chunks_exact_mut(size).enumerate() {
+            if let Some(s) = e.stored_get(k) {
+                scalar_bits(&s, c);
+            }
+        }
+    }
+    let start = (m - 1) * size;
+    let mut filled = m * size;
+    while filled < total {
+        let k = (filled - start).min(total - filled);
+        buf.copy_within(start..start + k, filled);
+        filled += k;
+    }
+}
+
+/// Fixed-width elements into `dst`, little-endian: one copy from a view, else one pass.
+macro_rules! put_elems {
+    ($v:expr, $dst:expr, $size:literal) => {{
+        let dst: &mut [u8] = $dst;
+        match $v {
+            Elems::Le(b) => {
+                let k = dst.len().min(b.len());
+                dst[..k].copy_from_slice(&b[..k]);
+            }
+            Elems::Vec(v) => {
+                for (c, x) in dst.chunks_exact_mut($size).zip(v) {
+                    c.copy_from_slice(&x.to_le_bytes());
+                }
+            }
+        }
+    }};
+}
+
+/// The first `dst.len() / size` stored elements of `t` written into `dst` in one pass
+/// over the field as decoded; `false` for a field and dtype this does not know (the
+/// caller then goes element by element).
+fn put_stored(
+    t: &tfreq::Tensor,
+    e: &tfreq::Elements<'_>,
+    d: DType,
+    size: usize,
+    dst: &mut [u8],
+) -> bool {
+    use DType as D;
+    let f = match e.source {
+        Source::Content => {
+            return match &t.content {
+                Some(c) if c.len() >= dst.len() => {
+                    dst.copy_from_slice(&c[..dst.len()]);
+                    true
+                }
+                _ => false,
+            };
+        }
+        Source::Field(f) => f,
+        _ => return false,
+    };
+    // The integer fields: the low `size` bytes of each value, as TensorFlow casts
+    // `int_val` to the dtype (and `half_val` to the 16 bits of a half or bfloat16); the
+    // 4- and 2-bit types keep their low bits, as ml_dtypes' constructors do.
+    let mask = match d {
+        D::Int4 | D::UInt4 => 0xf,
+        D::Int2 | D::UInt2 => 0x3,
+        _ => u64::MAX,
+    };
+    let ints = |dst: &mut [u8], it: &mut dyn Iterator<Item = u64>| {
+        for (c, x) in dst.chunks_exact_mut(size).zip(it) {
+            c.copy_from_slice(&(x & mask).to_le_bytes()[..size]);
+        }
+    };
+    match t.field(f) {
+        Some(Values::F32(v)) => match d {
+            D::Float | D::Complex64 => put_elems!(v, dst, 4),
+            // EAS carries halves and bfloat16 as floats: converted as field_scalar does
+            // (src/model.rs): halves rounded, bfloat16 truncated to its upper 16 bits.
+            D::Half => {
+                for (c, x) in dst.chunks_exact_mut(2).zip(v.iter()) {
+                    c.copy_from_slice(&half::f16::from_f32(x).to_le_bytes());
+                }
+            }
+            D::BFloat16 => {
+                for (c, x) in dst.chunks_exact_mut(2).zip(v.iter()) {
+                    c.copy_from_slice(&((x.to_bits() >> 16) as u16).to_le_bytes());
+                }
+            }
+            _ => return false,
+        },
+        Some(Values::F64(v)) if matches!(d, D::Double | D::Complex128) => put_elems!(v, dst, 8),
+        Some(Values::I32(v)) => ints(dst, &mut v.iter().map(|x| x as i64 as u64)),
+        Some(Values::I64(v)) => ints(dst, &mut v.iter().map(|x| x as u64)),
+        Some(Values::U32(v)) => ints(dst, &mut v.iter().map(u64::from)),
+        Some(Values::U64(v)) => ints(dst, &mut v.iter()),
+        Some(Values::Bool(v)) if size == 1 => {
+            for (c, b) in dst.iter_mut().zip(v) {
+                *c = *b as u8;
+            }
+        }
+        Some(Values::Raw(b)) if size == 1 && b.len() >= dst.len() => {
+            dst.copy_from_slice(&b[..dst.len()])
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// One element's bits into `c` (its [`Layout`] size), for fields [`put_stored`] does not
+/// know.
+fn scalar_bits(s: &Scalar, c: &mut [u8]) {
+    use Scalar as S;
+    let mut b = [0u8; 16];
+    match s {
+        S::F32(v) => b[..4].copy_from_slice(&v.to_le_bytes()),
+        S::F64(v) => b[..8].copy_from_slice(&v.to_le_bytes()),
+        S::F16(v) => b[..2].copy_from_slice(&v.to_le_bytes()),
+        S::BF16(v) => b[..2].copy_from_slice(&v.to_le_bytes()),
+        S::I64(v) => b[..8].copy_from_slice(&v.to_le_bytes()),
+        S::U64(v) => b[..8].copy_from_slice(&v.to_le_bytes()),
+        S::Bool(v) => b[0] = *v as u8,
+        S::C64(re, im) => {
+            b[..4].copy_from_slice(&re.to_le_bytes());
+            b[4..8].copy_from_slice(&im.to_le_bytes());
+        }
+        S::C128(re, im) => {
+            b[..8].copy_from_slice(&re.to_le_bytes());
+            b[8..].copy_from_slice(&im.to_le_bytes());
+        }
+        S::Mini(_, v) | S::Byte(v) => b[0] = *v,
+        _ => {}
+    }
+    let k = c.len().min(16);
+    c[..k].copy_from_slice(&b[..k]);
+}
+
+/// The bits of an `ml_dtypes` type (`bits`, one element per byte or two) as the
+/// [`fallback`] type, into `out`: bfloat16 shifted into the upper half of a float32 (the
+/// same number, NaN bits kept), the 8- and 4-bit floats through a table of their 256
+/// values, the 4- and 2-bit integers sign- or zero-extended from their low bits.
+fn widen(d: DType, bits: &[u8], out: &mut [u8]) {
+    use DType as D;
+    match d {
+        D::BFloat16 => {
+            for (o, c) in out.chunks_exact_mut(4).zip(bits.chunks_exact(2)) {
+                let x = u32::from(u16::from_le_bytes([c[0], c[1]])) << 16;
+                o.copy_from_slice(&x.to_le_bytes());
+            }
+        }
+        D::Int4 => out
+            .iter_mut()
+            .zip(bits)
+            .for_each(|(o, b)| *o = (((b << 4) as i8) >> 4) as u8),
+        D::Int2 => out
+            .iter_mut()
+            .zip(bits)
+            .for_each(|(o, b)| *o = (((b << 6) as i8) >> 6) as u8),
+        D::UInt4 => out.iter_mut().zip(bits).for_each(|(o, b)| *o = b & 0xf),
+        D::UInt2 => out.iter_mut().zip(bits).for_each(|(o, b)| *o = b & 0x3),
+        _ => {
+            let mut table = [[0u8; 4]; 256];
+            for (b, v) in table.iter_mut().enumerate() {
+                // ml_dtypes reads a float4_e2m1fn byte with any of bits 3 to 7 set as
+                // negative, of the magnitude of bits 0 to 2 (ml_dtypes 0.7, as
+                // `np.arange(256, dtype=np.uint8).view(ml_dtypes.float4_e2m1fn)` shows).
+                let b = match d {
+                    DType::Float4E2m1fn if b > 0xf => (b & 0x7) | 0x8,
+                    _ => b,
+                };
+                let x = tfreq::minifloat::decode(d, b as u8).unwrap_or(0.0);
+                *v = x.to_le_bytes();
+            }
+            for (o, b) in out.chunks_exact_mut(4).zip(bits) {
+                o.copy_from_slice(&table[*b as usize]);
+            }
+        }
     }
 }
 
@@ -395,7 +596,7 @@ pub(crate) fn message_dict<'py>(
     )?;
     let tensors = PyList::empty(py);
     for t in &msg.tensors {
-        let ty = t.dtype.dtype().and_then(numpy_type);
+        let ty = t.dtype.dtype().and_then(layout).map(|l| l.ty);
         tensors.append((
             t.name.clone(),
             t.dtype.0,

@@ -476,10 +476,11 @@ class Message:
     def _tensors(self) -> Dict[str, Any]:
         if self._arrays is None:
             np = _numpy()
+            ml = _ml_dtypes()
             out = {}
-            for i, (name, _num, dname, shape, ty) in enumerate(self._d["tensors"]):
-                data = self._src.array(i, _max_tensor_bytes)
-                out[name] = _to_array(np, dname, shape, ty, data, self._data)
+            for i, t in enumerate(self._d["tensors"]):
+                data = self._src.array(i, _max_tensor_bytes, ml is not None)
+                out[t[0]] = _to_array(np, ml, t[3], data, self._data)
             self._arrays = out
         return self._arrays
 
@@ -512,32 +513,42 @@ class Message:
         return f"Message(wire={self.wire!r}, kind={self.kind!r}, signature_name={self.signature_name!r}, tensors={self.names!r}, fetches={self.fetches!r})"
 
 
-def _to_array(np: Any, dname: str, shape: List[int], ty: Optional[str], data: tuple, base: bytes) -> Any:
-    """The numpy array of one tensor's values as ``Decoded.array`` hands them over."""
+def _to_array(np: Any, ml: Any, shape: List[int], data: tuple, base: bytes) -> Any:
+    """The numpy array of one tensor's values as ``Decoded.array`` hands them over: a
+    view of ``base``, an array over the bytes made for it, or an object array (strings);
+    the bits of bfloat16 and the 8- and 4-bit types viewed as ml_dtypes' type."""
     how = data[0]
     dims = [max(int(d), 0) for d in shape]
+    if how == "objects":
+        return data[1].reshape(dims)
     if how == "view":
-        arr = np.frombuffer(base, dtype=np.dtype(ty), count=data[2], offset=data[1])
-    elif how == "bytes":
-        arr = np.frombuffer(data[1], dtype=np.dtype(ty))
+        _, offset, count, ty, ext = data
+        arr = np.frombuffer(base, dtype=ty, count=count, offset=offset)
     else:
-        if dname in ("DT_STRING", "DT_RESOURCE", "DT_VARIANT"):
-            arr = np.empty(len(data[1]), dtype=object)
-            arr[:] = data[1]
-        else:
-            arr = np.asarray(data[1], dtype=_extended_type(np, dname))
+        _, b, ty, ext = data
+        arr = np.frombuffer(b, dtype=ty)
+    if ext is not None:
+        arr = arr.view(getattr(ml, ext))
     return arr.reshape(dims)
 
 
-def _extended_type(np: Any, dname: str) -> Any:
-    """bfloat16 and the 8- and 4-bit floats: ml_dtypes' type when installed (TensorFlow
-    ships it), else float32, which holds each of their values exactly."""
-    try:
-        import ml_dtypes
-    except ImportError:
-        return np.float32
-    name = dname[3:].lower().replace("float", "float").replace("bfloat16", "bfloat16")
-    return getattr(ml_dtypes, name, np.float32)
+# ml_dtypes (bfloat16, the 8- and 4-bit floats, int4...), looked for once: False until then.
+_ml: Any = False
+
+
+def _ml_dtypes() -> Any:
+    """The ml_dtypes module, or None when it is not installed (TensorFlow and JAX ship
+    it; ``pip install ml_dtypes`` otherwise). Without it, bfloat16 and the 8- and 4-bit
+    floats decode to float32 arrays (each value exact) and the 4- and 2-bit integers to
+    int8 / uint8."""
+    global _ml
+    if _ml is False:
+        try:
+            import ml_dtypes
+        except ImportError:
+            ml_dtypes = None
+        _ml = ml_dtypes
+    return _ml
 
 
 def _bytes_of(data: Union[bytes, bytearray, memoryview, str, "_os.PathLike[str]"]) -> bytes:
