@@ -7,7 +7,6 @@
 //! Files are handed over as bytes the page read from the files the user chose; a large
 //! TFRecord log is read a slice at a time through [`count_keys`], from the page's worker.
 
-use std::io::Write;
 use std::path::Path;
 
 use bytes::Bytes;
@@ -82,7 +81,16 @@ impl Inspected {
             return String::new();
         };
         let mut out = Vec::new();
-        let _ = write_entries(&mut out, &self.name, c, problems, start, count);
+        let range = page(c.entries.len(), start, count);
+        let _ = human::write_entries(
+            &mut out,
+            &self.name,
+            c,
+            problems,
+            range,
+            bare(c),
+            Color::Never,
+        );
         String::from_utf8_lossy(&out).into_owned()
     }
 
@@ -132,44 +140,6 @@ fn page(len: usize, start: usize, count: usize) -> std::ops::Range<usize> {
 /// `tfreq inspect`'s bare files: one message, no head.
 fn bare(c: &Container) -> bool {
     c.kind == ContainerKind::Bare || (c.kind == ContainerKind::TextFormat && c.entries.len() == 1)
-}
-
-/// The entries of `range` as `tfreq inspect`'s human output writes them.
-fn write_entries(
-    out: &mut impl Write,
-    label: &str,
-    c: &Container,
-    problems: &[Vec<Finding>],
-    start: usize,
-    count: usize,
-) -> std::io::Result<()> {
-    let bare = bare(c);
-    let mut after_message = false;
-    let range = page(c.entries.len(), start, count);
-    for (e, p) in c.entries[range.clone()].iter().zip(&problems[range]) {
-        let elabel = if bare {
-            label.to_string()
-        } else {
-            format!("{label} {}", e.label(c.kind))
-        };
-        match &e.content {
-            Content::Message(msg) => {
-                if !bare {
-                    writeln!(out)?;
-                }
-                human::write_summary(out, &elabel, msg, p, Color::Never)?;
-                after_message = true;
-            }
-            _ => {
-                if after_message {
-                    writeln!(out)?;
-                }
-                human::write_entry_line(out, &elabel, e, Color::Never)?;
-                after_message = false;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Each entry's findings; for one bare message, the file's findings go with it (no head
