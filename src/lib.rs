@@ -120,6 +120,7 @@
 
 pub mod analysis;
 mod builder;
+mod crc32c;
 mod decode;
 mod digits;
 mod dtype;

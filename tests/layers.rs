@@ -14,6 +14,7 @@ const LAYERS: &[(&str, u32)] = &[
     // Field numbers: constants only (checked against the descriptor set in its tests).
     ("fields", 0),
     ("par", 1),
+    ("crc32c", 1),
     ("dtype", 1),
     ("pyfloat", 1),
     ("digits", 1),

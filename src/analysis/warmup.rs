@@ -5,6 +5,24 @@ use crate::analysis::{Code, Finding, Severity};
 use crate::formats::prediction_log::LogKind;
 use crate::formats::{Container, ContainerKind};
 
+/// `WARMUP_COMPRESSED`: a warm-up file read through `comp` (gzip or zlib). TF Serving
+/// opens the warm-up with a RecordReader of default options (no compression):
+/// tests/data/detect/compressed.json holds TensorFlow's own error for such a file read
+/// that way ("corrupted record at 0").
+///
+/// ```
+/// use tfreq::formats::compression::Compression;
+/// let f = tfreq::analysis::warmup::compressed(Compression::Gzip);
+/// assert_eq!(f.code.as_str(), "WARMUP_COMPRESSED");
+/// ```
+pub fn compressed(comp: crate::formats::compression::Compression) -> Finding {
+    Finding::new(
+        Code::WarmupCompressed,
+        Severity::Error,
+        format!("{comp}-compressed: TF Serving's warm-up loader (tensorflow_serving/servables/tensorflow/saved_model_warmup_util.cc) reads uncompressed TFRecord only, so loading the model fails on it ('corrupted record at 0'); write it uncompressed (tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests)"),
+    )
+}
+
 /// `EMPTY_INPUT`: classify, regress and multi-inference requests (warm-up records, or a
 /// bare request) whose `tensorflow.serving.Input` holds no `Example` (no `input`, or an
 /// empty example list).

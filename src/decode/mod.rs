@@ -298,7 +298,7 @@ fn sniff(bytes: &Bytes) -> Option<String> {
         );
         // The length's checksum: CRC-32C, masked as src/formats/tfrecord.rs (`mask`)
         // masks it when it checks every record (a layer above this one).
-        let crc = crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, bytes.get(..8)?) as u32;
+        let crc = crate::crc32c::checksum(bytes.get(..8)?);
         let masked = crc.rotate_right(15).wrapping_add(0xa282_ead8);
         let stored = u32::from_le_bytes(bytes.get(8..12)?.try_into().ok()?);
         return Some(if masked == stored {

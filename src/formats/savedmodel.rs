@@ -211,17 +211,38 @@ pub fn read_model(path: &Path) -> Result<(ModelSignatures, ModelSource), ModelEr
     } else {
         (path.to_path_buf(), read(path)?)
     };
-    let name = file.display().to_string();
-    match sniff_bytes(&bytes) {
+    read_model_bytes(&bytes, &file.display().to_string())
+}
+
+/// Reads a model's signatures from the bytes of one model file (`saved_model.pb`,
+/// GetModelMetadata JSON or `saved_model_cli show --all` text, told apart by their first
+/// bytes as [`read_model`] does), named `name` in errors: a file that was not read from
+/// a file system (the browser page in web/ reads a file the user chose).
+///
+/// ```
+/// use tfreq::formats::savedmodel::{read_model_bytes, ModelSource};
+/// let bytes = std::fs::read("tests/data/models/seed.metadata.json")?;
+/// let (model, source) = read_model_bytes(&bytes, "seed.metadata.json")?;
+/// assert_eq!(source, ModelSource::Metadata);
+/// assert!(model.meta_graph("serve").is_some());
+/// assert!(read_model_bytes(b"hello", "x").is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_model_bytes(
+    bytes: &[u8],
+    name: &str,
+) -> Result<(ModelSignatures, ModelSource), ModelError> {
+    let name = name.to_string();
+    match sniff_bytes(bytes) {
         Some(ModelSource::SavedModel) => {
-            from_saved_model_pb(&bytes, &name).map(|m| (m, ModelSource::SavedModel))
+            from_saved_model_pb(bytes, &name).map(|m| (m, ModelSource::SavedModel))
         }
         Some(ModelSource::Metadata) => {
-            from_metadata_json(&bytes, &name).map(|m| (m, ModelSource::Metadata))
+            from_metadata_json(bytes, &name).map(|m| (m, ModelSource::Metadata))
         }
         Some(ModelSource::SavedModelCli) => {
             let text =
-                std::str::from_utf8(&bytes).map_err(|_| ModelError::Unrecognised(name.clone()))?;
+                std::str::from_utf8(bytes).map_err(|_| ModelError::Unrecognised(name.clone()))?;
             from_saved_model_cli(text, &name).map(|m| (m, ModelSource::SavedModelCli))
         }
         None => Err(ModelError::Unrecognised(name)),

@@ -48,8 +48,7 @@ pub fn masked_crc(data: &[u8]) -> u32 {
 
 /// The CRC-32C (Castagnoli, "iSCSI") of `data`, unmasked.
 pub(crate) fn crc32c(data: &[u8]) -> u32 {
-    // The algorithm's check value is 32 bits wide; the function returns it in a u64.
-    crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, data) as u32
+    crate::crc32c::checksum(data)
 }
 
 /// One record read from a file.
@@ -87,11 +86,11 @@ fn check_data(record: usize, offset: usize, stored: u32, data: &[u8]) -> Result<
     let computed = if data.len() <= crate::par::RELEASE_STEP {
         masked_crc(data)
     } else {
-        let mut crc = crc_fast::Digest::new(crc_fast::CrcAlgorithm::Crc32Iscsi);
+        let mut crc = crate::crc32c::Digest::new();
         for step in crate::par::steps(data, crate::par::RELEASE_STEP) {
             crc.update(step);
         }
-        mask(crc.finalize() as u32)
+        mask(crc.finalize())
     };
     if computed == stored {
         Ok(())

@@ -528,6 +528,61 @@ pub fn write_entry_line(
     }
 }
 
+/// The entries of `c` in `range` as `tfreq inspect` writes them after the file's head
+/// ([`write_container_head`], not written for a `bare` file of one message): each
+/// message's summary with its findings (`problems`, one list per entry of `c`), each
+/// other entry on a line; a file's entries labelled `label` and their record.
+///
+/// ```
+/// use tfreq::formats::{read, InputOptions};
+/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
+/// let c = read(bytes, &InputOptions::new())?.into_container()?;
+/// let problems = vec![Vec::new(); c.entries.len()];
+/// let mut out = Vec::new();
+/// tfreq::render::human::write_entries(&mut out, "log", &c, &problems, 2..3, false, tfreq::render::Color::Never)?;
+/// let text = String::from_utf8(out).unwrap();
+/// assert!(text.contains("log record 2") && !text.contains("log record 1"), "{text}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_entries(
+    out: &mut dyn Write,
+    label: &str,
+    c: &crate::formats::Container,
+    problems: &[Vec<Finding>],
+    range: std::ops::Range<usize>,
+    bare: bool,
+    color: crate::render::Color,
+) -> io::Result<()> {
+    use crate::formats::Content;
+    let mut after_message = false;
+    let entries = c.entries.get(range.clone()).unwrap_or(&[]);
+    let problems = problems.get(range).unwrap_or(&[]);
+    for (e, p) in entries.iter().zip(problems) {
+        let elabel = if bare {
+            label.to_string()
+        } else {
+            format!("{label} {}", e.label(c.kind))
+        };
+        match &e.content {
+            Content::Message(msg) => {
+                if !bare {
+                    writeln!(out)?;
+                }
+                write_summary(out, &elabel, msg, p, color)?;
+                after_message = true;
+            }
+            _ => {
+                if after_message {
+                    writeln!(out)?;
+                }
+                write_entry_line(out, &elabel, e, color)?;
+                after_message = false;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The `tfreq keys` table: each executor key with its count, and under it each shape
 /// key (feed dtypes and dims) with its count and first occurrence.
 pub fn write_coverage(

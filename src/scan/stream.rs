@@ -37,53 +37,31 @@ pub(crate) fn count_stream(
     max_total: Option<u64>,
     max_keys: usize,
 ) -> Result<Option<(KeyCounts, u64)>, Error> {
+    // Where threads cannot be started (wasm32-unknown-unknown: the browser page in web/),
+    // the same blocks are read on this thread, as the walk asks for them.
+    if cfg!(all(target_family = "wasm", not(target_feature = "atomics"))) {
+        let mut src = BlockSource::new(r, compression, max_total);
+        let mut reader = Blocks {
+            next: Box::new(move || src.next()),
+            block: Vec::new(),
+            pos: 0,
+            read: 0,
+            what: compression,
+        };
+        return walk_stream(&mut reader, file, keep, max_record, max_keys);
+    }
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::sync_channel::<io::Result<Vec<u8>>>(QUEUE);
         s.spawn(move || {
-            let mut src: Box<dyn Read> = match compression {
-                Some(c) => compression::reader(r, c),
-                None => Box::new(r),
-            };
-            if let Some(max) = max_total {
-                let what = if compression.is_some() {
-                    "the inflated stream"
-                } else {
-                    "the input"
-                };
-                src = Box::new(crate::io::limited(src, max, what));
-            }
-            loop {
-                let mut block = vec![0u8; BLOCK];
-                let mut n = 0;
-                let res = loop {
-                    match src.read(&mut block[n..]) {
-                        Ok(0) => break Ok(()),
-                        Ok(k) => {
-                            n += k;
-                            if n == block.len() {
-                                break Ok(());
-                            }
-                        }
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e) => break Err(e),
-                    }
-                };
-                block.truncate(n);
-                let end = n == 0;
-                if n > 0 && tx.send(Ok(block)).is_err() {
-                    return;
-                }
-                if let Err(e) = res {
-                    let _ = tx.send(Err(e));
-                    return;
-                }
-                if end {
+            let mut src = BlockSource::new(r, compression, max_total);
+            while let Some(block) = src.next() {
+                if tx.send(block).is_err() {
                     return;
                 }
             }
         });
         let mut reader = Blocks {
-            rx,
+            next: Box::new(move || rx.recv().ok()),
             block: Vec::new(),
             pos: 0,
             read: 0,
@@ -96,9 +74,84 @@ pub(crate) fn count_stream(
     })
 }
 
+/// The (inflated) stream of a log, [`BLOCK`] bytes at a time.
+struct BlockSource<'a> {
+    src: Box<dyn Read + 'a>,
+    /// The error that ended the stream after the block handed out last.
+    failed: Option<io::Error>,
+    done: bool,
+}
+
+impl<'a> BlockSource<'a> {
+    /// `r` inflated as `compression` says, refused past `max_total` bytes.
+    fn new(r: impl Read + 'a, compression: Option<Compression>, max_total: Option<u64>) -> Self {
+        let mut src: Box<dyn Read + 'a> = match compression {
+            Some(c) => compression::reader(r, c),
+            None => Box::new(r),
+        };
+        if let Some(max) = max_total {
+            let what = if compression.is_some() {
+                "the inflated stream"
+            } else {
+                "the input"
+            };
+            src = Box::new(crate::io::limited(src, max, what));
+        }
+        BlockSource {
+            src,
+            failed: None,
+            done: false,
+        }
+    }
+
+    /// The next block (never empty), the error that ended the stream, or `None` at its
+    /// end.
+    fn next(&mut self) -> Option<io::Result<Vec<u8>>> {
+        if let Some(e) = self.failed.take() {
+            self.done = true;
+            return Some(Err(e));
+        }
+        if self.done {
+            return None;
+        }
+        let mut block = vec![0u8; BLOCK];
+        let mut n = 0;
+        let res = loop {
+            match self.src.read(&mut block[n..]) {
+                Ok(0) => break Ok(()),
+                Ok(k) => {
+                    n += k;
+                    if n == block.len() {
+                        break Ok(());
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        block.truncate(n);
+        match res {
+            Err(e) if n == 0 => {
+                self.done = true;
+                Some(Err(e))
+            }
+            Err(e) => {
+                self.failed = Some(e);
+                Some(Ok(block))
+            }
+            Ok(()) if n == 0 => {
+                self.done = true;
+                None
+            }
+            Ok(()) => Some(Ok(block)),
+        }
+    }
+}
+
 /// The inflated stream, block by block, as a reader.
-struct Blocks {
-    rx: mpsc::Receiver<io::Result<Vec<u8>>>,
+struct Blocks<'a> {
+    /// The next block, from the inflating thread or read here.
+    next: Box<dyn FnMut() -> Option<io::Result<Vec<u8>>> + 'a>,
     block: Vec<u8>,
     pos: usize,
     /// Bytes handed out so far.
@@ -106,21 +159,21 @@ struct Blocks {
     what: Option<Compression>,
 }
 
-impl Blocks {
+impl Blocks<'_> {
     /// Fills `buf` whole, or returns how much it could before the stream ended.
     fn fill(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
         let mut n = 0;
         while n < buf.len() {
             if self.pos == self.block.len() {
-                match self.rx.recv() {
-                    Ok(Ok(b)) => {
+                match (self.next)() {
+                    Some(Ok(b)) => {
                         self.block = b;
                         self.pos = 0;
                     }
-                    Ok(Err(e)) if e.kind() == io::ErrorKind::FileTooLarge => {
+                    Some(Err(e)) if e.kind() == io::ErrorKind::FileTooLarge => {
                         return Err(Error::other(crate::error::Category::Limit, e));
                     }
-                    Ok(Err(e)) => {
+                    Some(Err(e)) => {
                         let what = self
                             .what
                             .map_or("input".to_string(), |c| format!("{c} data"));
@@ -135,7 +188,7 @@ impl Blocks {
                         ))
                         .into());
                     }
-                    Err(_) => break,
+                    None => break,
                 }
             }
             let k = (self.block.len() - self.pos).min(buf.len() - n);
@@ -148,7 +201,7 @@ impl Blocks {
     }
 }
 
-impl Read for Blocks {
+impl Read for Blocks<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         // One block at a time is enough for a reader; `fill` says what failed and where.
         let want = buf.len().min(BLOCK);
@@ -158,7 +211,7 @@ impl Read for Blocks {
 }
 
 fn walk_stream(
-    r: &mut Blocks,
+    r: &mut Blocks<'_>,
     file: usize,
     keep: bool,
     max_record: u64,

@@ -467,6 +467,16 @@ fn read_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize>
     std::os::windows::fs::FileExt::seek_read(f, buf, at)
 }
 
+// Elsewhere (wasm32-unknown-unknown, where the library is built for the browser page in
+// web/): a seek and a read. Nothing reads the file at the same time there.
+#[cfg(not(any(unix, windows)))]
+fn read_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = f;
+    f.seek(SeekFrom::Start(at))?;
+    f.read(buf)
+}
+
 #[cfg(test)]
 /// [`count_tfrecord`] in parts of `chunk` bytes (smaller in tests).
 ///

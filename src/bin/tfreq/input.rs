@@ -465,9 +465,6 @@ impl Inputs<'_> {
     }
 }
 
-/// TF Serving opens the warm-up with a RecordReader of default options (no
-/// compression): tests/data/detect/compressed.json holds TensorFlow's own error for
-/// such a file read that way ("corrupted record at 0").
 /// Whether `path` is where TF Serving reads a model's warm-up from
 /// (`assets.extra/tf_serving_warmup_requests`).
 fn is_warmup_path(path: &Path) -> bool {
@@ -476,11 +473,7 @@ fn is_warmup_path(path: &Path) -> bool {
 }
 
 fn compressed_warmup(comp: Compression) -> Finding {
-    Finding::new(
-        tfreq::analysis::Code::WarmupCompressed,
-        tfreq::analysis::Severity::Error,
-        format!("{comp}-compressed: TF Serving's warm-up loader (tensorflow_serving/servables/tensorflow/saved_model_warmup_util.cc) reads uncompressed TFRecord only, so loading the model fails on it ('corrupted record at 0'); write it uncompressed (tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests)"),
-    )
+    tfreq::analysis::warmup::compressed(comp)
 }
 
 /// Whether the bytes start (after white space) like a JSON object or array.

@@ -449,30 +449,15 @@ fn write_human(
     if !bare {
         human::write_container_head(out, label, c, Color::Always)?;
     }
-    let mut after_message = false;
-    for (e, p) in c.entries.iter().zip(problems) {
-        let elabel = if bare {
-            label.to_string()
-        } else {
-            format!("{label} {}", e.label(c.kind))
-        };
-        match &e.content {
-            Content::Message(msg) => {
-                if !bare {
-                    writeln!(out)?;
-                }
-                human::write_summary(out, &elabel, msg, p, Color::Always)?;
-                after_message = true;
-            }
-            _ => {
-                if after_message {
-                    writeln!(out)?;
-                }
-                human::write_entry_line(out, &elabel, e, Color::Always)?;
-                after_message = false;
-            }
-        }
-    }
+    human::write_entries(
+        out,
+        label,
+        c,
+        problems,
+        0..c.entries.len(),
+        bare,
+        Color::Always,
+    )?;
     Ok(())
 }
 
