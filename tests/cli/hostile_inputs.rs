@@ -46,8 +46,13 @@ const HELPER_DIR: &str = "TFREQ_HOSTILE_HELPER_DIR";
 /// output, exit status and peak to files.
 fn run(args: &[&str], stdin: Option<Vec<u8>>) -> Ran {
     let dir = tempfile::tempdir().unwrap();
+    // The helper's name in this test binary: its module path without the crate's.
+    let helper_name = concat!(module_path!(), "::rusage_helper")
+        .split_once("::")
+        .unwrap()
+        .1;
     let mut helper = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "rusage_helper", "--test-threads=1", "--quiet"])
+        .args(["--exact", helper_name, "--test-threads=1", "--quiet"])
         .env(HELPER_DIR, dir.path())
         .env("TFREQ_HOSTILE_ARGS", args.join("\u{1f}"))
         .stdin(if stdin.is_some() {
