@@ -264,7 +264,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_forged_name_of_issue_21_is_inert() {
+    fn a_forged_name_with_escapes_and_an_annotation_is_inert() {
         let name = b"x\x1b[2J\x1b[31mPWNED\x1b]0;title\x07\r\n::error::fake";
         let s = escape_bytes(name);
         assert!(!s.chars().any(|c| c.is_control()), "{s}");

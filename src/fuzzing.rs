@@ -1,5 +1,5 @@
 //! The bodies of the fuzz targets in `fuzz/fuzz_targets/`, shared with the stable test
-//! `tests/fuzz_corpus.rs` that replays the committed corpus, so `cargo test` re-runs
+//! `tests/library/fuzz_corpus.rs` that replays the committed corpus, so `cargo test` re-runs
 //! everything fuzzing found.
 //!
 //! Each function takes arbitrary bytes and either returns or panics. A panic is a bug:

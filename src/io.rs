@@ -211,7 +211,8 @@ const CHUNK: usize = 64 << 10;
 /// bytes come and never allocated up front. Growing with `try_reserve` turns a failed
 /// allocation into an error, instead of the allocator's abort; `read_to_end` alone
 /// doubled past the cap (to 512 MiB for a 256 MiB cap and one byte more), so under
-/// `ulimit -v` the error was "out of memory" instead of the size limit (issue 21).
+/// `ulimit -v` the error was "out of memory" instead of the size limit
+/// (tests/cli/cli_outputs.rs holds it to the limit).
 /// Reads all of `r` (a pipe, a socket, standard input already partly read) into memory
 /// under `opts`' size cap; `name` names the input in errors.
 ///

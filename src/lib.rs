@@ -3,7 +3,7 @@
 //!
 //! # The pipeline
 //!
-//! Bytes flow one way; each layer uses only the layers before it (`tests/layers.rs`
+//! Bytes flow one way; each layer uses only the layers before it (`tests/library/layers.rs`
 //! checks the imports):
 //!
 //! ```text

@@ -1,3 +1,3 @@
 #![no_main]
-// Body in tfreq::fuzzing::decode_responses, shared with tests/fuzz_corpus.rs (the corpus replay).
+// Body in tfreq::fuzzing::decode_responses, shared with tests/library/fuzz_corpus.rs (the corpus replay).
 libfuzzer_sys::fuzz_target!(|data: &[u8]| tfreq::fuzzing::decode_responses(data));

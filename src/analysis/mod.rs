@@ -1,6 +1,6 @@
 //! Analysis: what the decoded model means for a TensorFlow server. Pure functions from
 //! models (and the containers [`crate::formats`] read) to findings: no file access, no
-//! threads, no rendering (checked by `tests/layers.rs`).
+//! threads, no rendering (checked by `tests/library/layers.rs`).
 //!
 //! Every finding has a stable [`Code`] (`FETCH_ADDED`, `VALUES_REPEAT_LAST`, …) so a
 //! pipeline can match on it, a severity, the name it is about, and a sentence; they are

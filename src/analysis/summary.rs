@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::coverage::{KeyCounts, Origin};
 use crate::analysis::key::{ExecutorKey, ShapeKey};
 use crate::analysis::report::Unreadable;
-use crate::error::{Error, ErrorDetail};
+use crate::error::Error;
 use crate::model::Method;
 
 /// The summary format's version: `schema` in every document. A reader refuses other
@@ -211,11 +211,7 @@ impl Summary {
     pub fn try_merge(&mut self, other: Summary) -> Result<(), Error> {
         let (merged, overflow) = self.merged(other);
         match overflow {
-            Some(what) => Err(ErrorDetail::Format(format!(
-                "merging: {what}: the sum is past the largest count, 2^64 - 1 ({})",
-                u64::MAX
-            ))
-            .into()),
+            Some(what) => Err(invalid(SummaryError::MergeOverflow { what })),
             None => {
                 *self = merged;
                 Ok(())
@@ -344,11 +340,11 @@ impl Summary {
     /// ```
     pub fn from_json_capped(text: &str, max_keys: usize) -> Result<Summary, Error> {
         let bad = |e: serde_json::Error| {
-            Error::from(ErrorDetail::Format(format!(
-                "not a tfreq keys summary: {e} (line {}, column {})",
-                e.line(),
-                e.column()
-            )))
+            invalid(SummaryError::NotJson {
+                why: e.to_string(),
+                line: e.line(),
+                column: e.column(),
+            })
         };
         let v: Outline = serde_json::from_str(text).map_err(bad)?;
         match v.schema {
@@ -364,14 +360,8 @@ impl Summary {
                 s.check_counts()?;
                 Ok(s)
             }
-            Some(n) => Err(ErrorDetail::Format(format!(
-                "a tfreq keys summary of schema {n}; this tfreq reads schema {SCHEMA}"
-            ))
-            .into()),
-            None => Err(ErrorDetail::Format(
-                "not a tfreq keys summary: no \"schema\" field".into(),
-            )
-            .into()),
+            Some(found) => Err(invalid(SummaryError::Schema { found })),
+            None => Err(invalid(SummaryError::NoSchema)),
         }
     }
 }
@@ -381,9 +371,9 @@ impl Summary {
     /// no summary of real requests has them, and the tables built from a summary sum them.
     fn check_counts(&self) -> Result<(), Error> {
         let over = |what: &str| {
-            Error::from(ErrorDetail::Format(format!(
-                "not a tfreq keys summary: {what} add up past 2^64 - 1"
-            )))
+            invalid(SummaryError::CountsOverflow {
+                what: what.to_string(),
+            })
         };
         let mut all: u64 = 0;
         for k in &self.keys {
@@ -405,9 +395,61 @@ impl Summary {
 /// hold (`crate::scan::DEFAULT_MAX_KEYS`, the command line's `--max-keys`): 100,000.
 /// A one-feed key costs about 5 KB at the peak of `tfreq keys` (its tables, then the
 /// summary or table written from them) and about 4 KB in `tfreq keys merge`, so at the
-/// limit either stays near half a gigabyte (`tests/hostile_inputs.rs` measures it);
+/// limit either stays near half a gigabyte (`tests/cli/hostile_inputs.rs` measures it);
 /// the real logs of docs/performance.md hold about 3,000.
 pub const DEFAULT_MAX_KEYS: usize = 100_000;
+
+/// Why a `tfreq keys` summary cannot be read or merged (besides [`TooManyShapeKeys`]).
+///
+/// ```
+/// use tfreq::analysis::summary::{Summary, SummaryError};
+///
+/// let e = Summary::from_json(r#"{"schema": 7}"#).unwrap_err();
+/// let why = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<SummaryError>());
+/// assert!(matches!(why, Some(SummaryError::Schema { found: 7 })));
+/// assert_eq!(e.to_string(), "a tfreq keys summary of schema 7; this tfreq reads schema 1");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SummaryError {
+    /// Not JSON, or JSON not of a summary's form.
+    #[error("not a tfreq keys summary: {why} (line {line}, column {column})")]
+    NotJson {
+        /// What the JSON reader said.
+        why: String,
+        /// The line it stopped at, from 1.
+        line: usize,
+        /// The column it stopped at, from 1.
+        column: usize,
+    },
+    /// A JSON object without the `schema` field every summary has.
+    #[error("not a tfreq keys summary: no \"schema\" field")]
+    NoSchema,
+    /// A summary of a schema this version does not read ([`SCHEMA`] is the one it reads).
+    #[error("a tfreq keys summary of schema {found}; this tfreq reads schema {SCHEMA}")]
+    Schema {
+        /// The summary's schema.
+        found: u32,
+    },
+    /// Counts that add up past 2^64 − 1, which no summary of real requests has.
+    #[error("not a tfreq keys summary: {what} add up past 2^64 - 1")]
+    CountsOverflow {
+        /// Which counts.
+        what: String,
+    },
+    /// Two summaries whose counts sum past 2^64 − 1.
+    #[error("merging: {what}: the sum is past the largest count, 2^64 - 1 ({max})", max = u64::MAX)]
+    MergeOverflow {
+        /// Which count.
+        what: String,
+    },
+}
+
+/// A [`SummaryError`] as the crate's error, of the same category as other unreadable
+/// containers.
+fn invalid(e: SummaryError) -> Error {
+    Error::other(crate::error::Category::Container, e)
+}
 
 /// A summary of more shape keys than the limit it is read with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,6 +1,6 @@
 //! Every finding code, as data: one [`Code`] per rule, with its stable id, default
 //! severity, the commands that report it and what it means ([`Rule`]). docs/codes.md's
-//! finding-code tables are tested against [`Code::ALL`] (`tests/codes.rs`).
+//! finding-code tables are tested against [`Code::ALL`] (`tests/library/codes.rs`).
 //!
 //! ```
 //! use tfreq::analysis::{Code, Severity};

@@ -30,7 +30,7 @@
 
 use std::io::{self, Read, Write};
 
-use crate::error::{Error, ErrorDetail};
+use crate::error::{Category, Error};
 
 /// A compression tfreq reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -118,19 +118,20 @@ pub fn inflate(b: &[u8], c: Compression, limit: u64) -> Result<Vec<u8>, Error> {
             Ok(n) => out.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                return Err(ErrorDetail::Format(format!(
-                    "{c} data: {e} (after {} bytes of inflated output)",
-                    out.len()
-                ))
+                return Err(CompressionError::Corrupt {
+                    compression: c,
+                    why: e.to_string(),
+                    inflated: out.len(),
+                }
                 .into())
             }
         }
     }
     if out.len() as u64 > limit {
-        return Err(ErrorDetail::Format(format!(
-            "{c} data inflates to more than the size limit of {} bytes",
-            crate::digits::group_digits(limit)
-        ))
+        return Err(CompressionError::OverLimit {
+            compression: c,
+            limit,
+        }
         .into());
     }
     Ok(out)
@@ -197,9 +198,73 @@ impl<W: Write> Write for Compressor<W> {
     }
 }
 
+/// Why compressed data cannot be read or written.
+///
+/// ```
+/// use tfreq::formats::compression::{inflate, Compression, CompressionError};
+///
+/// let e = inflate(b"\x1f\x8b\x08 not gzip", Compression::Gzip, 1 << 20).unwrap_err();
+/// let why = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<CompressionError>());
+/// assert!(matches!(why, Some(CompressionError::Corrupt { compression: Compression::Gzip, .. })));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompressionError {
+    /// The stream does not inflate: `why` is what the inflater said.
+    #[error("{compression} data: {why} (after {inflated} bytes of inflated output)")]
+    Corrupt {
+        /// The stream's compression.
+        compression: Compression,
+        /// What the inflater said.
+        why: String,
+        /// Bytes inflated before it failed.
+        inflated: usize,
+    },
+    /// The stream inflates past the size limit (where inflating stopped).
+    #[error("{compression} data inflates to more than the size limit of {} bytes", crate::digits::group_digits(*limit))]
+    OverLimit {
+        /// The stream's compression.
+        compression: Compression,
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// Compressing failed.
+    #[error("{compression} compression: {why}")]
+    Compress {
+        /// The compression asked for.
+        compression: Compression,
+        /// What the compressor said.
+        why: String,
+    },
+    /// A compressed file where TF Serving's warm-up reads uncompressed TFRecord only: the
+    /// message says how to decompress it.
+    #[error("{}", warmup_message(*.0))]
+    Warmup(Compression),
+}
+
+/// The fix for a compressed warm-up file, by its compression.
+fn warmup_message(c: Compression) -> &'static str {
+    match c {
+        Compression::Gzip => "gzip-compressed data (as tf.io.TFRecordWriter writes with compression_type=\"GZIP\"): TF Serving's warm-up reads uncompressed TFRecord only. Decompress it first (gunzip -c FILE > tf_serving_warmup_requests)",
+        Compression::Zlib => "zlib-compressed data (as tf.io.TFRecordWriter writes with compression_type=\"ZLIB\"): TF Serving's warm-up reads uncompressed TFRecord only. Rewrite it uncompressed (read it with tf.data.TFRecordDataset(FILE, compression_type=\"ZLIB\") and write the records with tf.io.TFRecordWriter)",
+    }
+}
+
+/// A [`CompressionError`] is a container problem, as other unreadable files are.
+impl From<CompressionError> for Error {
+    fn from(e: CompressionError) -> Self {
+        Error::other(Category::Container, e)
+    }
+}
+
 /// Compresses `b` as TensorFlow's writer does for this compression (the default level).
 pub fn compress(b: &[u8], c: Compression) -> Result<Vec<u8>, Error> {
-    let io = |e: io::Error| Error::from(ErrorDetail::Format(format!("{c} compression: {e}")));
+    let io = |e: io::Error| {
+        Error::from(CompressionError::Compress {
+            compression: c,
+            why: e.to_string(),
+        })
+    };
     match c {
         Compression::Gzip => {
             let mut w = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());

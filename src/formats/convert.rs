@@ -92,6 +92,59 @@ enum Item {
     },
 }
 
+/// Why a conversion or scrub cannot write its output.
+///
+/// ```
+/// use tfreq::formats::convert::ConvertError;
+///
+/// let e = ConvertError::NoPredictRequest { target: "eas" };
+/// assert_eq!(e.to_string(), "holds no PredictRequest to write as a bare eas request");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConvertError {
+    /// Writing the output failed.
+    #[error("writing the output: {why}")]
+    Write {
+        /// What the writer said.
+        why: String,
+    },
+    /// An EAS text warm-up: strings, no protobuf request.
+    #[error("an EAS text warm-up (one string per line) holds no protobuf request to convert")]
+    TextWarmup,
+    /// One entry (a request, a record) cannot be written: `at` names it (empty for a
+    /// single request).
+    #[error("{}", self::at(.at, .why))]
+    Entry {
+        /// The entry (`record 3`, a file's label), or empty.
+        at: String,
+        /// Why.
+        why: String,
+    },
+    /// Nothing to write as a bare request.
+    #[error("holds no PredictRequest to write as a bare {target} request")]
+    NoPredictRequest {
+        /// The output layout (`eas`, `tf-serving`).
+        target: &'static str,
+    },
+}
+
+/// A [`ConvertError`] is a container problem, as other unreadable inputs are.
+impl From<ConvertError> for Error {
+    fn from(e: ConvertError) -> Self {
+        Error::other(crate::error::Category::Container, e)
+    }
+}
+
+/// [`ConvertError::Entry`] as the crate's error.
+fn in_entry(label: &str, why: impl std::fmt::Display) -> Error {
+    ConvertError::Entry {
+        at: label.to_string(),
+        why: why.to_string(),
+    }
+    .into()
+}
+
 fn at(label: &str, what: impl std::fmt::Display) -> String {
     if label.is_empty() {
         what.to_string()
@@ -183,7 +236,7 @@ pub fn convert_stream(
         buf.clear();
         out.write_record(&item, &mut buf)?;
         w.write_all(&buf)
-            .map_err(|e| Error::from(ErrorDetail::Format(format!("writing the output: {e}"))))?;
+            .map_err(|e| Error::from(ConvertError::Write { why: e.to_string() }))?;
         records += 1;
     }
     out.finish(Vec::new(), records)
@@ -203,12 +256,7 @@ fn items_of(
     let kind = entries.kind();
     let mut items = Vec::new();
     match kind {
-        ContainerKind::Text => {
-            return Err(Error::from(ErrorDetail::Format(
-                "an EAS text warm-up (one string per line) holds no protobuf request to convert"
-                    .into(),
-            )))
-        }
+        ContainerKind::Text => return Err(Error::from(ConvertError::TextWarmup)),
         ContainerKind::TfRecord | ContainerKind::UnframedLogs => {
             // (index, offset of the record, offset of its data, its data)
             let records: Vec<(usize, usize, usize, Bytes)> = if kind == ContainerKind::TfRecord {
@@ -297,14 +345,12 @@ impl<'a> Conversion<'a> {
                             .into_iter()
                             .map(|g| at(label, g)),
                     );
-                    **msg = scrub(msg, fill)
-                        .map_err(|e| Error::from(ErrorDetail::Format(at(label, e))))?;
+                    **msg = scrub(msg, fill).map_err(|e| in_entry(label, e))?;
                 }
                 Item::Record {
                     at: label, data, ..
                 } => {
-                    let (b, gone) = scrub_log_record(data, fill)
-                        .map_err(|e| Error::from(ErrorDetail::Format(at(label, e))))?;
+                    let (b, gone) = scrub_log_record(data, fill).map_err(|e| in_entry(label, e))?;
                     self.scrubbed_out
                         .extend(gone.into_iter().map(|g| at(label, g)));
                     *data = Bytes::from(b);
@@ -316,14 +362,14 @@ impl<'a> Conversion<'a> {
                 set_model_name(msg, name);
             }
             if msg.kind != Kind::Request {
-                return Err(Error::from(ErrorDetail::Format(at(
+                return Err(in_entry(
                     label,
                     format!(
                         "only requests can be written as {}; got a {}",
                         self.target.as_str(),
                         msg.kind
                     ),
-                ))));
+                ));
             }
         }
         Ok(())
@@ -342,13 +388,13 @@ impl<'a> Conversion<'a> {
                 let req = encode(&m, WireFormat::TfServing, style_for(&m))?;
                 let rec = match record {
                     Some(r) => replace_predict_request(r, &req, self.opts.scrub.is_some())
-                        .map_err(|e| Error::from(ErrorDetail::Format(at(label, e))))?,
+                        .map_err(|e| in_entry(label, e))?,
                     None => crate::formats::prediction_log::encode_request_log(m.method, &req)
                         .ok_or_else(|| {
-                            Error::from(ErrorDetail::Format(at(
+                            in_entry(
                                 label,
                                 "a bare ClassificationRequest or RegressionRequest: its bytes do not say which it is, and a warm-up record's log type must",
-                            )))
+                            )
                         })?,
                 };
                 if record.as_ref().is_some_and(has_response) && self.opts.scrub.is_some() {
@@ -379,7 +425,7 @@ impl<'a> Conversion<'a> {
                 } if chosen.is_none() => {
                     if let Some(r) = record {
                         let beside = beside_request(r)
-                            .map_err(|e| Error::from(ErrorDetail::Format(at(label, e))))?;
+                            .map_err(|e| in_entry(label, e))?;
                         self.left_out.extend(beside.into_iter().map(|b| at(label, b)));
                     }
                     let (m, lost) = fit(msg, wire);
@@ -406,10 +452,9 @@ impl<'a> Conversion<'a> {
             }
         }
         let Some(m) = chosen else {
-            return Err(Error::from(ErrorDetail::Format(format!(
-                "holds no PredictRequest to write as a bare {} request",
-                target.as_str()
-            ))));
+            return Err(Error::from(ConvertError::NoPredictRequest {
+                target: target.as_str(),
+            }));
         };
         Ok(encode(&m, wire, style_for(&m))?)
     }

@@ -102,7 +102,7 @@ pub(crate) fn detect(bytes: &Bytes, src: &InputOptions) -> Result<Detected, Erro
         }
         InputFormat::TfRecord => {
             if let Some(c) = compression(bytes) {
-                return Err(Error::from(ErrorDetail::Format(compressed_message(c))));
+                return Err(CompressionError::Warmup(c).into());
             }
             return Ok(Detected::of(ContainerKind::TfRecord));
         }
@@ -125,7 +125,7 @@ pub(crate) fn detect(bytes: &Bytes, src: &InputOptions) -> Result<Detected, Erro
         return Ok(Detected::of(ContainerKind::TfRecord));
     }
     if let Some(c) = compression(bytes) {
-        return Err(Error::from(ErrorDetail::Format(compressed_message(c))));
+        return Err(CompressionError::Warmup(c).into());
     }
     if let Some(logs) = unframed_logs(bytes) {
         if src.accept_unframed {
@@ -531,6 +531,7 @@ fn rest_json_like(bytes: &[u8]) -> bool {
 }
 
 pub use crate::formats::compression::Compression;
+use crate::formats::compression::CompressionError;
 
 /// gzip or zlib data, by magic bytes. zlib's two bytes are also a protobuf tag
 /// (field 15, varint), so they count only when the header checksum holds and the
@@ -543,13 +544,6 @@ pub fn compression(bytes: &Bytes) -> Option<Compression> {
             let clean = matches!(decode_with(bytes.clone(), DecodeOptions::default()), Ok((m, _)) if m.all_unknown().next().is_none());
             (!clean).then_some(Compression::Zlib)
         }
-    }
-}
-
-fn compressed_message(c: Compression) -> String {
-    match c {
-        Compression::Gzip => "gzip-compressed data (as tf.io.TFRecordWriter writes with compression_type=\"GZIP\"): TF Serving's warm-up reads uncompressed TFRecord only. Decompress it first (gunzip -c FILE > tf_serving_warmup_requests)".into(),
-        Compression::Zlib => "zlib-compressed data (as tf.io.TFRecordWriter writes with compression_type=\"ZLIB\"): TF Serving's warm-up reads uncompressed TFRecord only. Rewrite it uncompressed (read it with tf.data.TFRecordDataset(FILE, compression_type=\"ZLIB\") and write the records with tf.io.TFRecordWriter)".into(),
     }
 }
 

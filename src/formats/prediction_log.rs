@@ -76,7 +76,8 @@ impl LogKind {
         })
     }
 
-    /// Whether TF Serving's classic (SavedModelBundle) warm-up runs it (§5.2):
+    /// Whether TF Serving's classic (SavedModelBundle) warm-up runs it (`RunWarmupRequest` in
+    /// <https://github.com/tensorflow/serving/blob/master/tensorflow_serving/servables/tensorflow/saved_model_warmup.cc>):
     /// classify, regress, multi_inference and predict do; session_run and
     /// predict_streamed fail the model load; no kind is silently skipped.
     pub fn classic_warmup_runs(self) -> bool {

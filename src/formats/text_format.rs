@@ -167,9 +167,11 @@ pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRe
         if let Some(method) = heading_method(&head) {
             let at = head.split(':').next().unwrap_or("");
             out.push(parse_examples(&body, method, first_line).map_err(|e| {
-                Error::from(ErrorDetail::Format(format!(
-                    "{at}: not a {method} in text format: {e}"
-                )))
+                Error::from(TextError::NotA {
+                    at: format!("{at}: "),
+                    what: method.to_string(),
+                    why: e.to_string(),
+                })
             })?);
             continue;
         }
@@ -187,9 +189,11 @@ pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRe
         };
         let m = match wire {
             Some(w) => parse_one(&body, w, first_line).map_err(|e| {
-                Error::from(ErrorDetail::Format(format!(
-                    "{at}not a {w} PredictRequest in text format: {e}"
-                )))
+                Error::from(TextError::NotA {
+                    at: at.clone(),
+                    what: format!("{w} PredictRequest"),
+                    why: e.to_string(),
+                })
             })?,
             None => match (
                 parse_one(&body, WireFormat::Eas, first_line),
@@ -212,9 +216,11 @@ pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRe
                     match examples {
                         Some(m) => m,
                         None => {
-                            return Err(Error::from(ErrorDetail::Format(format!(
-                    "{at}not a PredictRequest in text format:\n  as EAS: {a}\n  as TF Serving: {b}"
-                ))))
+                            return Err(Error::from(TextError::NeitherWire {
+                                at,
+                                as_eas: a.to_string(),
+                                as_tf_serving: b.to_string(),
+                            }))
                         }
                     }
                 }
@@ -223,14 +229,7 @@ pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRe
         out.push(m);
     }
     if out.is_empty() {
-        return Err(Error::from(ErrorDetail::Format(if skipped.is_empty() {
-            "no request in the text".into()
-        } else {
-            format!(
-                "no request in the text, only the headings of records that are not PredictRequests ({})",
-                skipped.join(", ")
-            )
-        })));
+        return Err(Error::from(TextError::NoRequest { skipped }));
     }
     Ok(TextRequests {
         requests: out,
@@ -238,14 +237,82 @@ pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRe
     })
 }
 
+/// Why protobuf text format is not a request.
+///
+/// ```
+/// use tfreq::formats::text_format::{from_text, TextError};
+///
+/// let e = from_text("", None).unwrap_err();
+/// let why = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<TextError>());
+/// assert!(matches!(why, Some(TextError::NoRequest { .. })));
+/// assert_eq!(e.to_string(), "no request in the text");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TextError {
+    /// A section that does not parse as the message it must be.
+    #[error("{at}not a {what} in text format: {why}")]
+    NotA {
+        /// The section's heading and `: `, or nothing for text without headings.
+        at: String,
+        /// The message (`EAS PredictRequest`, `classify_or_regress`, ...).
+        what: String,
+        /// What the parser said.
+        why: String,
+    },
+    /// Text that is neither wire format's PredictRequest (nor a tf.Example request).
+    #[error("{at}not a PredictRequest in text format:\n  as EAS: {as_eas}\n  as TF Serving: {as_tf_serving}")]
+    NeitherWire {
+        /// The section's heading and `: `, or nothing.
+        at: String,
+        /// The parser's error as an EAS request.
+        as_eas: String,
+        /// The parser's error as a TF Serving request.
+        as_tf_serving: String,
+    },
+    /// Text without a request: empty, or only records of other kinds.
+    #[error("no request in the text{}", no_request_tail(skipped))]
+    NoRequest {
+        /// The headings of the records that are not PredictRequests.
+        skipped: Vec<String>,
+    },
+    /// Bytes that are not UTF-8.
+    #[error("text format must be UTF-8: {why}")]
+    NotUtf8 {
+        /// Where the UTF-8 breaks.
+        why: String,
+    },
+    /// Nesting deeper than [`RECURSION_LIMIT`], refused before parsing.
+    #[error("protobuf text nests deeper than {RECURSION_LIMIT} levels (line {line}); refused before parsing, as protobuf's own parsers refuse it")]
+    TooDeep {
+        /// The line where the nesting passes the limit, from 1.
+        line: usize,
+    },
+}
+
+fn no_request_tail(skipped: &[String]) -> String {
+    if skipped.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", only the headings of records that are not PredictRequests ({})",
+            skipped.join(", ")
+        )
+    }
+}
+
+/// A [`TextError`] is a container problem, as other unreadable files are.
+impl From<TextError> for Error {
+    fn from(e: TextError) -> Self {
+        Error::other(crate::error::Category::Container, e)
+    }
+}
+
 /// Checks protobuf text for nesting deeper than [`RECURSION_LIMIT`] before a parser
 /// that recurses per level sees it.
 pub(crate) fn check_text_depth(bytes: &[u8]) -> Result<(), Error> {
-    let s = std::str::from_utf8(bytes).map_err(|e| {
-        Error::from(ErrorDetail::Format(format!(
-            "text format must be UTF-8: {e}"
-        )))
-    })?;
+    let s = std::str::from_utf8(bytes)
+        .map_err(|e| Error::from(TextError::NotUtf8 { why: e.to_string() }))?;
     if text_depth(s) > RECURSION_LIMIT {
         return Err(too_deep_text(s));
     }
@@ -254,9 +321,7 @@ pub(crate) fn check_text_depth(bytes: &[u8]) -> Result<(), Error> {
 
 pub(crate) fn too_deep_text(s: &str) -> Error {
     let (line, _) = deepest(s);
-    Error::from(ErrorDetail::Format(format!(
-        "protobuf text nests deeper than {RECURSION_LIMIT} levels (line {line}); refused before parsing, as protobuf's own parsers refuse it"
-    )))
+    Error::from(TextError::TooDeep { line })
 }
 
 /// The deepest nesting of `{`/`<`/`[` in protobuf text, outside strings and comments.

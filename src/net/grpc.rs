@@ -870,7 +870,7 @@ pub fn status_of(
         return NetError::Unreachable(format!("{endpoint}: {}", explain(text)));
     }
     NetError::Refused {
-        status: format!("gRPC {}", code_name(code)),
+        status: super::Status::Grpc(code),
         message: text,
     }
 }
@@ -892,34 +892,6 @@ fn is_protocol_error(t: &str) -> bool {
     ]
     .iter()
     .any(|p| t.contains(p))
-}
-
-/// The status code's canonical name (`INVALID_ARGUMENT`), from grpc's
-/// include/grpcpp/support/status_code_enum.h; a number outside it is `CODE_N`.
-fn code_name(code: i32) -> std::borrow::Cow<'static, str> {
-    const NAMES: [&str; 17] = [
-        "OK",
-        "CANCELLED",
-        "UNKNOWN",
-        "INVALID_ARGUMENT",
-        "DEADLINE_EXCEEDED",
-        "NOT_FOUND",
-        "ALREADY_EXISTS",
-        "PERMISSION_DENIED",
-        "RESOURCE_EXHAUSTED",
-        "FAILED_PRECONDITION",
-        "ABORTED",
-        "OUT_OF_RANGE",
-        "UNIMPLEMENTED",
-        "INTERNAL",
-        "UNAVAILABLE",
-        "DATA_LOSS",
-        "UNAUTHENTICATED",
-    ];
-    usize::try_from(code)
-        .ok()
-        .and_then(|i| NAMES.get(i))
-        .map_or_else(|| format!("CODE_{code}").into(), |n| (*n).into())
 }
 
 #[cfg(test)]

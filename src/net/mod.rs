@@ -29,6 +29,7 @@ pub mod pool;
 pub mod queue;
 pub mod record;
 pub mod rest;
+mod status;
 mod tap;
 pub(crate) mod web;
 
@@ -41,6 +42,8 @@ use crate::decode::decode_as;
 use crate::encode::{encode, TfsEncoding};
 use crate::model::{Kind, Message, WireFormat};
 use crate::signature::ModelSignatures;
+
+pub use status::Status;
 
 /// The largest gRPC message, sent or received: 2 GiB − 1, protobuf's own limit and TF
 /// Serving's: its model server calls `builder.SetMaxMessageSize(tensorflow::kint32max)`
@@ -255,8 +258,8 @@ pub enum NetError {
     /// The service answered and refused: an HTTP status other than 200, or a gRPC
     /// status other than OK.
     Refused {
-        /// `HTTP 401`, `gRPC INVALID_ARGUMENT`, ...
-        status: String,
+        /// `HTTP 401`, `gRPC INVALID_ARGUMENT`, a queue worker's code.
+        status: Status,
         /// The body or status message the service sent.
         message: String,
     },
@@ -296,7 +299,7 @@ impl fmt::Display for NetError {
                 write!(f, "no answer within {:.1} s (--timeout)", d.as_secs_f64())
             }
             NetError::Refused { status, message } => {
-                write!(f, "the service refused the request: {}", safe(status))?;
+                write!(f, "the service refused the request: {}", safe(&status.to_string()))?;
                 if !message.is_empty() {
                     write!(f, ": {}", safe(message.trim_end()))?;
                 }

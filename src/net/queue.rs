@@ -302,20 +302,12 @@ pub fn worker_failure(df: &DataFrame, request_id: &str) -> Option<NetError> {
         .find(|m| !m.is_empty())
         .map(|m| super::shown(m.as_bytes()))
         .unwrap_or_else(|| super::web::body_text(&df.data));
-    let reason = code
-        .parse::<u16>()
-        .ok()
-        .and_then(|c| ::http::StatusCode::from_u16(c).ok())
-        .and_then(|s| s.canonical_reason())
-        .map(|r| format!(" {r}"))
-        .unwrap_or_default();
     Some(NetError::Refused {
-        status: format!(
-            "the worker answered {}{reason} (sink item {}, request {})",
-            super::shown(code.as_bytes()),
-            df.index,
-            super::shown(request_id.as_bytes())
-        ),
+        status: super::Status::Worker {
+            code: super::shown(code.as_bytes()),
+            item: df.index,
+            request_id: super::shown(request_id.as_bytes()),
+        },
         message,
     })
 }

@@ -309,12 +309,8 @@ pub fn refusal(r: &Reply) -> NetError {
 /// standard reason (never the server's own reason phrase), and the body as
 /// [`body_text`] shows it.
 pub fn refusal_of(status: u16, body: &[u8]) -> NetError {
-    let reason = ::http::StatusCode::from_u16(status)
-        .ok()
-        .and_then(|s| s.canonical_reason())
-        .unwrap_or("");
     NetError::Refused {
-        status: format!("HTTP {status} {reason}").trim_end().to_string(),
+        status: super::Status::Http(status),
         message: body_text(body),
     }
 }

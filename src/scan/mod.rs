@@ -422,7 +422,7 @@ fn count_entries(
     let mut c = KeyCounts::default();
     for e in it {
         let e = e?;
-        // A response's outputs would count as feeds (issue 21): the file is set aside,
+        // A response's outputs would count as feeds: the file is set aside,
         // as an unreadable one is.
         if let Content::Message(m) = &e.content {
             if m.kind == Kind::Response {
@@ -705,7 +705,7 @@ mod tests {
         }
     }
 
-    /// Issue 24: the cost of a record must not grow with how many distinct requests a
+    /// The cost of a record must not grow with how many distinct requests a
     /// log holds. Each distinct print is read in full once per worker, however many
     /// parts the log is walked in (it was once per part: 60 parts here, 600 full reads).
     #[test]

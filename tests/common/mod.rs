@@ -1,5 +1,10 @@
-//! Shared helpers for tests that read `tests/data/*/manifest.json`.
+//! Helpers shared by the test binaries (`tests/*/main.rs` load this file with `#[path]`):
+//! the data files and their manifests, running the built `tfreq`, a large request made at
+//! test time (`bigreq`) and a pseudo-terminal (`pty`).
 #![allow(dead_code)]
+
+pub mod bigreq;
+pub mod pty;
 
 use std::path::{Path, PathBuf};
 

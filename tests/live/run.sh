@@ -20,10 +20,10 @@ export TFREQ_BROWSER
 
 # Build the Rust live tests before the server starts, so its lifetime is not spent compiling.
 rust=no
-if [ -f tests/live.rs ]; then
+if [ -f tests/net/live.rs ]; then
   rust=yes
-  echo "== live: building the Rust live tests (cargo test --features net --test live --no-run)"
-  timeout 1800 cargo test --quiet --features net --test live --no-run
+  echo "== live: building the Rust live tests (cargo test --features net --test net --no-run)"
+  timeout 1800 cargo test --quiet --features net --test net --no-run
 fi
 
 # The command the record tests start (test_record_tfs.py, test_record_sdk.py).
@@ -73,10 +73,10 @@ export TFREQ_LIVE_READY="$ready"
 
 # The Rust tests first, on models no other test has called yet (cold-start measurements).
 if [ "$rust" = yes ]; then
-  echo "== live: Rust live tests (cargo test --features net --test live -- --include-ignored)"
-  timeout 900 cargo test --quiet --features net --test live -- --include-ignored
+  echo "== live: Rust live tests (cargo test --features net --test net -- --include-ignored live::)"
+  timeout 900 cargo test --quiet --features net --test net -- --include-ignored live::
 else
-  echo "== live: tests/live.rs is not in this tree yet: no Rust live tests to run"
+  echo "== live: tests/net/live.rs is not in this tree yet: no Rust live tests to run"
 fi
 
 echo "== live: TF Serving's Python client (gRPC stub, REST) against the server"

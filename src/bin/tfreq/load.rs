@@ -147,7 +147,7 @@ struct Report {
 /// of failure it was.
 fn status_of(e: &NetError) -> String {
     match e {
-        NetError::Refused { status, .. } => status.clone(),
+        NetError::Refused { status, .. } => status.kind(),
         NetError::Timeout(_) => "timeout".into(),
         NetError::Unreachable(_) => "unreachable".into(),
         NetError::TooLarge { .. } => "answer too large".into(),

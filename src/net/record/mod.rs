@@ -1,5 +1,5 @@
 //! `tfreq record`: a transparent proxy that turns the traffic passing through it into a
-//! warm-up file (issue 26 §1).
+//! warm-up file (docs/live.md, "`record`: a warm-up from live traffic").
 //!
 //! Two parts. [`Recorder`] has no sockets: it is given each request's protocol, path and
 //! body, decodes it, and keeps the first request of every distinct key ([`By`]), with

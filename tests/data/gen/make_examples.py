@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tf.Example requests (classify, regress, multi-inference, predict over serialized Examples),
 the models they are for, logs of them, REST bodies, batch-size logs, and TensorFlow's answer to
-each, in tests/data/examples/ (issue 25). Pins: requirements-tf.txt.
+each, in tests/data/examples/ (tests/data/gen/README.md). Pins: requirements-tf.txt.
 
     "$(bash .ci/venv tf)" tests/data/gen/make_examples.py            # everything but the Keras export
     "$(bash .ci/venv tf)" tests/data/gen/make_examples.py --models   # also re-export keras_examples/
@@ -1089,7 +1089,7 @@ def write_rest(served, name, method, model, body, note, case=None, same_as=None)
     """rest/NAME.json (the body: a dict, written with json.dumps, or the text itself), and
     rest/NAME.pb/.txt, the request TF Serving makes of it. same_as: the same request built
     from tf.train.Example with every feature's kind spelled out (classify_req/regress_req and
-    feature()), which the port's bytes must equal: the pairing tests/rest_examples.rs relies
+    feature()), which the port's bytes must equal: the pairing tests/interop/rest_examples.rs relies
     on, held here."""
     text = body if isinstance(body, str) else json.dumps(body, indent=1, ensure_ascii=False) + "\n"
     rel = "rest/%s.json" % name

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Export tests/data/models/xla/: a SavedModel whose serving signature runs a
-tf.function(jit_compile=True), which XLA compiles anew for every input shape (issue 25 §5), and the
+tf.function(jit_compile=True), which XLA compiles anew for every input shape (docs/warmup.md), and the
 requests the live test replays against it. Pins: requirements-tf.txt.
 
     "$(bash .ci/venv tf)" tests/data/gen/make_xla_model.py
