@@ -140,9 +140,9 @@ fn varints(it: impl Iterator<Item = u64>) -> Vec<u8> {
 
 fn word(rng: &mut Rng) -> &'static str {
     const WORDS: &[&str] = &[
-        "the", "shoes", "red", "running", "cheap", "flight", "to", "paris", "hotel", "near",
-        "me", "best", "phone", "under", "500", "weather", "tomorrow", "how", "cook", "rice",
-        "laptop", "gaming", "review", "news", "today", "movie", "tickets", "recipe", "vegan",
+        "the", "shoes", "red", "running", "cheap", "flight", "to", "paris", "hotel", "near", "me",
+        "best", "phone", "under", "500", "weather", "tomorrow", "how", "cook", "rice", "laptop",
+        "gaming", "review", "news", "today", "movie", "tickets", "recipe", "vegan",
     ];
     *rng.pick(WORDS)
 }
@@ -198,9 +198,17 @@ fn predict(rng: &mut Rng, b: u64) -> (Vec<u8>, Vec<u8>, &'static str, &'static s
     match which {
         0 => {
             let f = floats_le(rng, b * 32);
-            input(&mut req, "user_features", &tensor(DT_FLOAT, &[b, 32], &[(4, f)]));
+            input(
+                &mut req,
+                "user_features",
+                &tensor(DT_FLOAT, &[b, 32], &[(4, f)]),
+            );
             let ids = varints((0..b * 8).map(|_| rng.below(1 << 40)));
-            input(&mut req, "item_ids", &tensor(DT_INT64, &[b, 8], &[(10, ids)]));
+            input(
+                &mut req,
+                "item_ids",
+                &tensor(DT_INT64, &[b, 8], &[(10, ids)]),
+            );
             let mut q = Vec::new();
             put_varint_field(&mut q, 1, DT_STRING);
             put_bytes_field(&mut q, 2, &shape(&[b]));
@@ -430,7 +438,11 @@ fn make_big(rng: &mut Rng, noise: &[u8], out: &mut Vec<u8>) {
     let spec = model_spec("classifier", "predict_probs", 1);
     let mut req = Vec::new();
     put_bytes_field(&mut req, 1, &spec);
-    let t = tensor(DT_UINT8, &[1, rows, width, 3], &[(4, noise[at..at + n].to_vec())]);
+    let t = tensor(
+        DT_UINT8,
+        &[1, rows, width, 3],
+        &[(4, noise[at..at + n].to_vec())],
+    );
     input(&mut req, "image", &t);
     put_bytes_field(&mut req, 3, b"probabilities");
     let resp = predict_response(rng, &spec, "probabilities", 1, 10);
@@ -501,7 +513,8 @@ fn draw(rng: &mut Rng, cdf: &[f64]) -> usize {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let (mut pos, mut seed, mut mix, mut distinct, mut zipf) = (Vec::new(), 1u64, None, 20_000usize, 1.1f64);
+    let (mut pos, mut seed, mut mix, mut distinct, mut zipf) =
+        (Vec::new(), 1u64, None, 20_000usize, 1.1f64);
     while let Some(a) = args.next() {
         let mut val = || args.next().ok_or(format!("{a} needs a value"));
         match a.as_str() {
@@ -516,7 +529,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let [out, size] = pos.as_slice() else {
         return Err("usage: make_realistic_log OUT SIZE [--seed N] [--mix predict=86.75,classify=8,regress=4,multi=1,big=0.25] [--distinct 20000] [--zipf 1.1]".into());
     };
-    let mix_text = mix.unwrap_or_else(|| "predict=86.75,classify=8,regress=4,multi=1,big=0.25".into());
+    let mix_text =
+        mix.unwrap_or_else(|| "predict=86.75,classify=8,regress=4,multi=1,big=0.25".into());
     let weights = parse_mix(&mix_text)?;
     let limit = parse_size(size)?;
     let mut rng = Rng(seed ^ 0x5EED_0F_7F_5E_4E_00);
