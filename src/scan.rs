@@ -47,6 +47,7 @@ use crate::formats::{self, ContainerKind, Content, InputOptions};
 use crate::model::{Kind, Message};
 
 mod fingerprint;
+mod repeats;
 mod stream;
 
 /// Worker threads when the number of cores cannot be learnt (the machine tfreq is
@@ -467,6 +468,8 @@ fn count_entries(
 struct Seen {
     by_print: HashMap<Vec<u8>, KeyEntry, rustc_hash::FxBuildHasher>,
     max: usize,
+    /// The examples records this worker printed, by their bytes.
+    repeats: repeats::Repeats,
 }
 
 /// The shape key of each print any worker of a log has decoded: a worker that meets a
@@ -490,6 +493,7 @@ impl Seen {
         Seen {
             by_print: HashMap::default(),
             max,
+            repeats: repeats::Repeats::default(),
         }
     }
 
@@ -833,7 +837,7 @@ impl Walk<'_> {
         c: &mut KeyCounts,
         full: impl FnOnce() -> Result<formats::Entry, Error>,
     ) -> Result<bool, Error> {
-        let printed = fingerprint::print(data, print);
+        let printed = seen.repeats.print(data, print);
         if printed && seen.count(print) {
             return Ok(false);
         }

@@ -38,11 +38,10 @@ const fn escapes() -> [([u8; 4], u8); 256] {
 /// goes out in pieces this size (a buffer on the stack), never as one string.
 const CHUNK: usize = 8 << 10;
 
-/// C-escapes bytes as protobuf's Python `text_format` does (`as_utf8=False`).
-///
-/// ```
-/// assert_eq!(tfreq::render::escape::c_escape(b"\xff\x00a\"\n"), r#"\377\000a\"\n"#);
-/// ```
+/// C-escapes bytes as protobuf's Python `text_format` does (`as_utf8=False`), into a
+/// string (the fuzz targets' reference printer; the text printer writes
+/// [`write_c_escaped`] into its output).
+#[cfg(any(test, feature = "fuzzing"))]
 pub fn c_escape(b: &[u8]) -> String {
     let mut out = Vec::with_capacity(b.len());
     escape_into(b, |piece| {
@@ -56,13 +55,6 @@ pub fn c_escape(b: &[u8]) -> String {
 
 /// Writes `b` C-escaped ([`c_escape`]'s text) into `out`, through a table and a buffer
 /// of 8 KiB: the memory used does not grow with `b`.
-///
-/// ```
-/// let mut out = Vec::new();
-/// tfreq::render::escape::write_c_escaped(&mut out, b"a\tb\x80")?;
-/// assert_eq!(out, br"a\tb\200");
-/// # Ok::<(), std::io::Error>(())
-/// ```
 pub fn write_c_escaped(out: &mut dyn std::io::Write, b: &[u8]) -> std::io::Result<()> {
     escape_into(b, |piece| out.write_all(piece))
 }

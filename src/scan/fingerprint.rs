@@ -39,7 +39,7 @@ use crate::wire::reader::read_varint;
 mod examples;
 
 /// A field's value, borrowed.
-enum Value<'a> {
+pub(super) enum Value<'a> {
     Varint(u64),
     I64,
     I32,
@@ -47,13 +47,13 @@ enum Value<'a> {
 }
 
 /// A cursor over one message's bytes.
-struct Fields<'a> {
+pub(super) struct Fields<'a> {
     b: &'a [u8],
     pos: usize,
 }
 
 impl<'a> Fields<'a> {
-    fn new(b: &'a [u8]) -> Self {
+    pub(super) fn new(b: &'a [u8]) -> Self {
         Fields { b, pos: 0 }
     }
 
@@ -66,7 +66,7 @@ impl<'a> Fields<'a> {
     /// The next field: `Some(None)` at the end, `None` on anything the decoder would
     /// refuse or this reader does not take (groups, wire types 6 and 7).
     #[inline]
-    fn next(&mut self) -> Option<Option<(u32, Value<'a>)>> {
+    pub(super) fn next(&mut self) -> Option<Option<(u32, Value<'a>)>> {
         if self.pos >= self.b.len() {
             return Some(None);
         }
