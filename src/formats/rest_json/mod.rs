@@ -1,0 +1,74 @@
+//! TF Serving REST predict requests (<https://www.tensorflow.org/tfx/serving/api_rest>) → [`Message`].
+//!
+//! JSON carries no dtypes: TF Serving takes each input's dtype from the signature, so
+//! the caller gives them ([`Dtypes`]: an explicit annotation per input, or the
+//! signature read from GetModelMetadata JSON with [`dtypes_from_metadata`]). The
+//! parser follows `json_tensor.cc`: `signature_name`, exactly one of `inputs`
+//! (columnar) or `instances` (row), shapes from the nesting (every list as long as its
+//! first sibling, leaves at the same depth), rows concatenated on a new 0th dim,
+//! `{"b64": ...}` for bytes, integers only for integer dtypes. Keys keep their order
+//! in the file, so feeds are added in that order, as an SDK user would add them.
+//! Values go through the builder's checks (count, range, dtype).
+//!
+//! ```
+//! use tfreq::formats::rest_json::{from_json, Dtypes};
+//! use tfreq::{DType, WireFormat};
+//! let json = br#"{"signature_name": "serving_default", "inputs": {"x": [[1, 2]]}}"#;
+//! let mut d = Dtypes::default();
+//! d.set("x", DType::Float);
+//! let msg = from_json(json, &d, &["y".to_string()], WireFormat::Eas)?;
+//! assert_eq!(msg.tensors[0].shape.sizes(), vec![1, 2]);
+//! assert_eq!(msg.fetches, vec!["y"]);
+//! # Ok::<(), tfreq::Error>(())
+//! ```
+
+use crate::error::{Error, ErrorDetail};
+use crate::model::{Message, Method, WireFormat};
+
+mod dtypes;
+mod examples;
+mod json;
+mod read;
+mod url;
+mod write;
+
+pub use dtypes::*;
+pub use examples::*;
+pub use json::*;
+pub use read::*;
+pub use url::*;
+pub use write::*;
+
+fn err(s: impl Into<String>) -> Error {
+    Error::from(ErrorDetail::Format(s.into()))
+}
+
+/// [`for_each_json_line`] for a file that may also hold TF Serving's `:classify` /
+/// `:regress` bodies: an object with `"examples"` and neither `"inputs"` nor
+/// `"instances"` is read by [`examples_from_value`] as a request that cannot say whether
+/// it classifies or regresses ([`Method::ClassifyOrRegress`]: the body alone does not
+/// say, its URL does); a predict body needs `dtypes` ([`ErrorDetail::NoDtypes`] without).
+pub(crate) fn for_each_request_line(
+    json: &[u8],
+    dtypes: Option<&Dtypes>,
+    wire: WireFormat,
+    mut f: impl FnMut(usize, Message),
+) -> Result<usize, Error> {
+    let examples = RestCall::method(Method::ClassifyOrRegress);
+    each_value(json, |n, v| {
+        let m = if is_examples_body(v) {
+            examples_from_value(v, &examples)?
+        } else {
+            let d = dtypes.ok_or_else(|| Error::from(ErrorDetail::NoDtypes))?;
+            from_value(v, d, &[], wire)?
+        };
+        f(n, m);
+        Ok(())
+    })
+}
+
+/// Whether a REST body is a `:classify`/`:regress` one: `"examples"` and neither of a
+/// predict body's `"inputs"` and `"instances"`.
+pub(crate) fn is_examples_body(v: &Json) -> bool {
+    v.get("examples").is_some() && v.get("inputs").is_none() && v.get("instances").is_none()
+}
