@@ -144,7 +144,7 @@ fn word(rng: &mut Rng) -> &'static str {
         "best", "phone", "under", "500", "weather", "tomorrow", "how", "cook", "rice", "laptop",
         "gaming", "review", "news", "today", "movie", "tickets", "recipe", "vegan",
     ];
-    *rng.pick(WORDS)
+    WORDS[rng.below(WORDS.len() as u64) as usize]
 }
 
 fn sentence(rng: &mut Rng, words: u64) -> Vec<u8> {
@@ -533,7 +533,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         mix.unwrap_or_else(|| "predict=86.75,classify=8,regress=4,multi=1,big=0.25".into());
     let weights = parse_mix(&mix_text)?;
     let limit = parse_size(size)?;
-    let mut rng = Rng(seed ^ 0x5EED_0F_7F_5E_4E_00);
+    let mut rng = Rng(seed ^ 0x005E_ED0F_7F5E_4E00);
 
     // Each kind but `big` gets its share of the distinct requests (at least one).
     let small: f64 = weights[..4].iter().sum();

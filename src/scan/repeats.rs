@@ -20,10 +20,14 @@ const BUDGET: usize = 8 << 20;
 /// Records longer than this are printed each time (they would crowd the others out).
 const MAX_RECORD: usize = 256 << 10;
 
+/// A record's bytes and its print.
+type Printed = (Vec<u8>, Vec<u8>);
+
 /// A worker's records met before.
 #[derive(Default)]
 pub(super) struct Repeats {
-    by_crc: HashMap<(usize, u32), (Vec<u8>, Vec<u8>), rustc_hash::FxBuildHasher>,
+    /// By length and masked CRC-32C.
+    by_crc: HashMap<(usize, u32), Printed, rustc_hash::FxBuildHasher>,
     held: usize,
 }
 
