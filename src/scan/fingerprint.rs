@@ -361,7 +361,7 @@ mod tests {
 
     /// The full reading's key of a record's data, or `None` when it is an error or not
     /// a predict request.
-    fn full_key(data: &[u8]) -> Option<ShapeKey> {
+    pub(super) fn full_key(data: &[u8]) -> Option<ShapeKey> {
         let rec = RawRecord {
             index: 0,
             offset: 0,

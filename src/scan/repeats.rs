@@ -4,7 +4,7 @@
 //! `tf.train.Example` it carries, about a thousand fields for a batch of 32: ten times
 //! what a predict record's costs. Logs repeat their requests (a few requests are most
 //! of the traffic), so a worker keeps the bytes and print of the examples records it
-//! printed, up to [`BUDGET`] bytes, and a record equal byte for byte to one of them
+//! printed, up to [`BUDGET`] bytes (16 MiB), and a record equal byte for byte to one of them
 //! takes its print: the same bytes read the same way. Looked up by length and CRC-32C,
 //! then compared in full, so a record is never taken for another.
 
@@ -16,7 +16,7 @@ use crate::formats::tfrecord;
 use super::fingerprint::{self, Fields, Value};
 
 /// Bytes of records (and their prints) a worker keeps.
-const BUDGET: usize = 8 << 20;
+const BUDGET: usize = 16 << 20;
 /// Records longer than this are printed each time (they would crowd the others out).
 const MAX_RECORD: usize = 256 << 10;
 

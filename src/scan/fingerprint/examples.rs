@@ -183,31 +183,11 @@ fn check_feature(b: &[u8]) -> Option<()> {
 #[cfg(test)]
 mod tests {
     use super::super::print;
+    use super::super::tests::full_key;
     use crate::analysis::key::ShapeKey;
-    use crate::decode::DecodeOptions;
     use crate::formats::prediction_log::encode_request_log;
-    use crate::formats::tfrecord::RawRecord;
-    use crate::formats::{self, Content};
     use crate::model::Method;
     use bytes::Bytes;
-
-    /// The full reading's key of a record's data, `None` when it is an error or holds
-    /// no request.
-    fn full_key(data: &[u8]) -> Option<ShapeKey> {
-        let rec = RawRecord {
-            index: 0,
-            offset: 0,
-            data: Bytes::copy_from_slice(data),
-            stored_crc: 0,
-        };
-        match formats::record_entry(rec, DecodeOptions::default())
-            .ok()?
-            .content
-        {
-            Content::Message(m) => Some(ShapeKey::of(&m)),
-            _ => None,
-        }
-    }
 
     /// The requests TensorFlow Serving's protobufs wrote (tests/data/gen/make_examples.py),
     /// each in its own log type.
