@@ -25,7 +25,7 @@ mod cli;
 #[allow(unused_imports)]
 use cli::live;
 #[allow(unused_imports)]
-use cli::{args, batch, common, input, output, report, sigbus};
+use cli::{args, batch, common, input, output, process, report, sigbus};
 
 mod decoded;
 
@@ -552,17 +552,29 @@ fn executor_key<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Bo
 
 /// Runs the `tfreq` command with `argv` (the program name first) and returns its exit
 /// status. `SIGINT` is given back to its default for the run (CPython's own handler
-/// would only raise `KeyboardInterrupt` after the command returned), so Ctrl-C stops it
-/// and the command's own handler removes temporary outputs; CPython already ignores
-/// `SIGPIPE`, as Rust programs do, and a closed pipe ends the command quietly.
+/// would only raise `KeyboardInterrupt` after the command returned), so Ctrl-C stops it,
+/// and put back after; CPython already ignores `SIGPIPE`, as Rust programs do, and a
+/// closed pipe ends the command quietly.
+///
+/// The command installs no signal handler of its own and maps no input (a SIGBUS
+/// handler would outlive the call) unless `own_process` is true: the `tfreq` command of
+/// the package (`tfreq/_cli.py`), whose process ends with the command, passes it, so
+/// Ctrl-C removes temporary outputs and stops `load` and `record` cleanly, as the Rust
+/// binary does.
 #[pyfunction]
-fn run_cli(py: Python<'_>, argv: Vec<String>) -> i32 {
+#[pyo3(signature = (argv, own_process = false))]
+fn run_cli(py: Python<'_>, argv: Vec<String>, own_process: bool) -> i32 {
     #[cfg(unix)]
     // SAFETY: setting a signal's disposition to the default is async-signal-safe and
     // affects only how SIGINT is delivered from now on.
     let previous = unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
     let args: Vec<OsString> = argv.into_iter().map(OsString::from).collect();
-    let code = py.detach(|| cli::run(args));
+    let process = if own_process {
+        cli::process::Process::owned()
+    } else {
+        cli::process::Process::embedded()
+    };
+    let code = py.detach(|| cli::run(args, process));
     #[cfg(unix)]
     // SAFETY: puts back the handler that was there before the run.
     unsafe {

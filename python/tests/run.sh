@@ -38,7 +38,7 @@ echo "== python: with TensorFlow, tensorflow-serving-api and numpy (py-tf)"
 install "$TF_PY"
 pytest_in "$TF_PY" python/tests/test_sdk_files.py python/tests/test_refusals.py \
   python/tests/test_numpy.py python/tests/test_tf.py python/tests/test_cli.py \
-  python/tests/test_hostile.py python/tests/test_dropin.py
+  python/tests/test_hostile.py python/tests/test_dropin.py python/tests/test_process.py
 # The docstrings' examples (tfreq.beam's need apache-beam: see py-beam below).
 "$TF_PY" - <<'PY'
 import doctest, sys, tfreq

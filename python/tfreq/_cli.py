@@ -9,7 +9,8 @@ def main() -> None:
     from ._tfreq import run_cli
 
     argv = ["tfreq"] + sys.argv[1:]
-    code = run_cli(argv)
+    # This process ends with the command: it may install its signal handlers.
+    code = run_cli(argv, own_process=True)
     # Output already written by Rust went straight to the file descriptors; Python's own
     # buffers are empty, so a closed pipe cannot raise at exit.
     sys.exit(code)

@@ -92,7 +92,7 @@ pub struct Tensor {
     pub offset: usize,
 }
 
-/// How a run of stored values is encoded (see [`Elements::stored_run`]).
+/// How a run of stored values is encoded (see [`Elements::stored_run`](super::Elements::stored_run)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RawRun {
     /// Fixed-width little-endian elements.

@@ -322,7 +322,7 @@ impl Tally {
 fn interrupt_flag() -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
     #[cfg(unix)]
-    {
+    if crate::process::handlers() {
         use signal_hook::consts::SIGINT;
         // Registered first, so it sees the flag before the first Ctrl-C sets it.
         let _ = signal_hook::flag::register_conditional_shutdown(SIGINT, 130, Arc::clone(&flag));

@@ -17,6 +17,7 @@ pub(crate) mod live;
 #[cfg(feature = "net")]
 pub(crate) mod load;
 pub(crate) mod output;
+pub mod process;
 #[cfg(feature = "net")]
 pub(crate) mod record;
 #[cfg(feature = "net")]
@@ -100,12 +101,17 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
-    run(std::env::args_os())
+    run(std::env::args_os(), process::Process::owned())
 }
 
 /// The whole command: `args` as `std::env::args_os()` gives them (the program name
-/// first). The Python package's `tfreq` command calls this too (`python/src/lib.rs`).
-pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
+/// first), in a process the command may treat as `process` says. The Python package's
+/// `tfreq` command calls this too (`python/src/lib.rs`).
+pub fn run(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+    process: process::Process,
+) -> ExitCode {
+    process::set(process);
     let args: Vec<std::ffi::OsString> = args.into_iter().collect();
     let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,

@@ -310,6 +310,9 @@ pub fn defer_signals() {
 /// Installs, once, the thread that removes pending temporary files on SIGINT, SIGTERM,
 /// SIGHUP or SIGQUIT and then ends the process as that signal would have.
 fn install_cleanup() {
+    if !crate::process::handlers() {
+        return;
+    }
     #[cfg(unix)]
     {
         static INSTALL: Once = Once::new();

@@ -135,7 +135,7 @@ const DRAIN: Duration = Duration::from_secs(30);
 fn signal_count() -> Arc<AtomicUsize> {
     let count = Arc::new(AtomicUsize::new(0));
     #[cfg(unix)]
-    {
+    if crate::process::handlers() {
         use signal_hook::consts::{SIGINT, SIGTERM};
         for sig in [SIGINT, SIGTERM] {
             let c = Arc::clone(&count);

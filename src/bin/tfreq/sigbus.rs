@@ -23,6 +23,10 @@ static MESSAGE: AtomicPtr<&'static [u8]> = AtomicPtr::new(std::ptr::null_mut());
 /// them, with the handler installed and those files named in its message.
 pub fn read_options<'a>(max_size: u64, paths: impl IntoIterator<Item = &'a Path>) -> ReadOptions {
     let opts = ReadOptions::default().max_size(max_size);
+    if !crate::process::handlers() {
+        // Not this command's process to install a SIGBUS handler in: read, never map.
+        return opts;
+    }
     if !cfg!(unix) {
         // Windows does not let a mapped file be truncated: nothing to guard.
         // SAFETY: see above.

@@ -13,7 +13,7 @@ use crate::model::Message;
 /// defaults). Returns the JSON and what the REST API cannot carry: `output_filter`
 /// (a REST call returns every output of the signature), which a note names.
 ///
-/// [`from_json`] of the result, with the same dtypes, gives the same request back.
+/// [`from_json`](super::from_json) of the result, with the same dtypes, gives the same request back.
 ///
 /// ```
 /// use tfreq::formats::rest_json::{to_json, from_json, Dtypes};

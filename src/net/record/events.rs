@@ -19,11 +19,11 @@ pub enum Event {
         protocol: Protocol,
         /// The URL path.
         path: String,
-        /// The body, or `None` past [`ProxyOptions::max_size`].
+        /// The body, or `None` past [`ProxyOptions::max_size`](super::ProxyOptions::max_size).
         body: Option<Bytes>,
     },
     /// A request body passed through unread because the proxy held
-    /// [`ProxyOptions::max_inflight`] request bytes already.
+    /// [`ProxyOptions::max_inflight`](super::ProxyOptions::max_inflight) request bytes already.
     OverBudget {
         /// How it would have been read.
         protocol: Protocol,

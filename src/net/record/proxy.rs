@@ -32,7 +32,7 @@ pub struct ProxyOptions {
     /// Fetch each REST model's metadata from the upstream (for its input dtypes).
     pub fetch_metadata: bool,
     /// For an `https://` or `grpcs://` upstream: PEM certificates of the CAs to trust
-    /// instead of the webpki roots (see [`super::read_ca`]).
+    /// instead of the webpki roots (see [`read_ca`](crate::net::read_ca)).
     pub ca_cert: Option<Bytes>,
     /// The most request bytes the proxy holds at once, across all connections: past it
     /// a body is passed on as it comes, not recorded.

@@ -23,7 +23,7 @@ pub const MAX_RECORDS: usize = crate::analysis::warmup::MAX_RECORDS;
 /// and counted, not recorded.
 pub const DEFAULT_MAX_SIZE: u64 = 64 << 20;
 
-/// The default [`ProxyOptions::max_models`] and [`RecordOptions::max_models`].
+/// The default [`ProxyOptions::max_models`](super::ProxyOptions::max_models) and [`RecordOptions::max_models`].
 pub const DEFAULT_MAX_MODELS: usize = 1024;
 
 /// What counts as one key: one request is kept per distinct key.
@@ -74,7 +74,7 @@ pub struct RecordOptions {
     /// each REST model's dtypes come from its metadata ([`Recorder::metadata`]).
     pub rest_dtypes: Option<Dtypes>,
     /// How many REST models' metadata is awaited and kept: the first ones seen (the
-    /// proxy asks for no other, [`ProxyOptions::max_models`]); a later model's requests
+    /// proxy asks for no other, [`ProxyOptions::max_models`](super::ProxyOptions::max_models)); a later model's requests
     /// are counted as not recorded.
     pub max_models: usize,
 }
