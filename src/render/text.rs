@@ -27,7 +27,7 @@ use std::io::{self, Write};
 use bytes::Bytes;
 use prost_reflect::{FieldDescriptor, Kind as FieldKind, MessageDescriptor};
 
-use super::escape::c_escape;
+use super::escape::write_c_escaped;
 use super::pyfloat::PyFloat;
 use crate::error::{DecodeError, DecodeErrorKind, Error, ErrorDetail};
 use crate::wire::reader::{for_each_varint, Reader, WireField, WireValue, RECURSION_LIMIT};
@@ -515,7 +515,16 @@ fn write_line(out: &mut dyn Write, name: &str, v: &Scalar, indent: usize) -> io:
         Scalar::U64(x) => write!(out, "{x}"),
         Scalar::F32(x) => out.write_all(PyFloat::f32(*x).as_str().as_bytes()),
         Scalar::F64(x) => out.write_all(PyFloat::f64(*x).as_str().as_bytes()),
-        Scalar::Str(b) | Scalar::Bytes(b) => write!(out, "\"{}\"", c_escape(b)),
+        Scalar::Str(b) | Scalar::Bytes(b) => {
+            out.write_all(b"\"")?;
+            // Straight into the output, a buffer at a time (a `tensor_content` can be
+            // gigabytes), its pages of a mapped input given back behind.
+            for piece in b.chunks(crate::par::RELEASE_STEP) {
+                write_c_escaped(out, piece)?;
+                crate::par::release(piece);
+            }
+            out.write_all(b"\"")
+        }
         Scalar::Enum(e, n) => match e.get_value(*n) {
             Some(ev) => write!(out, "{}", ev.name()),
             None => write!(out, "{n}"),

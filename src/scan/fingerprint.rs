@@ -3,9 +3,11 @@
 //!
 //! Reading is a fast *accept*: [`print`] writes the print only for a record the full
 //! reading ([`crate::formats::record_entry`], then [`ShapeKey::of`]) reads without an
-//! error, and only in the plain shape clients write: a `predict_log` holding a
-//! non-empty request, each field once where the schema allows one, known fields with
-//! their own wire types. For anything else (another log kind, an unknown or repeated
+//! error, and only in the plain shape clients write: a `predict_log` (or a
+//! `classify_log`, `regress_log`, `multi_inference_log`: [`examples`], whose
+//! `tf.train.Example`s are checked, not decoded) holding a non-empty request, each
+//! field once where the schema allows one, known fields with their own wire types. For
+//! anything else (another log kind, an unknown or repeated
 //! field, a wrong wire type, any error) it returns `false`, and the caller reads the
 //! record in full, which counts it or names its error exactly as before. Everything the
 //! full reading checks and could refuse is checked here at least as strictly: varints,
@@ -34,8 +36,10 @@ use crate::fields::{
 };
 use crate::wire::reader::read_varint;
 
+mod examples;
+
 /// A field's value, borrowed.
-enum Value<'a> {
+pub(super) enum Value<'a> {
     Varint(u64),
     I64,
     I32,
@@ -43,13 +47,13 @@ enum Value<'a> {
 }
 
 /// A cursor over one message's bytes.
-struct Fields<'a> {
+pub(super) struct Fields<'a> {
     b: &'a [u8],
     pos: usize,
 }
 
 impl<'a> Fields<'a> {
-    fn new(b: &'a [u8]) -> Self {
+    pub(super) fn new(b: &'a [u8]) -> Self {
         Fields { b, pos: 0 }
     }
 
@@ -62,7 +66,7 @@ impl<'a> Fields<'a> {
     /// The next field: `Some(None)` at the end, `None` on anything the decoder would
     /// refuse or this reader does not take (groups, wire types 6 and 7).
     #[inline]
-    fn next(&mut self) -> Option<Option<(u32, Value<'a>)>> {
+    pub(super) fn next(&mut self) -> Option<Option<(u32, Value<'a>)>> {
         if self.pos >= self.b.len() {
             return Some(None);
         }
@@ -132,11 +136,19 @@ fn read_log(record: &[u8], out: &mut Vec<u8>) -> Option<()> {
     while let Some((n, v)) = f.next()? {
         match (n, v) {
             (prediction_log::LOG_METADATA, Value::Len(b)) => metadata(b)?,
-            (prediction_log::PREDICT_LOG, Value::Len(b)) if body.is_none() => body = Some(b),
+            (
+                prediction_log::PREDICT_LOG
+                | prediction_log::CLASSIFY_LOG
+                | prediction_log::REGRESS_LOG
+                | prediction_log::MULTI_INFERENCE_LOG,
+                Value::Len(b),
+            ) if body.is_none() => body = Some((n, b)),
             _ => return None,
         }
     }
-    let mut f = Fields::new(body?);
+    let (kind, body) = body?;
+    // The four logs share `request` = 1 and `response` = 2 (src/fields.rs).
+    let mut f = Fields::new(body);
     let mut request = None;
     let mut response = false;
     while let Some((n, v)) = f.next()? {
@@ -147,10 +159,14 @@ fn read_log(record: &[u8], out: &mut Vec<u8>) -> Option<()> {
             _ => return None,
         }
     }
-    // An empty request is an error of its own in the full reading.
-    request
-        .filter(|r| !r.is_empty())
-        .and_then(|r| read_request(r, out))
+    // An empty predict request is an error of its own in the full reading (an empty
+    // examples request is left to it too).
+    let request = request.filter(|r| !r.is_empty())?;
+    if kind == prediction_log::PREDICT_LOG {
+        read_request(request, out)
+    } else {
+        examples::read_request(kind, request, out)
+    }
 }
 
 /// `LogMetadata`: its `model_spec` is decoded strictly; other fields are skipped.
@@ -345,7 +361,7 @@ mod tests {
 
     /// The full reading's key of a record's data, or `None` when it is an error or not
     /// a predict request.
-    fn full_key(data: &[u8]) -> Option<ShapeKey> {
+    pub(super) fn full_key(data: &[u8]) -> Option<ShapeKey> {
         let rec = RawRecord {
             index: 0,
             offset: 0,

@@ -43,6 +43,7 @@ use crate::formats::{self, ContainerKind, Content, InputOptions};
 use crate::model::Kind;
 
 mod fingerprint;
+mod repeats;
 mod seen;
 mod stream;
 mod walk;
@@ -267,7 +268,17 @@ fn count_file(
             return Ok((counts, size));
         }
     }
-    let bytes = crate::io::read(p, read)?;
+    // A TFRecord log in a mapped file is walked in parts read from the file, in bounded
+    // memory whatever its size: without a cap on streams (`--max-size` not given), it
+    // is read as one, not refused past the cap of an input read whole.
+    let unbounded;
+    let opts = if read.streamed_limit().is_none() && read.maps_large_files() && is_log(p) {
+        unbounded = opts.clone().read_options(read.max_size(u64::MAX));
+        &unbounded
+    } else {
+        opts
+    };
+    let bytes = crate::io::read(p, &opts.read)?;
     // A mapped log's parts are read from the file by the workers (`walk_read`).
     let disk = crate::par::is_mapped(&bytes).then_some(p);
     count_read(bytes, p, i, keep, opts, disk, max_keys).map_err(in_file)
@@ -294,6 +305,13 @@ fn count_read(
     let src = opts.for_path(p);
     let entries = formats::read(bytes.clone(), &src)?;
     count_entries(entries, bytes, i, keep, disk, max_keys).map(|c| (c, size))
+}
+
+/// Whether a file starts with a TFRecord header ([`tfrecord::is_tfrecord`]).
+fn is_log(p: &Path) -> bool {
+    let mut head = [0u8; 12];
+    std::fs::File::open(p).is_ok_and(|mut f| f.read_exact(&mut head).is_ok())
+        && tfrecord::is_tfrecord(&head)
 }
 
 /// The compression a file's first bytes announce ([`compression::sniff`]).

@@ -24,6 +24,8 @@ use super::{overflow, too_many_keys};
 pub(super) struct Seen {
     by_print: HashMap<Vec<u8>, KeyEntry, rustc_hash::FxBuildHasher>,
     max: usize,
+    /// The examples records this worker printed, by their bytes.
+    pub(super) repeats: super::repeats::Repeats,
 }
 
 /// The shape key of each print any worker of a log has decoded: a worker that meets a
@@ -48,6 +50,7 @@ impl Seen {
         Seen {
             by_print: HashMap::default(),
             max,
+            repeats: super::repeats::Repeats::default(),
         }
     }
 

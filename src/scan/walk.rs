@@ -14,7 +14,7 @@ use crate::formats::tfrecord::{self, Records};
 use crate::formats::{self, Content};
 
 use super::seen::{KnownKeys, Seen, Share};
-use super::{check_keys, fingerprint, io_error, workers, TooManyKeys};
+use super::{check_keys, io_error, workers, TooManyKeys};
 
 /// [`count_tfrecord_in`], and how many records were read in full (decoded) rather than
 /// by their print. With `disk` (the file `bytes` map), each worker reads its parts from
@@ -211,7 +211,7 @@ impl Walk<'_> {
         c: &mut KeyCounts,
         full: impl FnOnce() -> Result<formats::Entry, Error>,
     ) -> Result<bool, Error> {
-        let printed = fingerprint::print(data, print);
+        let printed = seen.repeats.print(data, print);
         if printed && seen.count(print) {
             return Ok(false);
         }

@@ -1,0 +1,371 @@
+//! The print of a classify, regress or multi-inference request (a `classify_log`,
+//! `regress_log` or `multi_inference_log` record), read from the borrowed bytes without
+//! building its `tf.train.Example`s.
+//!
+//! Their shape key is the executor key (the method, the model, the signature or the
+//! tasks' signatures) and the number of examples
+//! ([`crate::analysis::key::ShapeKey::of`]), so the print holds the log type, each
+//! model spec's model and signature (each task's, in order, each marked), and the count
+//! of examples. The examples themselves are *checked*, not decoded: every field the
+//! full reading ([`crate::decode::decode_request`], `src/decode/examples.rs`) would
+//! refuse is refused here too (varints and lengths, UTF-8 feature names, packed float
+//! runs of whole elements, packed int64 runs of valid varints), and any field it would
+//! keep as unknown, any repeat it would merge, sends the record to the full reading.
+//! Nothing is allocated: a record of 64 examples is read in one pass over its bytes.
+//!
+//! Field numbers: [`crate::fields`] (proto/tensorflow_serving/apis/classification.proto,
+//! inference.proto, input.proto; proto/tensorflow/core/example/example.proto and
+//! feature.proto).
+
+use super::{put_bytes, put_number, spec, utf8, Fields, Value, MODEL, SIGNATURE};
+use crate::fields::{
+    classification_request, example, example_list_with_context, feature, features, features_entry,
+    float_list, inference_task, input, multi_inference_request, prediction_log,
+};
+
+/// Section tags of an examples request's print (none of them is a predict print's).
+const KIND: u8 = b'K';
+const TASK: u8 = b'A';
+const EXAMPLES: u8 = b'E';
+
+/// Writes the print of the request `b` of a log of type `log_field` (a
+/// [`prediction_log`] field number: classify, regress or multi-inference), or `None`
+/// when the full reading must read it.
+pub(super) fn read_request(log_field: u32, b: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    put_number(out, KIND, u64::from(log_field));
+    let multi = log_field == prediction_log::MULTI_INFERENCE_LOG;
+    let mut f = Fields::new(b);
+    let (mut spec_seen, mut examples) = (false, None);
+    while let Some((n, v)) = f.next()? {
+        let Value::Len(b) = v else { return None };
+        match n {
+            // `model_spec` and `tasks` share number 1.
+            classification_request::MODEL_SPEC if !multi && !spec_seen => {
+                spec_seen = true;
+                let (model, signature) = spec(b)?;
+                put_bytes(out, MODEL, model);
+                put_bytes(out, SIGNATURE, signature);
+            }
+            multi_inference_request::TASKS if multi => task(b, out)?,
+            // A second `input` merges into the first: left to the full reading.
+            classification_request::INPUT if examples.is_none() => examples = Some(count(b)?),
+            _ => return None,
+        }
+    }
+    put_number(out, EXAMPLES, examples.unwrap_or(0));
+    Some(())
+}
+
+/// One `InferenceTask`: marked, then its model and signature.
+fn task(b: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    put_number(out, TASK, 0);
+    let mut f = Fields::new(b);
+    let (mut spec_seen, mut method) = (false, false);
+    while let Some((n, v)) = f.next()? {
+        match (n, v) {
+            (inference_task::MODEL_SPEC, Value::Len(b)) if !spec_seen => {
+                spec_seen = true;
+                let (model, signature) = spec(b)?;
+                put_bytes(out, MODEL, model);
+                put_bytes(out, SIGNATURE, signature);
+            }
+            (inference_task::METHOD_NAME, Value::Len(s)) if !method => {
+                method = true;
+                utf8(s)?;
+            }
+            _ => return None,
+        }
+    }
+    Some(())
+}
+
+/// An `Input` holding one member: the number of its examples, each checked.
+fn count(b: &[u8]) -> Option<u64> {
+    let mut f = Fields::new(b);
+    let mut n = None;
+    while let Some((m, v)) = f.next()? {
+        let (l, with_context) = match (m, v) {
+            // A second member replaces or merges into the first: left to the full reading.
+            _ if n.is_some() => return None,
+            (input::EXAMPLE_LIST, Value::Len(l)) => (l, false),
+            (input::EXAMPLE_LIST_WITH_CONTEXT, Value::Len(l)) => (l, true),
+            _ => return None,
+        };
+        n = Some(list(l, with_context)?);
+    }
+    Some(n.unwrap_or(0))
+}
+
+/// An `ExampleList` (or `ExampleListWithContext`): its examples counted, each example
+/// and the context checked.
+fn list(b: &[u8], with_context: bool) -> Option<u64> {
+    let mut f = Fields::new(b);
+    let (mut n, mut context) = (0u64, false);
+    while let Some((m, v)) = f.next()? {
+        match (m, v) {
+            (example_list_with_context::EXAMPLES, Value::Len(e)) => {
+                check_example(e)?;
+                n += 1;
+            }
+            // A second context merges into the first: left to the full reading.
+            (example_list_with_context::CONTEXT, Value::Len(e)) if with_context && !context => {
+                context = true;
+                check_example(e)?;
+            }
+            _ => return None,
+        }
+    }
+    Some(n)
+}
+
+/// A `tf.train.Example`: `Some` when the full reading reads it without an error and
+/// without a field it does not know.
+fn check_example(b: &[u8]) -> Option<()> {
+    let mut f = Fields::new(b);
+    while let Some((n, v)) = f.next()? {
+        let (example::FEATURES, Value::Len(fs)) = (n, v) else {
+            return None;
+        };
+        let mut g = Fields::new(fs);
+        while let Some((m, w)) = g.next()? {
+            let (features::FEATURE, Value::Len(entry)) = (m, w) else {
+                return None;
+            };
+            check_entry(entry)?;
+        }
+    }
+    Some(())
+}
+
+/// One `Features.feature` map entry: a UTF-8 name and a `Feature`.
+fn check_entry(b: &[u8]) -> Option<()> {
+    let mut f = Fields::new(b);
+    while let Some((n, v)) = f.next()? {
+        match (n, v) {
+            (features_entry::KEY, Value::Len(k)) => utf8(k)?,
+            (features_entry::VALUE, Value::Len(x)) => check_feature(x)?,
+            _ => return None,
+        }
+    }
+    Some(())
+}
+
+/// A `Feature`: its list's values as the full reading takes them.
+fn check_feature(b: &[u8]) -> Option<()> {
+    let mut f = Fields::new(b);
+    while let Some((n, v)) = f.next()? {
+        let Value::Len(list) = v else { return None };
+        if !matches!(
+            n,
+            feature::BYTES_LIST | feature::FLOAT_LIST | feature::INT64_LIST
+        ) {
+            return None;
+        }
+        let mut g = Fields::new(list);
+        while let Some((m, w)) = g.next()? {
+            let fits = match (n, m, w) {
+                (_, m, _) if m != float_list::VALUE => false,
+                (feature::BYTES_LIST, _, Value::Len(_)) => true,
+                (feature::FLOAT_LIST, _, Value::I32) => true,
+                (feature::FLOAT_LIST, _, Value::Len(x)) => x.len() % 4 == 0,
+                (feature::INT64_LIST, _, Value::Varint(_)) => true,
+                (feature::INT64_LIST, _, Value::Len(x)) => crate::wire::reader::valid_varints(x),
+                _ => false,
+            };
+            if !fits {
+                return None;
+            }
+        }
+    }
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::print;
+    use super::super::tests::full_key;
+    use crate::analysis::key::ShapeKey;
+    use crate::formats::prediction_log::encode_request_log;
+    use crate::model::Method;
+    use bytes::Bytes;
+
+    /// The requests TensorFlow Serving's protobufs wrote (tests/data/gen/make_examples.py),
+    /// each in its own log type.
+    fn requests() -> Vec<(String, Method, Vec<u8>)> {
+        let dir = format!(
+            "{}/tests/data/examples/requests",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut out = Vec::new();
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".pb"))
+            .collect();
+        names.sort();
+        for name in names {
+            let stem = name.trim_start_matches("keras_");
+            let method = if stem.starts_with("classify") {
+                Method::Classify
+            } else if stem.starts_with("regress") {
+                Method::Regress
+            } else if stem.starts_with("multi") {
+                Method::MultiInference
+            } else {
+                continue;
+            };
+            let b = std::fs::read(format!("{dir}/{name}")).unwrap();
+            out.push((name, method, b));
+        }
+        out
+    }
+
+    /// Each request TF Serving's protobufs wrote is printed (the fast reading is used on
+    /// real requests) and keyed as the full reading keys it; equal prints mean equal keys
+    /// (the converse need not hold: a version or an empty signature name is printed),
+    /// and a classify request read as a regress one prints and keys differently.
+    #[test]
+    fn examples_requests_print_and_key_as_the_full_reading() {
+        let mut prints = Vec::new();
+        let all = requests();
+        assert!(all.len() > 30, "{} requests", all.len());
+        for (name, method, req) in &all {
+            let rec = &encode_request_log(*method, req).unwrap();
+            let mut out = Vec::new();
+            let key = full_key(rec);
+            if print(rec, &mut out) {
+                prints.push((out, key.expect(name)));
+            } else {
+                // Only requests the full reading refuses or keeps anomalies of.
+                assert!(
+                    name.contains("empty") || key.is_none(),
+                    "{name} not printed"
+                );
+            }
+        }
+        assert!(
+            prints.len() * 10 >= all.len() * 9,
+            "{} printed",
+            prints.len()
+        );
+        for (i, a) in prints.iter().enumerate() {
+            for b in &prints[i + 1..] {
+                if a.0 == b.0 {
+                    assert_eq!(a.1, b.1);
+                }
+            }
+        }
+        // The log type is in the print: the same request as a regress log.
+        let (_, _, raw) = &all.iter().find(|(n, ..)| n == "classify_valid.pb").unwrap();
+        let classify = encode_request_log(Method::Classify, raw).unwrap();
+        let regress = encode_request_log(Method::Regress, raw).unwrap();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        assert!(print(&classify, &mut a) && print(&regress, &mut b));
+        assert_ne!(a, b);
+        assert_ne!(full_key(&classify), full_key(&regress));
+    }
+
+    /// The example count is the key's: a request with one example more prints
+    /// differently and its key counts one more.
+    #[test]
+    fn one_example_more_is_another_print_and_key() {
+        let all = requests();
+        let (_, _, raw) = all.iter().find(|(n, ..)| n == "regress_valid.pb").unwrap();
+        let rec = &encode_request_log(Method::Regress, raw).unwrap();
+        let req =
+            crate::decode::decode_request(Bytes::copy_from_slice(raw), Method::Regress).unwrap();
+        let mut more = req.clone();
+        let input = more.input.as_mut().unwrap();
+        input.examples.push(input.examples[0].clone());
+        let bytes = crate::encode::encode(
+            &more,
+            crate::WireFormat::TfServing,
+            crate::encode::TfsEncoding::default(),
+        )
+        .unwrap();
+        let more_rec = encode_request_log(Method::Regress, &bytes).unwrap();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        assert!(print(rec, &mut a) && print(&more_rec, &mut b));
+        assert_ne!(a, b);
+        let n = |k: ShapeKey| k.shapes[ShapeKey::SERIALIZED_EXAMPLES].1[0];
+        assert_eq!(
+            n(full_key(&more_rec).unwrap()),
+            n(full_key(rec).unwrap()) + 1
+        );
+    }
+
+    /// What the full reading refuses inside an example is declined: a packed float run
+    /// of a partial element, packed int64s ending mid-varint, a feature name that is not
+    /// UTF-8; the same example made whole is printed.
+    #[test]
+    fn damaged_examples_are_left_to_the_full_reading() {
+        use crate::wire::put_bytes_field;
+        let log = |name: &[u8], kind: u32, list: &[u8]| {
+            let mut values = Vec::new();
+            put_bytes_field(&mut values, 1, list);
+            let mut feature = Vec::new();
+            put_bytes_field(&mut feature, kind, &values);
+            let mut entry = Vec::new();
+            put_bytes_field(&mut entry, 1, name);
+            put_bytes_field(&mut entry, 2, &feature);
+            let mut features = Vec::new();
+            put_bytes_field(&mut features, 1, &entry);
+            let mut example = Vec::new();
+            put_bytes_field(&mut example, 1, &features);
+            let mut examples = Vec::new();
+            put_bytes_field(&mut examples, 1, &example);
+            let mut input = Vec::new();
+            put_bytes_field(&mut input, 1, &examples);
+            let mut req = Vec::new();
+            put_bytes_field(&mut req, 2, &input);
+            encode_request_log(Method::Classify, &req).unwrap()
+        };
+        let mut out = Vec::new();
+        for (name, kind, list, whole) in [
+            (&b"x"[..], 2, &[0u8, 0, 0x80][..], false),
+            (b"x", 2, &[0, 0, 0x80, 0x3f], true),
+            (b"x", 3, &[0x81, 0x80], false),
+            (b"x", 3, &[0x81, 0x01], true),
+            (b"\xff", 1, &[], false),
+        ] {
+            let rec = log(name, kind, list);
+            assert_eq!(full_key(&rec).is_some(), whole, "{name:?} {list:?}");
+            assert_eq!(print(&rec, &mut out), whole, "{name:?} {list:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+        /// Mutated examples requests: whatever is printed, the full reading keys without
+        /// an error, and a print equal to the unmutated request's has its key.
+        #[test]
+        fn a_print_of_a_mutated_examples_request_is_the_full_readings_key(
+            which in 0usize..64,
+            edits in proptest::collection::vec((0usize..1 << 16, 0u8..=255, 0u8..3), 1..4),
+        ) {
+            let all = requests();
+            let (_, method, raw) = &all[which % all.len()];
+            let mut req = raw.clone();
+            for &(at, byte, op) in &edits {
+                let at = at % (req.len() + 1);
+                match op {
+                    0 if at < req.len() => req[at] = byte,
+                    1 => req.insert(at, byte),
+                    _ if at < req.len() => { req.remove(at); }
+                    _ => {}
+                }
+            }
+            let rec = encode_request_log(*method, &req).unwrap();
+            let orig = encode_request_log(*method, raw).unwrap();
+            let mut out = Vec::new();
+            if print(&rec, &mut out) {
+                let key = full_key(&rec);
+                proptest::prop_assert!(key.is_some());
+                let mut o = Vec::new();
+                if print(&orig, &mut o) && o == out {
+                    proptest::prop_assert_eq!(key, full_key(&orig));
+                }
+            }
+        }
+    }
+}
