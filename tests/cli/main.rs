@@ -23,3 +23,4 @@ mod hostile_names;
 mod streaming;
 mod text_build;
 mod verdicts;
+mod warmup_model;

@@ -8,6 +8,7 @@ mod common;
 
 mod adversarial;
 mod alloc;
+mod big_logs;
 mod bounded;
 mod codes;
 mod errors;

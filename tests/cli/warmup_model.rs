@@ -7,7 +7,7 @@
 //! its model must be clean, and `diff` of production logs against them must find every
 //! production executor the warm-up covers warmed.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
