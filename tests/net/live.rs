@@ -761,7 +761,7 @@ fn replay_finds_production_warm_after_a_warmup_made_from_the_model() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("from_model.tfrecord");
     let out_s = out.to_str().unwrap();
-    let o = common::tfreq()
+    let o = crate::common::tfreq()
         .args([
             "warmup",
             "--model",
