@@ -25,7 +25,7 @@ mod cli;
 #[allow(unused_imports)]
 use cli::live;
 #[allow(unused_imports)]
-use cli::{args, batch, common, input, output, process, report, sigbus};
+use cli::{args, batch, check, common, input, output, process, report, sigbus, synth};
 
 mod decoded;
 
