@@ -446,7 +446,7 @@ fn put_stored(
         Some(Values::F32(v)) => match d {
             D::Float | D::Complex64 => put_elems!(v, dst, 4),
             // EAS carries halves and bfloat16 as floats: converted as field_scalar does
-            // (src/model.rs): halves rounded, bfloat16 truncated to its upper 16 bits.
+            // (src/model/reading.rs): halves rounded, bfloat16 truncated to its upper 16 bits.
             D::Half => {
                 for (c, x) in dst.chunks_exact_mut(2).zip(v.iter()) {
                     c.copy_from_slice(&half::f16::from_f32(x).to_le_bytes());

@@ -202,6 +202,33 @@ pub fn synthesize(mg: &MetaGraph, opts: &SynthOptions) -> Synthesized {
             Err(n) => out.notes.push(n),
         }
     }
+    // A --dim or --values name that no input answers to is a typo, not a choice.
+    let names = |key: &str, sig: &Signature| -> Vec<String> {
+        sig.inputs
+            .iter()
+            .flat_map(|(a, t)| [a.clone(), t.name.clone(), format!("{key}/{a}")])
+            .collect()
+    };
+    let known: Vec<String> = mg
+        .signatures
+        .iter()
+        .flat_map(|(k, s)| names(k, s))
+        .collect();
+    for (flag, given) in [
+        ("--dim", opts.dims.keys().collect::<Vec<_>>()),
+        ("--values", opts.values.keys().collect()),
+    ] {
+        for name in given.into_iter().filter(|n| !known.contains(n)) {
+            out.notes.push(SynthNote {
+                signature: String::new(),
+                input: Some(name.clone()),
+                left_out: false,
+                message: format!(
+                    "{flag} names {name:?}, which is no input of the model's signatures: not used"
+                ),
+            });
+        }
+    }
     if out.messages.len() > MAX_RECORDS {
         let cut = out.messages.split_off(MAX_RECORDS);
         out.notes.push(SynthNote {
@@ -291,6 +318,17 @@ fn signature_requests(
             .or_else(|| opts.dims.get(&spec.name))
             .or_else(|| opts.dims.get(&format!("{key}/{alias}")));
         let shape = match (given, &spec.shape) {
+            (Some(d), Some(known)) if !agrees(d, known) => {
+                return Err(note(
+                    key,
+                    Some(alias),
+                    true,
+                    format!(
+                        "input {alias:?} {}: --dim gives {d:?}, which changes its rank or a fixed dim (a request of that shape fails, and fails the model's warm-up); --dim fills unknown dims only",
+                        spec.shape_text()
+                    ),
+                ))
+            }
             (Some(d), _) => d.clone(),
             (None, None) => {
                 notes.push(note(
@@ -332,9 +370,13 @@ fn signature_requests(
                         key,
                         Some(alias),
                         true,
-                        format!(
-                            "input {alias:?} is a string not known to hold tf.Examples (a saved_model.pb says which inputs ParseExample reads), and strings are not guessed: give its values with --values"
-                        ),
+                        if sig.examples.is_some() {
+                            format!("input {alias:?} is parsed as tf.Examples, and one example of the graph's dense_shapes would hold more than {MAX_ELEMENTS} values: give its values with --values")
+                        } else {
+                            format!(
+                                "input {alias:?} is a string not known to hold tf.Examples (a saved_model.pb says which inputs ParseExample reads), and strings are not guessed: give its values with --values"
+                            )
+                        },
                     ))
                 }
             }
@@ -439,7 +481,7 @@ fn string_values(
     }
     let spec = sig.examples.as_ref()?;
     Some(vec![Bytes::from(crate::encode::encode_example(
-        &example_for(spec, opts.fill),
+        &example_for(spec, opts.fill)?,
     ))])
 }
 
@@ -507,9 +549,22 @@ fn examples_requests(
             ),
         ));
     };
-    let ex = example_for(spec, opts.fill);
+    let too_big = |what: String| {
+        note(
+            key,
+            None,
+            true,
+            format!("{what} would hold more than {MAX_ELEMENTS} values (the graph's dense_shapes): give smaller batch sizes"),
+        )
+    };
+    let (Some(ex), Some(per)) = (example_for(spec, opts.fill), example_elements(spec)) else {
+        return Err(too_big("one tf.Example the graph parses".into()));
+    };
     let mut out = Vec::with_capacity(sizes.len());
     for &b in sizes {
+        if per.checked_mul(b).is_none_or(|n| n > MAX_ELEMENTS) {
+            return Err(too_big(format!("a request of {b} tf.Examples")));
+        }
         let mut m = new_message(key, opts);
         m.method = method;
         m.input = Some(ExampleInput {
@@ -534,13 +589,14 @@ fn examples_requests(
 /// use tfreq::scrub::FillMode;
 /// let (m, _) = read_model("tests/data/examples/models/tf1_examples".as_ref())?;
 /// let spec = m.meta_graphs[0].signatures["serving_default"].examples.clone().unwrap();
-/// let e = example_for(&spec, FillMode::Constant(1.0));
+/// let e = example_for(&spec, FillMode::Constant(1.0)).expect("a small example");
 /// let names: Vec<&str> = e.features.iter().map(|f| f.name.as_str()).collect();
 /// assert_eq!(names, ["tags", "x"]); // age has a default
 /// assert_eq!(e.feature("x").unwrap().values.len(), 2);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn example_for(spec: &ExampleSpec, fill: FillMode) -> Example {
+pub fn example_for(spec: &ExampleSpec, fill: FillMode) -> Option<Example> {
+    example_elements(spec)?;
     let num = match fill {
         FillMode::Zeros => 0.0,
         FillMode::Constant(v) => v,
@@ -553,10 +609,10 @@ pub fn example_for(spec: &ExampleSpec, fill: FillMode) -> Example {
     };
     let mut features: Vec<Feature> = Vec::new();
     for d in spec.dense.iter().filter(|d| d.default.is_none()) {
-        let n: i64 = d.shape.iter().map(|&x| x.max(1)).product();
+        let n = dense_elements(&d.shape).and_then(|n| usize::try_from(n).ok())?;
         features.push(Feature {
             name: d.key.clone(),
-            values: values(d.dtype, usize::try_from(n).unwrap_or(1)),
+            values: values(d.dtype, n),
         });
     }
     for v in spec.sparse.iter().chain(&spec.ragged) {
@@ -567,13 +623,41 @@ pub fn example_for(spec: &ExampleSpec, fill: FillMode) -> Example {
     }
     features.sort_by(|a, b| a.name.cmp(&b.name));
     features.dedup_by(|a, b| a.name == b.name);
-    Example { features }
+    Some(Example { features })
+}
+
+/// The values one dense feature of `shape` holds in [`example_for`]'s example (an
+/// unknown dim as 1), `None` when the product overflows.
+fn dense_elements(shape: &[i64]) -> Option<u64> {
+    shape
+        .iter()
+        .try_fold(1u64, |n, &x| n.checked_mul(u64::try_from(x.max(1)).ok()?))
+}
+
+/// The values [`example_for`]'s example of `spec` holds, `None` past [`MAX_ELEMENTS`]
+/// (a graph's `dense_shapes` are read from the model file, whatever they say).
+fn example_elements(spec: &ExampleSpec) -> Option<u64> {
+    let mut n = (spec.sparse.len() + spec.ragged.len()) as u64;
+    for d in spec.dense.iter().filter(|d| d.default.is_none()) {
+        n = n.checked_add(dense_elements(&d.shape)?)?;
+    }
+    (n <= MAX_ELEMENTS).then_some(n)
+}
+
+/// Whether `given` (from `--dim`) keeps `known`'s rank and fixed dims (a -1 in either
+/// is free).
+fn agrees(given: &[i64], known: &[i64]) -> bool {
+    given.len() == known.len()
+        && given
+            .iter()
+            .zip(known)
+            .all(|(&g, &k)| k < 0 || g < 0 || g == k)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::signature::TensorSpec;
+    use crate::signature::{DenseFeature, TensorSpec};
 
     fn meta(sig: Signature) -> MetaGraph {
         MetaGraph {
@@ -678,5 +762,92 @@ mod tests {
             last.left_out && last.message.starts_with("5 requests left out"),
             "{last:?}"
         );
+    }
+
+    #[test]
+    fn a_dim_that_changes_a_known_shape_leaves_the_signature_out() {
+        let s = sig_with(&[("a", DType::Float, Some(vec![-1, 3]))]);
+        let with = |d: Vec<i64>| {
+            let mut o = SynthOptions::default();
+            o.dims.insert("a".into(), d);
+            synthesize(&meta(s.clone()), &o)
+        };
+        // A fixed dim changed, or the rank: left out, the input named.
+        for bad in [vec![-1, 4], vec![2, 3, 1], vec![5]] {
+            let r = with(bad.clone());
+            assert!(r.messages.is_empty(), "{bad:?}");
+            assert!(
+                r.notes[0].left_out
+                    && r.notes[0]
+                        .message
+                        .contains("changes its rank or a fixed dim"),
+                "{:?}",
+                r.notes
+            );
+        }
+        // The batch dim given: kept.
+        let r = with(vec![2, 3]);
+        assert_eq!(r.messages[0].tensors[0].shape.sizes(), [2, 3]);
+    }
+
+    #[test]
+    fn examples_past_the_element_bound_are_left_out_not_built() {
+        let huge = DenseFeature {
+            key: "x".into(),
+            dtype: DTypeCode::from(DType::Float),
+            shape: vec![1 << 40, 1 << 40],
+            default: None,
+        };
+        let spec = ExampleSpec {
+            dense: vec![huge],
+            ..ExampleSpec::default()
+        };
+        assert!(example_for(&spec, FillMode::Zeros).is_none());
+        let mut s = Signature::new("c");
+        s.method_name = CLASSIFY.into();
+        s.inputs.insert(
+            "inputs".into(),
+            TensorSpec::new("in:0", DType::String, Some(vec![-1])),
+        );
+        s.outputs
+            .insert("scores".into(), TensorSpec::new("s:0", DType::Float, None));
+        s.examples = Some(spec.clone());
+        let r = synthesize(&meta(s), &SynthOptions::default());
+        assert!(r.messages.is_empty());
+        assert!(r.notes[0].message.contains("more than"), "{:?}", r.notes);
+        // One example of 4,096 values fits; 16,385 rows of it (past 2^26) do not.
+        let mut ok = spec;
+        ok.dense[0].shape = vec![4096];
+        let mut s = sig_with(&[]);
+        s.method_name = REGRESS.into();
+        s.inputs.insert(
+            "inputs".into(),
+            TensorSpec::new("in:0", DType::String, Some(vec![-1])),
+        );
+        s.examples = Some(ok);
+        let opts = SynthOptions {
+            batch_sizes: vec![MAX_ELEMENTS / 4096 + 1],
+            ..SynthOptions::default()
+        };
+        let r = synthesize(&meta(s), &opts);
+        assert!(r.messages.is_empty(), "{:?}", r.notes);
+    }
+
+    #[test]
+    fn a_dim_or_values_name_no_input_has_is_noted() {
+        let s = sig_with(&[("a", DType::Float, Some(vec![-1]))]);
+        let mut o = SynthOptions::default();
+        o.dims.insert("rr".into(), vec![2]);
+        o.dims.insert("s/a".into(), vec![3]);
+        o.values.insert("zz".into(), vec![Bytes::from_static(b"x")]);
+        let r = synthesize(&meta(s), &o);
+        assert_eq!(r.messages[0].tensors[0].shape.sizes(), [3]);
+        let unused: Vec<&str> = r
+            .notes
+            .iter()
+            .filter(|n| n.message.ends_with("not used"))
+            .filter_map(|n| n.input.as_deref())
+            .collect();
+        assert_eq!(unused, ["rr", "zz"]);
     }
 }

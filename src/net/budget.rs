@@ -1,5 +1,5 @@
 //! A byte budget shared by every connection of `tfreq record`'s proxy
-//! (src/net/record.rs, src/net/tap.rs): the request bytes it holds at once, across all
+//! (src/net/record/, src/net/tap.rs): the request bytes it holds at once, across all
 //! connections, whatever each body's own limit.
 //!
 //! A reader takes bytes from the budget before it keeps them ([`Held::grow`]); when the

@@ -22,7 +22,7 @@
 //! reading keeps the last). The converse does not hold (inputs in another order print
 //! differently): a caller maps each new print to its key through the full reading once.
 //!
-//! Field numbers: [`crate::fields`]; the decoder's rules mirrored here: `src/decode.rs`
+//! Field numbers: [`crate::fields`]; the decoder's rules mirrored here: `src/decode/`
 //! (`decode_top`, `map_entry`, `tensor`, `shape`, `model_spec`) and
 //! `src/formats/prediction_log.rs` (`PredictionLog::decode`).
 //!

@@ -414,11 +414,15 @@ fn shell_lines(b: &Block) -> Vec<(usize, String)> {
 }
 
 /// The arguments of a `tfreq` stage: after a word `tfreq` (or `…/tfreq`) that starts the
-/// stage, or after `cargo run [--release] --`.
+/// stage, or after `cargo run [--release] --` (not `cargo run --example NAME --`, which runs
+/// an example program, e.g. benches/make_realistic_log.rs).
 fn tfreq_args(words: &[Word]) -> Option<Vec<Word>> {
     let first = &words.first()?.text;
     if first == "cargo" && words.get(1).is_some_and(|w| w.text == "run") {
         let dd = words.iter().position(|w| w.text == "--")?;
+        if words[..dd].iter().any(|w| w.text == "--example") {
+            return None;
+        }
         return Some(words[dd + 1..].to_vec());
     }
     if first == "cargo" {

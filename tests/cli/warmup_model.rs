@@ -284,6 +284,33 @@ fn with_production_logs_only_the_signatures_never_called_are_added() {
     assert!(kinds.contains(&"predict_log"), "{kinds:?}");
 }
 
+/// A bare EAS warm-up holds one request: production that left a signature of the model
+/// uncalled is refused with the way out, not written and then refused; as TFRecord, the
+/// added request is written and counted.
+#[test]
+fn an_uncalled_signature_and_a_bare_eas_output_are_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("warm_up.bin");
+    let prod = common::s("eas/faq_prod.bin");
+    let model = common::s("models/two_sigs");
+    let o = out.display().to_string();
+    let (code, _, err) = common::run3(&["warmup", &prod, "--model", &model, "-o", &o]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("production never called predict_images of the model, and a bare eas file holds one request: write --wire tfrecord"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing is written when refused");
+    let (code, _, err) = common::run3(&[
+        "warmup", &prod, "--model", &model, "--wire", "tfrecord", "-o", &o,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("tfreq: wrote 2 requests covering 1 of 1 request"),
+        "{err}"
+    );
+}
+
 /// The `$ tfreq warmup --model …` lines of docs/warmup.md's opening text block, each
 /// with the lines it prints (stderr; `$out` stands for the output directory).
 #[test]

@@ -166,11 +166,17 @@ fn is_warmup_path(name: &str) -> bool {
     name == "tf_serving_warmup_requests"
 }
 
+/// The most a file read whole may hold once inflated: a wasm32 module has 4 GiB of memory
+/// at most and aborts when it runs out, so a small gzip that inflates to gigabytes is
+/// refused here, as a file over this size is counted from slices rather than read whole
+/// (`WHOLE_MAX` in web/page/app.js).
+const WHOLE_MAX: u64 = 256 << 20;
+
 /// A file read whole as the command line reads one: inflated when compressed, its
 /// container with TF Serving's warm-up limits, and the compression it came through.
 fn container(name: &str, bytes: Bytes) -> Result<(Container, Option<Compression>), tfreq::Error> {
     let opts = InputOptions::new();
-    let limit = tfreq::io::DEFAULT_MAX_SIZE;
+    let limit = WHOLE_MAX;
     let (bytes, compressed) =
         match tfreq::formats::compression::detect(&bytes, limit).map_err(|e| e.in_file(name))? {
             Some((c, inflated)) => (Bytes::from(inflated), Some(c)),

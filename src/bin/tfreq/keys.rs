@@ -428,7 +428,7 @@ pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
         let _ = writeln!(
             err,
             "tfreq: wrote {} covering {} of {}",
-            crate::common::count(n as u64, "request"),
+            crate::common::count(msgs.len() as u64, "request"),
             crate::common::group_digits(covered),
             crate::common::count(cov.requests, "request"),
         );
@@ -665,6 +665,22 @@ fn add_uncalled(
         &model.display().to_string(),
         synth_options(a, crate::synth::batch_sizes(&a.synth, rule), wire, only),
     )?;
+    let total = msgs.len() + s.messages.len();
+    if !s.messages.is_empty() && wire != OutWire::Tfrecord {
+        return Err(Failure::msg(format!(
+            "production never called {} of the model, and a bare {} file holds one request: write --wire tfrecord to add a request for each, or leave out --model",
+            s.signatures().join(", "),
+            tfreq::formats::Layout::from(wire).as_str(),
+        )));
+    }
+    if total > tfreq::analysis::warmup::MAX_RECORDS {
+        return Err(Failure::msg(format!(
+            "{} from production and {} for the signatures it never called make {total}: TF Serving's warm-up runs at most {} records (the model fails to load past that); cover fewer keys with --top or give fewer --batch-sizes",
+            msgs.len(),
+            s.messages.len(),
+            tfreq::analysis::warmup::MAX_RECORDS,
+        )));
+    }
     if !crate::common::quiet() && !s.messages.is_empty() {
         let _ = writeln!(
             anstream::stderr(),

@@ -1,6 +1,6 @@
 //! `tfreq record --listen ADDR --to URL -o WARMUP [--max-records N] [--by executor|shape|batch]
 //! [--scrub [FILL]]`: a transparent proxy that records one request per key into a warm-up
-//! file (src/net/record.rs).
+//! file (src/net/record/).
 
 use std::io::Write;
 use std::net::SocketAddr;
