@@ -247,6 +247,18 @@ class Page(unittest.TestCase):
         self.assertEqual(code, 0, err)
         self.assertEqual(self.page.text_content("#keys-text").rstrip("\n"), out.rstrip("\n"))
 
+    def test_5b_keys_of_a_log_over_several_slices(self):
+        # A plain log of about 9 MiB: the worker's 4 MiB slices cut records at two places.
+        one = FILES["warmup_predict.tfrecord"].read_bytes()
+        (self.dir / "big.tfrecord").write_bytes(one * ((9 << 20) // len(one) + 1))
+        self.page.evaluate("document.getElementById('keys-done').textContent = ''")
+        self.choose("#log", "big.tfrecord")
+        self.page.wait_for_function(
+            "() => document.getElementById('keys-done').textContent.startsWith('done')", timeout=120000)
+        code, out, err = cli(self.dir, "keys", "big.tfrecord")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.page.text_content("#keys-text").rstrip("\n"), out.rstrip("\n"))
+
     def test_6_no_request_after_loading(self):
         # Runs last (unittest orders by name): after every file chosen above.
         self.assertEqual(self.requests, [])
