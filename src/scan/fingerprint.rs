@@ -36,7 +36,7 @@ use crate::fields::{
 };
 use crate::wire::reader::read_varint;
 
-mod examples;
+pub(super) mod examples;
 
 /// A field's value, borrowed.
 pub(super) enum Value<'a> {

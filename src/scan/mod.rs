@@ -464,7 +464,6 @@ mod tests {
     use super::*;
     use crate::formats::prediction_log::encode_predict_log;
     use crate::formats::tfrecord::{frame, write_record};
-    use crate::wire::put_bytes_field;
 
     thread_local! {
         /// Logs this thread walked again in one part after their parts failed to tile them.
@@ -752,26 +751,8 @@ mod tests {
         // ClassificationRequest { model_spec { name: "m" } input { example_list {
         //   examples { features { feature { key: "x" value { bytes_list { value: 2 MiB } } } } } } } }
         let big = vec![b'a'; 2 << 20];
-        let mut list = Vec::new();
-        put_bytes_field(&mut list, 1, &big);
-        let mut feature = Vec::new();
-        put_bytes_field(&mut feature, 1, &list);
-        let mut entry = Vec::new();
-        put_bytes_field(&mut entry, 1, b"x");
-        put_bytes_field(&mut entry, 2, &feature);
-        let mut features = Vec::new();
-        put_bytes_field(&mut features, 1, &entry);
-        let mut example = Vec::new();
-        put_bytes_field(&mut example, 1, &features);
-        let mut examples = Vec::new();
-        put_bytes_field(&mut examples, 1, &example);
-        let mut input = Vec::new();
-        put_bytes_field(&mut input, 1, &examples);
-        let mut spec = Vec::new();
-        put_bytes_field(&mut spec, 1, b"m");
-        let mut request = Vec::new();
-        put_bytes_field(&mut request, 1, &spec);
-        put_bytes_field(&mut request, 2, &input);
+        let request =
+            fingerprint::examples::one_feature_classify_request(Some(b"m"), b"x", 1, &big);
         let classify =
             crate::formats::prediction_log::encode_request_log(Method::Classify, &request).unwrap();
         assert!(classify.len() > MAPPED_RECORD);

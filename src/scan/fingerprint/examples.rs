@@ -180,6 +180,42 @@ fn check_feature(b: &[u8]) -> Option<()> {
     Some(())
 }
 
+/// Test data: a `ClassificationRequest`'s bytes, `model_spec.name` = `model` when given,
+/// and one example of one feature `name` whose list (field `kind` of `Feature`: 1 bytes,
+/// 2 float, 3 int64) holds `list` as its field 1.
+#[cfg(test)]
+pub(crate) fn one_feature_classify_request(
+    model: Option<&[u8]>,
+    name: &[u8],
+    kind: u32,
+    list: &[u8],
+) -> Vec<u8> {
+    use crate::wire::put_bytes_field;
+    let mut values = Vec::new();
+    put_bytes_field(&mut values, 1, list);
+    let mut feature = Vec::new();
+    put_bytes_field(&mut feature, kind, &values);
+    let mut entry = Vec::new();
+    put_bytes_field(&mut entry, 1, name);
+    put_bytes_field(&mut entry, 2, &feature);
+    let mut features = Vec::new();
+    put_bytes_field(&mut features, 1, &entry);
+    let mut example = Vec::new();
+    put_bytes_field(&mut example, 1, &features);
+    let mut examples = Vec::new();
+    put_bytes_field(&mut examples, 1, &example);
+    let mut input = Vec::new();
+    put_bytes_field(&mut input, 1, &examples);
+    let mut request = Vec::new();
+    if let Some(model) = model {
+        let mut spec = Vec::new();
+        put_bytes_field(&mut spec, 1, model);
+        put_bytes_field(&mut request, 1, &spec);
+    }
+    put_bytes_field(&mut request, 2, &input);
+    request
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::print;
@@ -299,25 +335,8 @@ mod tests {
     /// UTF-8; the same example made whole is printed.
     #[test]
     fn damaged_examples_are_left_to_the_full_reading() {
-        use crate::wire::put_bytes_field;
         let log = |name: &[u8], kind: u32, list: &[u8]| {
-            let mut values = Vec::new();
-            put_bytes_field(&mut values, 1, list);
-            let mut feature = Vec::new();
-            put_bytes_field(&mut feature, kind, &values);
-            let mut entry = Vec::new();
-            put_bytes_field(&mut entry, 1, name);
-            put_bytes_field(&mut entry, 2, &feature);
-            let mut features = Vec::new();
-            put_bytes_field(&mut features, 1, &entry);
-            let mut example = Vec::new();
-            put_bytes_field(&mut example, 1, &features);
-            let mut examples = Vec::new();
-            put_bytes_field(&mut examples, 1, &example);
-            let mut input = Vec::new();
-            put_bytes_field(&mut input, 1, &examples);
-            let mut req = Vec::new();
-            put_bytes_field(&mut req, 2, &input);
+            let req = super::one_feature_classify_request(None, name, kind, list);
             encode_request_log(Method::Classify, &req).unwrap()
         };
         let mut out = Vec::new();
