@@ -1,6 +1,8 @@
 //! The statistics of a load test (`tfreq load`), with no threads and no I/O: the
-//! open-loop pacing schedule, latency histograms and their percentiles, the bins of a
-//! terminal histogram, and the parsing of `--rate` and `--duration`.
+//! open-loop pacing schedule, latency histograms and their percentiles, the report of a
+//! run ([`LoadReport`], what `tfreq load --format json` writes), and the parsing of
+//! `--rate` and `--duration`. The calls themselves are made by `net::load` (feature
+//! `net`); the report is written for people by `render::load`.
 //!
 //! Latencies are kept in an HDR histogram (<https://hdrhistogram.github.io/HdrHistogram/>,
 //! the `hdrhistogram` crate): microseconds, three significant digits at any value, so
@@ -25,10 +27,13 @@
 //! assert!((p.max_ms - 100.0).abs() < 0.1);
 //! ```
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
+
+use crate::analysis::key::ExecutorKey;
 
 /// When request `i` of a run is to be sent, counted from the start of the run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -261,14 +266,214 @@ pub struct Percentiles {
     pub max_ms: f64,
 }
 
-/// A bar of `count` out of `most` at most `width` characters wide (at least one
-/// character for a count above 0).
-pub fn bar(count: u64, most: u64, width: usize) -> String {
-    if count == 0 || most == 0 {
-        return String::new();
+/// Errors of one kind in a [`LoadReport`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ErrorCount {
+    /// How many calls failed so.
+    pub count: u64,
+    /// The first error's message.
+    pub example: String,
+}
+
+/// The first call of an executor key: the cold start a warm-up should have removed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FirstCall {
+    /// The executor key, as text.
+    pub key: String,
+    /// The request that was sent (its file).
+    pub request: String,
+    /// From its scheduled time (or its send) to the end of the answer.
+    pub latency_ms: f64,
+    /// Why it failed, if it did.
+    pub error: Option<String>,
+}
+
+/// What a load test measured (`tfreq load --format json`, fields in this order).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct LoadReport {
+    /// Where the requests went, as given.
+    pub to: String,
+    /// The protocol spoken: `eas`, `grpc` or `rest`.
+    pub protocol: String,
+    /// How many calls were under way at most at once.
+    pub concurrency: u32,
+    /// The rate asked for, a second (open loop), or none.
+    pub rate: Option<f64>,
+    /// The run was stopped early: no request was started after it.
+    pub interrupted: bool,
+    /// Requests sent.
+    pub requests: u64,
+    /// Calls answered.
+    pub answers: u64,
+    /// Calls failed.
+    pub errors_total: u64,
+    /// From the start to the end of the last answer.
+    pub elapsed_s: f64,
+    /// Calls ended (answers and errors) a second over `elapsed_s`.
+    pub throughput_per_s: f64,
+    /// The rate requests were sent at: the number sent after the first over the time
+    /// from the first send to the last.
+    pub send_rate_per_s: f64,
+    /// Failed calls by kind: the status the service answered (`net::Status::kind`), or
+    /// what kind of failure it was (`timeout`, `unreachable`, …).
+    pub errors: BTreeMap<String, ErrorCount>,
+    /// Latencies of the answers, the first call of each key left out.
+    pub latency_ms: Percentiles,
+    /// The latencies in 12 logarithmic bins ([`Latencies::bins`]).
+    pub histogram: Vec<Bin>,
+    /// The latency by percentile ([`Latencies::curve`]).
+    pub curve: Vec<CurvePoint>,
+    /// The first call of each executor key, in the order they were sent.
+    pub first_calls: Vec<FirstCall>,
+    /// (scheduled send time s, latency ms) of the calls, by send time, at most about
+    /// 100,000 of them (for a plot; not in the JSON).
+    #[serde(skip)]
+    pub points: Vec<(f32, f32)>,
+}
+
+/// One call of a run, as [`Tally::add`] counts it.
+pub(crate) struct Call {
+    /// Its number in the run.
+    pub i: u64,
+    /// When it was sent, after the start.
+    pub sent: Duration,
+    /// When it was due (open loop), else when it was sent, after the start.
+    pub due: Duration,
+    /// From `due` to the end of the answer.
+    pub latency: Duration,
+    /// Why there is no answer: the kind of error (a key of [`LoadReport::errors`]) and
+    /// its message.
+    pub error: Option<(String, String)>,
+}
+
+/// What the calls of one worker measured; the workers' tallies are added up at the end
+/// ([`Tally::merge`]).
+#[derive(Default)]
+pub(crate) struct Tally {
+    latencies: Latencies,
+    errors: BTreeMap<String, ErrorCount>,
+    firsts: Vec<(u64, FirstCall)>,
+    points: Vec<(f32, f32)>,
+    sent: u64,
+    answers: u64,
+    errors_total: u64,
+    first_sent: Option<Duration>,
+    last_sent: Duration,
+    last_end: Duration,
+}
+
+/// What a [`LoadReport`] says of the run beside its measures.
+pub(crate) struct RunInfo {
+    pub to: String,
+    pub protocol: String,
+    pub concurrency: u32,
+    pub schedule: Schedule,
+    pub interrupted: bool,
+}
+
+impl Tally {
+    /// Counts one call. `first`: the label and key of a key's first call (its latency is
+    /// shown apart, not in the percentiles); at most `max_points` points are kept for
+    /// the plot.
+    pub fn add(&mut self, c: Call, first: Option<(&str, &ExecutorKey)>, max_points: usize) {
+        self.sent += 1;
+        self.first_sent = Some(self.first_sent.map_or(c.sent, |f| f.min(c.sent)));
+        self.last_sent = self.last_sent.max(c.sent);
+        self.last_end = self.last_end.max(c.due + c.latency);
+        if self.points.len() < max_points {
+            self.points.push((
+                c.due.as_secs_f32(),
+                (c.latency.as_secs_f64() * 1000.0) as f32,
+            ));
+        }
+        let error = match c.error {
+            None => {
+                self.answers += 1;
+                if first.is_none() {
+                    self.latencies.record(c.latency);
+                }
+                None
+            }
+            Some((kind, message)) => {
+                self.errors_total += 1;
+                self.errors
+                    .entry(kind)
+                    .or_insert_with(|| ErrorCount {
+                        count: 0,
+                        example: message.clone(),
+                    })
+                    .count += 1;
+                Some(message)
+            }
+        };
+        if let Some((label, key)) = first {
+            self.firsts.push((
+                c.i,
+                FirstCall {
+                    key: key.to_string(),
+                    request: label.to_string(),
+                    latency_ms: c.latency.as_secs_f64() * 1000.0,
+                    error,
+                },
+            ));
+        }
     }
-    let w = ((count as f64 / most as f64) * width as f64).round() as usize;
-    "■".repeat(w.clamp(1, width.max(1)))
+
+    /// Adds another worker's tally.
+    pub fn merge(&mut self, o: Tally) {
+        self.latencies.merge(&o.latencies);
+        for (kind, e) in o.errors {
+            // The first example kept is the one of the worker merged first: any of them
+            // shows what the kind means.
+            self.errors
+                .entry(kind)
+                .and_modify(|mine| mine.count += e.count)
+                .or_insert(e);
+        }
+        self.firsts.extend(o.firsts);
+        self.points.extend(o.points);
+        self.sent += o.sent;
+        self.answers += o.answers;
+        self.errors_total += o.errors_total;
+        self.first_sent = match (self.first_sent, o.first_sent) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_sent = self.last_sent.max(o.last_sent);
+        self.last_end = self.last_end.max(o.last_end);
+    }
+
+    /// The report of a run from the workers' merged tally.
+    pub fn report(mut self, run: RunInfo) -> LoadReport {
+        self.firsts.sort_by_key(|(i, _)| *i);
+        self.points
+            .sort_by(|x, y| x.0.partial_cmp(&y.0).unwrap_or(std::cmp::Ordering::Equal));
+        let elapsed = self.last_end.as_secs_f64();
+        let per_s = |count: u64, secs: f64| if secs > 0.0 { count as f64 / secs } else { 0.0 };
+        let span = self
+            .first_sent
+            .map_or(0.0, |f| (self.last_sent - f).as_secs_f64());
+        LoadReport {
+            to: run.to,
+            protocol: run.protocol,
+            concurrency: run.concurrency,
+            rate: run.schedule.rate(),
+            interrupted: run.interrupted,
+            requests: self.sent,
+            answers: self.answers,
+            errors_total: self.errors_total,
+            elapsed_s: elapsed,
+            throughput_per_s: per_s(self.sent, elapsed),
+            send_rate_per_s: per_s(self.sent.saturating_sub(1), span),
+            errors: self.errors,
+            latency_ms: self.latencies.summary(),
+            histogram: self.latencies.bins(12),
+            curve: self.latencies.curve(),
+            first_calls: self.firsts.into_iter().map(|(_, f)| f).collect(),
+            points: self.points,
+        }
+    }
 }
 
 /// Reads `--rate`: requests a second, as `100`, `100/s`, `2.5/s` or `600/m` (a
@@ -425,12 +630,59 @@ mod tests {
         assert_eq!(b[0].count, 2);
     }
 
+    fn call(i: u64, due_ms: u64, latency_ms: u64, error: Option<&str>) -> Call {
+        Call {
+            i,
+            sent: Duration::from_millis(due_ms),
+            due: Duration::from_millis(due_ms),
+            latency: Duration::from_millis(latency_ms),
+            error: error.map(|k| (k.to_string(), format!("{k} #{i}"))),
+        }
+    }
+
+    /// Two workers' tallies: the first call of a key is apart from the percentiles,
+    /// errors are counted by kind with the first message, and the figures come from the
+    /// merged tally.
     #[test]
-    fn bars() {
-        assert_eq!(bar(0, 10, 40), "");
-        assert_eq!(bar(10, 10, 40).chars().count(), 40);
-        assert_eq!(bar(1, 1000, 40).chars().count(), 1);
-        assert_eq!(bar(5, 10, 40).chars().count(), 20);
+    fn tallies_merge_into_one_report() {
+        let bytes = crate::builder::TFRequest::new("s").to_bytes().unwrap();
+        let key = ExecutorKey::of(&crate::decode(&bytes).unwrap());
+        let mut a = Tally::default();
+        a.add(call(0, 0, 500, None), Some(("cold.bin", &key)), 10);
+        a.add(call(2, 20, 10, None), None, 10);
+        a.add(call(4, 40, 30, Some("timeout")), None, 10);
+        let mut b = Tally::default();
+        b.add(call(1, 10, 20, Some("timeout")), None, 10);
+        b.add(call(3, 30, 10, Some("unreachable")), None, 10);
+        a.merge(b);
+        let r = a.report(RunInfo {
+            to: "http://x".into(),
+            protocol: "eas".into(),
+            concurrency: 2,
+            schedule: Schedule::new(Some(100.0)),
+            interrupted: false,
+        });
+        assert_eq!((r.requests, r.answers, r.errors_total), (5, 2, 3));
+        assert_eq!(r.latency_ms.count, 1, "the first call is left out");
+        assert_eq!(r.errors["timeout"].count, 2);
+        assert_eq!(r.errors["timeout"].example, "timeout #4");
+        assert_eq!(r.errors["unreachable"].count, 1);
+        assert_eq!(r.first_calls.len(), 1);
+        assert_eq!(r.first_calls[0].request, "cold.bin");
+        assert!((r.first_calls[0].latency_ms - 500.0).abs() < 1e-9);
+        // The last answer ends at 0 + 500 ms; five sent over the 40 ms from first to last.
+        assert!((r.elapsed_s - 0.5).abs() < 1e-9, "{}", r.elapsed_s);
+        assert!(
+            (r.send_rate_per_s - 100.0).abs() < 1e-6,
+            "{}",
+            r.send_rate_per_s
+        );
+        assert_eq!(r.rate, Some(100.0));
+        let times: Vec<f32> = r.points.iter().map(|p| p.0).collect();
+        assert_eq!(times, [0.0, 0.01, 0.02, 0.03, 0.04]);
+        let json = serde_json::to_value(&r).unwrap();
+        assert!(json.get("points").is_none());
+        assert_eq!(json["protocol"], "eas");
     }
 
     #[test]

@@ -25,6 +25,7 @@
 mod budget;
 pub mod eas;
 pub mod grpc;
+pub mod load;
 pub mod pool;
 pub mod queue;
 pub mod record;

@@ -1,6 +1,8 @@
 //! Many calls at once: a pool of workers, one thread each, each with its own
 //! connection ([`super::Client`] or [`super::queue::Queue`]), taking the next item
-//! until none is left.
+//! until none is left. [`each`] hands every result back to the calling thread as it
+//! comes (`tfreq send --concurrency`); a worker that keeps its own tally instead (the
+//! open loop of [`super::load`]) runs on the same threads through `on_threads`.
 //!
 //! One blocking client a thread keeps every call as [`super::Client::send`] makes it
 //! (the same deadline, limits and decoding), and the threads only wait on sockets: on
@@ -44,12 +46,15 @@ pub fn each<W, T, R>(
     let ended = Mutex::new((0usize, std::collections::BTreeSet::new()));
     let moved = Condvar::new();
     let (tx, rx) = mpsc::channel::<(usize, R)>();
-    std::thread::scope(|s| {
-        for w in workers.iter_mut() {
-            let tx = tx.clone();
-            let (next, stop, call, stops) = (&next, &stop, &call, &stops);
-            let (ended, moved) = (&ended, &moved);
-            s.spawn(move || loop {
+    // Each worker takes its own sender and drops it when it ends, so the results stop
+    // coming (and `done` is called no more) once every worker has ended.
+    let mut slots: Vec<_> = workers.iter_mut().map(|w| (w, Some(tx.clone()))).collect();
+    drop(tx);
+    on_threads(
+        &mut slots,
+        |(w, tx)| {
+            let Some(tx) = tx.take() else { return };
+            loop {
                 if stop.load(Ordering::Acquire) {
                     break;
                 }
@@ -76,13 +81,36 @@ pub fn each<W, T, R>(
                 if tx.send((i, r)).is_err() {
                     break;
                 }
-            });
-        }
-        drop(tx);
-        for (i, r) in rx {
-            done(i, r);
-        }
-    });
+            }
+        },
+        || {
+            for (i, r) in rx {
+                done(i, r);
+            }
+        },
+    );
+}
+
+/// Runs `work` on every worker, each on a thread of its own, while `meanwhile` runs on
+/// the calling thread; returns what each worker's `work` returned, in the workers'
+/// order, once all have ended. A worker's panic is raised again here.
+pub(crate) fn on_threads<W: Send, T: Send>(
+    workers: &mut [W],
+    work: impl Fn(&mut W) -> T + Sync,
+    meanwhile: impl FnOnce(),
+) -> Vec<T> {
+    std::thread::scope(|s| {
+        let work = &work;
+        let running: Vec<_> = workers
+            .iter_mut()
+            .map(|w| s.spawn(move || work(w)))
+            .collect();
+        meanwhile();
+        running
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
 }
 
 /// Hands results that come in any order to `f` in the order of their index, each as
@@ -186,6 +214,30 @@ mod tests {
             |_, _| seen += 1,
         );
         assert_eq!(seen, 3);
+    }
+
+    #[test]
+    fn on_threads_runs_every_worker_at_once() {
+        let mut workers = [1u64, 2, 3];
+        let start = Instant::now();
+        let mut meanwhile = false;
+        let got = on_threads(
+            &mut workers,
+            |w| {
+                std::thread::sleep(Duration::from_millis(100));
+                *w *= 10;
+                *w + 1
+            },
+            || meanwhile = true,
+        );
+        assert!(
+            start.elapsed() < Duration::from_millis(280),
+            "{:?}",
+            start.elapsed()
+        );
+        assert_eq!(got, [11, 21, 31]);
+        assert_eq!(workers, [10, 20, 30]);
+        assert!(meanwhile);
     }
 
     #[test]

@@ -4,6 +4,8 @@
 pub(crate) mod escape;
 pub mod human;
 pub mod json;
+#[cfg(feature = "net")]
+pub mod load;
 pub mod report;
 pub mod signature;
 pub mod text;
