@@ -16,6 +16,7 @@ pub mod key;
 mod lint;
 #[cfg(feature = "net")]
 pub mod load;
+pub mod plan;
 pub mod report;
 pub mod summary;
 pub mod synth;

@@ -368,20 +368,14 @@ pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
     if let Some((rule, _)) = batching {
         return warmup_batches(&a, &cov, &rule);
     }
-    let reps: Vec<&tfreq::Message> = match a.by {
-        By::Shape => cov
-            .shape_keys()
-            .into_iter()
-            .filter_map(|(_, s)| s.representative.as_ref())
-            .collect(),
-        By::Executor => cov
-            .executor_keys()
-            .iter()
-            .filter_map(|g| g.shapes.first())
-            .filter_map(|(k, _, _)| cov.keys.get(k))
-            .filter_map(|s| s.representative.as_ref())
-            .collect(),
-    };
+    let plan = tfreq::analysis::plan::plan(
+        &cov,
+        match a.by {
+            By::Shape => tfreq::analysis::plan::By::Shape,
+            By::Executor => tfreq::analysis::plan::By::Executor,
+        },
+    );
+    let reps: Vec<&tfreq::Message> = plan.iter().filter_map(|p| p.request).collect();
     if reps.is_empty() {
         return Err(Failure::msg("no PredictRequest in the input files"));
     }
@@ -414,16 +408,7 @@ pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
     let data = write(&msgs, wire.into())?;
     write_output(a.output.as_deref(), &data)?;
     if !crate::common::quiet() {
-        let covered = match a.by {
-            By::Shape => cov.shape_keys()[..n]
-                .iter()
-                .map(|(_, s)| s.count)
-                .sum::<u64>(),
-            By::Executor => cov.executor_keys()[..n]
-                .iter()
-                .map(|g| g.count)
-                .sum::<u64>(),
-        };
+        let covered: u64 = plan[..n].iter().map(|p| p.count).sum();
         let mut err = anstream::stderr();
         let _ = writeln!(
             err,
@@ -444,7 +429,8 @@ fn warmup_batches(
     rule: &tfreq::analysis::batch::BatchRule,
 ) -> Outcome {
     use tfreq::analysis::warmup::MAX_RECORDS;
-    let (groups, skipped) = batch_groups(cov, rule);
+    let plan = tfreq::analysis::plan::batch_plan(cov, rule);
+    let (groups, skipped) = (plan.groups, plan.unbatchable);
     if groups.is_empty() {
         return Err(Failure::msg(
             "no batchable PredictRequest in the input files (every input needs one common 0th dimension)",
@@ -470,9 +456,9 @@ fn warmup_batches(
     }
     let mode = a.fill.mode(a.seed);
     let mut msgs = Vec::with_capacity(records);
-    for (_, _, m) in &groups[..n] {
+    for g in &groups[..n] {
         for &size in &sizes {
-            let mut s = tfreq::scrub::scrub_batch(m, mode, size)?;
+            let mut s = tfreq::scrub::scrub_batch(g.request, mode, size)?;
             if let Some(name) = &a.model_name {
                 tfreq::formats::set_model_name(&mut s, name);
             }
@@ -483,10 +469,14 @@ fn warmup_batches(
     let data = write(&msgs, wire.into())?;
     write_output(a.output.as_deref(), &data)?;
     if !crate::common::quiet() {
-        let covered: u64 = groups[..n].iter().map(|(_, c, _)| c).sum();
+        let covered: u64 = groups[..n].iter().map(|g| g.count).sum();
         let mut err = anstream::stderr();
         for s in &skipped {
-            let _ = writeln!(err, "tfreq: skipped {}", tfreq::escape::sanitize(s));
+            let _ = writeln!(
+                err,
+                "tfreq: skipped {}",
+                tfreq::escape::sanitize(&s.to_string())
+            );
         }
         let _ = writeln!(
             err,
@@ -503,63 +493,6 @@ fn warmup_batches(
         );
     }
     Ok(if cov.unreadable.is_empty() { 0 } else { 2 })
-}
-
-/// A batch group (the executor key and every dimension but the 0th), the requests of
-/// it the server runs, and its representative: its most frequent batchable shape key's
-/// request.
-type Group<'a> = (tfreq::analysis::batch::BatchGroup, u64, &'a tfreq::Message);
-
-/// The batch groups of a log in order of their request counts (ties: first seen), and
-/// a line for each shape key that has no common 0th dimension (named, not dropped).
-fn batch_groups<'a>(
-    cov: &'a tfreq::analysis::coverage::KeyCounts,
-    rule: &tfreq::analysis::batch::BatchRule,
-) -> (Vec<Group<'a>>, Vec<String>) {
-    use tfreq::analysis::batch::{batch_of, BatchGroup};
-    // Groups in order of their request counts (ties: first seen), each with its most
-    // frequent batchable shape key's request.
-    let mut groups: Vec<(BatchGroup, u64, Option<&tfreq::Message>)> = Vec::new();
-    let mut skipped: Vec<String> = Vec::new();
-    for (k, stat) in cov.shape_keys() {
-        let batchable = batch_of(
-            k.shapes
-                .iter()
-                .map(|(n, (_, d))| (n.as_str(), d.as_slice())),
-        );
-        let g = BatchGroup::of(k);
-        let i = match groups.iter().position(|(x, _, _)| *x == g) {
-            Some(i) => i,
-            None => {
-                groups.push((g, 0, None));
-                groups.len() - 1
-            }
-        };
-        // Requests a warm-up can cover: those the server runs (not refused for size).
-        let runs = |n: u64| matches!(rule.run(n), tfreq::analysis::batch::Run::Padded(_));
-        if matches!(batchable, Ok(Some(n)) if runs(n)) {
-            groups[i].1 += stat.count;
-        }
-        match batchable {
-            Ok(Some(n)) if runs(n) && groups[i].2.is_none() => {
-                groups[i].2 = stat.representative.as_ref()
-            }
-            Err(e) => skipped.push(format!(
-                "{} ({}): not batchable, \"{}\" ({})",
-                k.key,
-                cov.describe(stat.first),
-                e.message,
-                e.detail
-            )),
-            _ => {}
-        }
-    }
-    groups.sort_by_key(|g| std::cmp::Reverse(g.1));
-    let groups = groups
-        .into_iter()
-        .filter_map(|(g, n, m)| m.map(|m| (g, n, m)))
-        .collect();
-    (groups, skipped)
 }
 
 /// `warmup --model M` with no production files: one request per signature and batch

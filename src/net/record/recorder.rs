@@ -5,9 +5,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use bytes::Bytes;
 
-use crate::analysis::batch::batch_of;
 use crate::analysis::coverage::{KeyCounts, Origin};
-use crate::analysis::key::{ExecutorKey, ShapeKey};
+use crate::analysis::key::ShapeKey;
+use crate::analysis::plan::{most_frequent, PlanKey};
 use crate::decode::{decode_as, decode_request};
 use crate::formats::rest_json::{self, Dtypes};
 use crate::formats::{self, Layout};
@@ -26,20 +26,7 @@ pub const DEFAULT_MAX_SIZE: u64 = 64 << 20;
 /// The default [`ProxyOptions::max_models`](super::ProxyOptions::max_models) and [`RecordOptions::max_models`].
 pub const DEFAULT_MAX_MODELS: usize = 1024;
 
-/// What counts as one key: one request is kept per distinct key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum By {
-    /// The executor key ([`ExecutorKey`]: signature, feed and fetch sets).
-    #[default]
-    Executor,
-    /// The shape key ([`ShapeKey`]: the executor key and every feed's dtype and shape).
-    Shape,
-    /// The executor key and the batch size (the feeds' common 0th dimension, see
-    /// [`batch_of`]; the number of examples of a classify, regress or multi-inference
-    /// request). A request with no common batch dimension (a scalar feed, feeds of other
-    /// 0th dimensions) is kept per shape key.
-    Batch,
-}
+pub use crate::analysis::plan::By;
 
 /// The layout of the file written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -120,14 +107,6 @@ impl Added {
     }
 }
 
-/// The key one request is kept for.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct RecordKey {
-    key: ExecutorKey,
-    shapes: BTreeMap<String, (String, Vec<i64>)>,
-    batch: Option<u64>,
-}
-
 /// One kept request.
 #[derive(Debug, Clone)]
 pub struct Kept {
@@ -150,7 +129,7 @@ pub struct Recorder {
     opts: RecordOptions,
     counts: KeyCounts,
     kept: Vec<Kept>,
-    index: HashMap<RecordKey, usize>,
+    index: HashMap<PlanKey, usize>,
     not_recorded: BTreeMap<String, (u64, Vec<String>)>,
     pub(super) metadata: HashMap<String, Result<Bytes, String>>,
     /// The REST models whose metadata is awaited or kept (the first `max_models`).
@@ -442,40 +421,7 @@ impl Recorder {
                 Some(_) => {}
             }
         }
-        let batch = || {
-            batch_of(
-                sk.shapes
-                    .iter()
-                    .map(|(n, (_, d))| (n.as_str(), d.as_slice())),
-            )
-            .ok()
-            .flatten()
-        };
-        let key = match self.opts.by {
-            By::Executor => RecordKey {
-                key: sk.key.clone(),
-                shapes: BTreeMap::new(),
-                batch: None,
-            },
-            By::Shape => RecordKey {
-                key: sk.key.clone(),
-                shapes: sk.shapes.clone(),
-                batch: None,
-            },
-            By::Batch => match batch() {
-                Some(b) => RecordKey {
-                    key: sk.key.clone(),
-                    shapes: BTreeMap::new(),
-                    batch: Some(b),
-                },
-                // No common batch dimension (a scalar feed...): every shape is its own.
-                None => RecordKey {
-                    key: sk.key.clone(),
-                    shapes: sk.shapes.clone(),
-                    batch: None,
-                },
-            },
-        };
+        let key = PlanKey::of(&sk, self.opts.by);
         if let Some(&i) = self.index.get(&key) {
             self.kept[i].count += 1;
             return if self.leader_changed() {
@@ -485,8 +431,7 @@ impl Recorder {
             };
         }
         if self.kept.len() >= self.opts.max_records {
-            let text = key_text(&key);
-            return self.refuse("past --max-records (key not recorded)", text);
+            return self.refuse("past --max-records (key not recorded)", key.to_string());
         }
         let mut m = match self.opts.scrub {
             Some(fill) => match scrub(&msg, fill) {
@@ -498,7 +443,7 @@ impl Recorder {
         if let Some(name) = &self.opts.model_name {
             formats::set_model_name(&mut m, name);
         }
-        let text = key_text(&key);
+        let text = key.to_string();
         self.index.insert(key, self.kept.len());
         self.kept.push(Kept {
             message: m,
@@ -520,12 +465,7 @@ impl Recorder {
         if self.layout() != Layout::Eas {
             return false;
         }
-        let best = self
-            .kept
-            .iter()
-            .enumerate()
-            .max_by(|a, b| a.1.count.cmp(&b.1.count).then(b.1.first.cmp(&a.1.first)))
-            .map(|(i, _)| i);
+        let best = most_frequent(self.kept.iter().map(|k| (k.count, k.first)));
         let changed = best != self.leader;
         self.leader = best;
         changed
@@ -554,10 +494,8 @@ impl Recorder {
     pub fn file(&self) -> Result<Vec<u8>, crate::Error> {
         let layout = self.layout();
         if layout == Layout::Eas {
-            let best = self
-                .kept
-                .iter()
-                .max_by(|a, b| a.count.cmp(&b.count).then(b.first.cmp(&a.first)))
+            let best = most_frequent(self.kept.iter().map(|k| (k.count, k.first)))
+                .map(|i| &self.kept[i])
                 .ok_or_else(|| {
                     crate::Error::from(crate::ErrorDetail::Format(
                         "no request recorded yet: a bare EAS file holds one".into(),
@@ -568,23 +506,6 @@ impl Recorder {
         let msgs: Vec<Message> = self.kept.iter().map(|k| k.message.clone()).collect();
         formats::write(&msgs, layout)
     }
-}
-
-/// The key as text, for the summary.
-fn key_text(k: &RecordKey) -> String {
-    let mut s = k.key.to_string();
-    if !k.shapes.is_empty() {
-        let shapes: Vec<String> = k
-            .shapes
-            .iter()
-            .map(|(n, (dt, d))| format!("{n} {dt} {d:?}"))
-            .collect();
-        s.push_str(&format!(" [{}]", shapes.join(", ")));
-    }
-    if let Some(b) = k.batch {
-        s.push_str(&format!(" (batch {b})"));
-    }
-    s
 }
 
 /// The model path of a REST predict URL path: `faq` of `/v1/models/faq:predict`,
