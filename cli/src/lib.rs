@@ -1,6 +1,11 @@
 //! `tfreq`: the command line over the library. It parses arguments, calls the
 //! library, renders, and maps errors to exit codes: 0 clean, 1 findings that fail,
 //! 2 unreadable input or usage error. A closed pipe ends the program quietly.
+//!
+//! [`run`] is the whole command: the `tfreq` binary (`cli/src/main.rs`) calls it with
+//! [`Process::owned`], the Python package's `tfreq` command (`python/src/lib.rs`) with
+//! what its caller allows.
+#![warn(missing_docs)]
 
 pub(crate) mod args;
 pub(crate) mod batch;
@@ -17,7 +22,7 @@ pub(crate) mod live;
 #[cfg(feature = "net")]
 pub(crate) mod load;
 pub(crate) mod output;
-pub mod process;
+pub(crate) mod process;
 #[cfg(feature = "net")]
 pub(crate) mod record;
 #[cfg(feature = "net")]
@@ -33,6 +38,8 @@ pub(crate) mod synth;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
+
+pub use process::Process;
 
 #[derive(Parser)]
 #[command(
@@ -101,17 +108,17 @@ enum Cmd {
     Record(record::Args),
 }
 
-fn main() -> ExitCode {
-    run(std::env::args_os(), process::Process::owned())
-}
-
 /// The whole command: `args` as `std::env::args_os()` gives them (the program name
 /// first), in a process the command may treat as `process` says. The Python package's
 /// `tfreq` command calls this too (`python/src/lib.rs`).
-pub fn run(
-    args: impl IntoIterator<Item = std::ffi::OsString>,
-    process: process::Process,
-) -> ExitCode {
+///
+/// ```
+/// use std::process::ExitCode;
+///
+/// let args = ["tfreq", "--version"].map(std::ffi::OsString::from);
+/// assert_eq!(tfreq_cli::run(args, tfreq_cli::Process::embedded()), ExitCode::SUCCESS);
+/// ```
+pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>, process: Process) -> ExitCode {
     process::set(process);
     let args: Vec<std::ffi::OsString> = args.into_iter().collect();
     let cli = match Cli::try_parse_from(&args) {
@@ -119,7 +126,7 @@ pub fn run(
         Err(e) if e.kind() == clap::error::ErrorKind::InvalidSubcommand => {
             if let Some(name) = network_command(&args) {
                 eprintln!(
-                    "tfreq: error: `{name}` talks to live services, and this tfreq was built without its network clients (the `net` feature); build it with them: cargo install --locked --path . (the default features), or pip install . for the Python package's"
+                    "tfreq: error: `{name}` talks to live services, and this tfreq was built without its network clients (the `net` feature); build it with them: cargo install --locked --path cli (the default features), or pip install . for the Python package's"
                 );
                 return ExitCode::from(2);
             }

@@ -81,7 +81,7 @@ pub fn write_atomic_with(path: &Path, produce: &mut Produce) -> Result<(), Error
         Some(m) => {
             // What the shell's `>` could not write is not replaced by a rename either
             // (a read-only file, another user's file in a world-writable folder:
-            // tests/cli/cli_outputs.rs): opening it for writing, without truncating, asks the kernel
+            // cli/tests/cli/cli_outputs.rs): opening it for writing, without truncating, asks the kernel
             // exactly what `>` asks (mode bits, ACLs, root's override, a read-only
             // file system, the immutable flag).
             if let Err(e) = std::fs::OpenOptions::new().write(true).open(&target) {

@@ -14,7 +14,7 @@ impl Process {
     /// A program of its own (the `tfreq` binary): the command installs its signal
     /// handlers (temporary outputs removed on SIGINT, SIGTERM, SIGHUP and SIGQUIT;
     /// `load` and `record` stopped cleanly on SIGINT) and memory-maps large inputs under
-    /// a SIGBUS handler (src/bin/tfreq/sigbus.rs).
+    /// a SIGBUS handler (cli/src/sigbus.rs).
     pub const fn owned() -> Self {
         Process { handlers: true }
     }

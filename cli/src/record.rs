@@ -131,7 +131,7 @@ const DRAIN: Duration = Duration::from_secs(30);
 
 /// Counts SIGINT and SIGTERM: the first starts a clean stop, the second ends the wait
 /// for answers under way. Neither ends the process: the file is always written whole
-/// and the summary printed (src/bin/tfreq/output.rs ends it on a third).
+/// and the summary printed (cli/src/output.rs ends it on a third).
 fn signal_count() -> Arc<AtomicUsize> {
     let count = Arc::new(AtomicUsize::new(0));
     #[cfg(unix)]

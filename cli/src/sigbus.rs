@@ -5,7 +5,7 @@
 //! the lost pages raises `SIGBUS`). The command asks, for speed and memory on gigabyte
 //! logs, and so takes on the signal: [`read_options`] installs, once, a handler that
 //! prints which files were mapped and exits with status 2, instead of the process dying
-//! from the signal (`tests/cli/cli_outputs.rs`,
+//! from the signal (`cli/tests/cli/cli_outputs.rs`,
 //! `a_mapped_file_truncated_under_us_is_exit_2_not_sigbus`).
 
 use std::path::Path;

@@ -5,7 +5,7 @@
 use std::process::{Command, Stdio};
 
 fn tfreq() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tfreq"))
+    crate::common::bin()
 }
 
 const COMMANDS: [&str; 11] = [
@@ -213,7 +213,7 @@ fn standard_input_is_named_at_most_once() {
     for args in cases {
         let o = tfreq()
             .args(*args)
-            .stdin(std::fs::File::open("tests/data/eas/faq_prod.bin").unwrap())
+            .stdin(std::fs::File::open(crate::common::data("eas/faq_prod.bin")).unwrap())
             .output()
             .unwrap();
         let e = String::from_utf8_lossy(&o.stderr);
@@ -227,7 +227,7 @@ fn standard_input_is_named_at_most_once() {
     // Once is fine.
     let o = tfreq()
         .args(["diff", "tests/data/eas/faq_warmup.bin", "-"])
-        .stdin(std::fs::File::open("tests/data/eas/faq_prod.bin").unwrap())
+        .stdin(std::fs::File::open(crate::common::data("eas/faq_prod.bin")).unwrap())
         .output()
         .unwrap();
     assert_ne!(
@@ -243,7 +243,7 @@ fn run_with_stdin(args: &[&str], stdin: &[u8]) -> (i32, String, String) {
     use std::io::Write;
     let mut child = tfreq()
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(crate::common::root())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -285,7 +285,7 @@ fn command_lines(out: &str) -> Vec<(&'static str, Vec<String>, Vec<String>)> {
 /// Every command that reads requests takes `--max-size`, reads `-`, and goes
 /// on past a file it cannot read (reporting it in its place, exit 2). The commands of one
 /// input (convert, scrub, build) take `--max-size` and `-` the same way; send and replay
-/// are held to it against a loopback server in tests/net/net.rs.
+/// are held to it against a loopback server in cli/tests/net/net.rs.
 #[test]
 fn every_command_takes_max_size_stdin_and_goes_on_past_a_bad_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -294,7 +294,7 @@ fn every_command_takes_max_size_stdin_and_goes_on_past_a_bad_file() {
     let bad = bad.to_str().unwrap().to_string();
     let out = dir.path().join("out.tfrecord");
     let out = out.to_str().unwrap().to_string();
-    let good = std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(GOOD)).unwrap();
+    let good = std::fs::read(crate::common::root().join(GOOD)).unwrap();
     for (name, before, after) in command_lines(&out) {
         let args = |files: &[&str], extra: &[&str]| -> Vec<String> {
             let mut v = before.clone();
@@ -382,7 +382,7 @@ fn every_command_takes_max_size_stdin_and_goes_on_past_a_bad_file() {
 #[test]
 fn a_directory_is_its_files() {
     let dir = tempfile::tempdir().unwrap();
-    let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/eas");
+    let d = crate::common::root().join("tests/data/eas");
     for f in ["faq_prod.bin", "faq_prod_batch4.bin"] {
         std::fs::copy(d.join(f), dir.path().join(f)).unwrap();
     }

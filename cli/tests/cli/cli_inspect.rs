@@ -140,7 +140,7 @@ fn temp_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
 
 #[test]
 fn bad_inputs_exit_2_with_file_and_offset() {
-    // (The empty file is the valid empty request: tests/cli/detect.rs.)
+    // (The empty file is the valid empty request: cli/tests/cli/detect.rs.)
     let seed = crate::common::read("eas", "seed_warm_up.bin");
     let mut noise = Vec::new();
     let mut x: u32 = 12345;
@@ -192,4 +192,44 @@ fn stdin_is_read_with_dash() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8(out.stdout).unwrap().contains("DT_FLOAT"));
+}
+
+// Decode errors of hand-broken bytes: one line, the file name, exit 2.
+
+#[test]
+fn the_cli_prints_decode_errors_on_one_line_with_the_file() {
+    let dir = std::env::temp_dir().join(format!("tfreq-adv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut b = crate::common::read("eas", "spec_vector.bin");
+    b[0x1f] = 0x80;
+    let bad = dir.join("bad_dims.bin");
+    std::fs::write(&bad, &b).unwrap();
+    let big = dir.join("big.bin");
+    std::fs::write(&big, crate::common::read("eas", "seed_warm_up.bin")).unwrap();
+    let run = |args: &[&str]| {
+        let out = crate::common::bin().args(args).output().unwrap();
+        (out.status.code(), String::from_utf8(out.stderr).unwrap())
+    };
+    let bad_s = bad.to_str().unwrap();
+    for args in [
+        vec!["inspect", bad_s],
+        vec!["inspect", "--wire", "eas", bad_s],
+    ] {
+        let (code, err) = run(&args);
+        assert_eq!(code, Some(2), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(bad_s), "{err}");
+        assert!(err.contains("at byte 31"), "{err}");
+        assert!(err.contains("inputs[\"x\"].array_shape.dim[1]"), "{err}");
+    }
+    let (code, err) = run(&["inspect", "--max-size", "100", big.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("over the size limit of 100 bytes"), "{err}");
+    let amb = dir.join("ambiguous.bin");
+    std::fs::write(&amb, [0x0a, 0x00]).unwrap();
+    let (code, err) = run(&["inspect", amb.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("ambiguous"), "{err}");
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn tfreq() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tfreq"))
+    crate::common::bin()
 }
 
 fn data(rel: &str) -> PathBuf {

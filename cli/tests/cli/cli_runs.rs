@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn tfreq() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tfreq"))
+    crate::common::bin()
 }
 
 fn data(rel: &str) -> String {

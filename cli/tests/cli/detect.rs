@@ -353,7 +353,7 @@ fn rest_json_is_shown_as_rest_json() {
 
 #[test]
 fn text_that_is_no_request_file_is_refused() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = crate::common::root();
     for (file, looks) in [("Cargo.toml", "TOML"), ("README.md", "Markdown")] {
         let p = root.join(file).display().to_string();
         let built = tmp("built.bin").display().to_string();

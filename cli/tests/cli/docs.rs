@@ -51,7 +51,7 @@ const TFREQ: &str = env!("CARGO_BIN_EXE_tfreq");
 const NOT_SHIPPED: &[&str] = &["warm_up.bin", "prod_request.bin", "model/1"];
 
 fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    crate::common::root()
 }
 
 /// README.md, CHANGELOG.md and every docs/*.md, sorted.
@@ -920,7 +920,7 @@ fn ci_recipe_uses_the_action_which_builds_the_cli_alone_cached() {
         .find("actions/cache@")
         .expect("action.yml caches the build");
     let install = action
-        .find("cargo install --locked --no-default-features --features cli")
+        .find("cargo install --locked --no-default-features --path")
         .expect("action.yml builds the command line alone");
     assert!(cache < install);
     let step = &action[..install];

@@ -9,7 +9,7 @@ use serde_json::Value;
 /// saved_model_half_plus_two_counter, whose signatures have other names).
 fn model_without_serving_default(dir: &std::path::Path) -> String {
     let mut m: Value = serde_json::from_str(
-        &std::fs::read_to_string("tests/data/models/two_sigs.metadata.json").unwrap(),
+        &std::fs::read_to_string(crate::common::data("models/two_sigs.metadata.json")).unwrap(),
     )
     .unwrap();
     let sigs = m["metadata"]["signature_def"]["signature_def"]

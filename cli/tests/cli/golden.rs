@@ -27,7 +27,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 const CMD: &str = "$ ";
 const SAME: &str = "same-stdout: ";
@@ -35,7 +35,7 @@ const EXIT: &str = "exit: ";
 const NO_NEWLINE: &str = "\\ no newline at end";
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    crate::common::root().to_path_buf()
 }
 
 /// One case file, parsed.
@@ -262,7 +262,7 @@ fn render_case(case: &Case, run: &Run) -> String {
 }
 
 fn run(case: &Case) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tfreq"));
+    let mut cmd = crate::common::bin();
     cmd.args(&case.args)
         .current_dir(root())
         // Colour and help wrapping must not depend on the caller's environment.

@@ -106,7 +106,7 @@ fn rusage_helper() {
     let file = |n: &str| std::fs::File::create(dir.join(n)).unwrap();
     // Reaped by wait4 below, which `Child::wait` cannot stand in for (no rusage).
     #[allow(clippy::zombie_processes)]
-    let child = Command::new(env!("CARGO_BIN_EXE_tfreq"))
+    let child = crate::common::bin()
         .args(args.split('\u{1f}'))
         .env("NO_COLOR", "1")
         .stdin(Stdio::inherit())

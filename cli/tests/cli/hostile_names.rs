@@ -4,8 +4,6 @@
 //! fetches `\xc2\x9bred\nline2` (U+009B, a one-character CSI) and `rtl\u{202e}ok`, signature
 //! `sig\x1b[0m`.
 
-use std::process::Command;
-
 use serde_json::Value;
 
 const FILE: &str = "tests/data/hostile/names.bin";
@@ -13,10 +11,7 @@ const FEED: &str = "x\x1b[2J\x1b[31mPWNED\x1b]0;title\x07\r\n::error::fake";
 const FETCHES: [&str; 2] = ["\u{9b}red\nline2", "rtl\u{202e}ok"];
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_tfreq"))
-        .args(args)
-        .output()
-        .unwrap();
+    let o = crate::common::bin().args(args).output().unwrap();
     (
         o.status.code().unwrap_or(-1),
         String::from_utf8(o.stdout).expect("output is UTF-8"),

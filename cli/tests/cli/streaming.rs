@@ -1,23 +1,18 @@
 //! A log on standard input is streamed by `inspect` and `convert` (and
-//! `keys`, tests/interop/compressed.rs), never read whole: without `--max-size` the default cap
+//! `keys`, cli/tests/interop/compressed.rs), never read whole: without `--max-size` the default cap
 //! bounds one record, so a log of any length goes through, record by record; a
-//! `--max-size` given bounds the whole stream (tests/cli/hostile_inputs.rs).
+//! `--max-size` given bounds the whole stream (cli/tests/cli/hostile_inputs.rs).
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 fn data(p: &str) -> Vec<u8> {
-    std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data")
-            .join(p),
-    )
-    .unwrap()
+    std::fs::read(crate::common::root().join("tests/data").join(p)).unwrap()
 }
 
 /// Runs `tfreq ARGS` with `stdin` on standard input: (exit code, stdout, stderr).
 fn run(args: &[&str], stdin: Vec<u8>) -> (i32, Vec<u8>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tfreq"))
+    let mut child = crate::common::bin()
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -138,9 +133,8 @@ fn inspect_streams_a_log_from_standard_input() {
     let one = data("tfrecord/warmup_mixed.tfrecord");
     let (_, streamed, _) = run(&["inspect", "-", "-f", "json"], one.clone());
     let s: serde_json::Value = serde_json::from_slice(&streamed).unwrap();
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/tfrecord/warmup_mixed.tfrecord");
-    let o = Command::new(env!("CARGO_BIN_EXE_tfreq"))
+    let p = crate::common::root().join("tests/data/tfrecord/warmup_mixed.tfrecord");
+    let o = crate::common::bin()
         .args(["inspect", "-f", "json"])
         .arg(&p)
         .output()

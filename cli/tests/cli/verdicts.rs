@@ -45,7 +45,7 @@ fn a_warmup_the_server_refuses_is_a_failing_verdict() {
 fn verdict_and_exit_code_agree_over_the_test_data() {
     let files: Vec<String> = ["eas", "tfs", "check"]
         .iter()
-        .flat_map(|d| std::fs::read_dir(format!("tests/data/{d}")).unwrap())
+        .flat_map(|d| std::fs::read_dir(crate::common::data(d)).unwrap())
         .map(|e| e.unwrap().path().display().to_string())
         .filter(|p| p.ends_with(".bin") || p.ends_with(".tfrecord"))
         .collect();
@@ -161,9 +161,10 @@ fn inspect_github_annotates_what_is_wrong_with_the_file() {
 #[test]
 fn a_rank_change_tensorflow_ran_is_a_warning_in_diff_as_in_check() {
     // What TensorFlow answered for the rank-1 request (tests/data/gen/make_check_tf.py).
-    let m: Value =
-        serde_json::from_str(&std::fs::read_to_string("tests/data/check/manifest.json").unwrap())
-            .unwrap();
+    let m: Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::common::data("check/manifest.json")).unwrap(),
+    )
+    .unwrap();
     let case = m
         .as_array()
         .unwrap()

@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn tfreq() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tfreq"))
+    crate::common::bin()
 }
 
 fn ex(rel: &str) -> String {

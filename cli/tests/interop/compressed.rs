@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::Value;
 
@@ -18,7 +18,7 @@ const FILES: &[&str] = &[
 ];
 
 fn tfreq(args: &[&str], stdin: Option<&[u8]>) -> (i32, Vec<u8>, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tfreq"));
+    let mut c = crate::common::bin();
     c.args(args)
         .stdin(if stdin.is_some() {
             Stdio::piped()

@@ -7,7 +7,7 @@
 //! "Feature: NAME (data type: ...) is required but could not be found."
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -19,7 +19,7 @@ use tfreq::signature::ModelSignatures;
 use tfreq::Message;
 
 fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/examples")
+    crate::common::root().join("tests/data/examples")
 }
 
 fn answers() -> Vec<Value> {

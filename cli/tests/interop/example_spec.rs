@@ -8,7 +8,7 @@ use serde_json::Value;
 use tfreq::formats::savedmodel::read_model;
 
 fn dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/examples/models")
+    crate::common::root().join("tests/data/examples/models")
 }
 
 #[test]
@@ -136,7 +136,7 @@ fn the_v1_model_parses_with_the_v1_op() {
 #[test]
 fn signature_examples_shows_the_same_spec_for_the_v1_graph() {
     let show = |model: &str| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tfreq"))
+        let out = crate::common::bin()
             .args(["signature", "--examples"])
             .arg(dir().join(model))
             .output()

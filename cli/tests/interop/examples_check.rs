@@ -11,7 +11,7 @@ use tfreq::formats::savedmodel::read_model;
 use tfreq::formats::{read, InputOptions};
 
 fn dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/examples")
+    crate::common::root().join("tests/data/examples")
 }
 
 const FEATURE_CODES: [&str; 3] = ["FEATURE_MISSING", "FEATURE_KIND", "FEATURE_LENGTH"];
@@ -108,7 +108,7 @@ fn holds_check_to(answers: &str, only: Option<&str>, min_predicts: usize) {
 
 #[test]
 fn the_check_command_fails_a_request_missing_a_required_feature() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tfreq"))
+    let out = crate::common::bin()
         .args(["check", "--format", "json", "--model"])
         .arg(dir().join("models/tf1_examples"))
         .arg(dir().join("requests/classify_missing_x.pb"))

@@ -3,7 +3,7 @@
 //! of the types it claims: every request file is named in `answers.json` and exists; every
 //! bare `.pb` walks as its message type (ClassificationRequest, RegressionRequest,
 //! MultiInferenceRequest: by the field numbers and wire types of TF Serving's `.proto` files,
-//! a reading independent of the crate's decoder, which tests/interop/examples_requests.rs holds to
+//! a reading independent of the crate's decoder, which cli/tests/interop/examples_requests.rs holds to
 //! the same files; PredictRequest with the crate's prost type) and holds as
 //! many examples as TensorFlow ran; every log is TFRecord framing of `PredictionLog`s with the
 //! log types and batch sizes `answers.json` records; `batch/expected.json` agrees with the log's

@@ -403,7 +403,7 @@ fn check_names_the_signatures_tf_serving_does_not_find() {
             "{file}: {codes:?}"
         );
         // The features are compared whenever a signature it names is in the model
-        // (tests/interop/examples_check.rs); only a request naming none of them is not.
+        // (cli/tests/interop/examples_check.rs); only a request naming none of them is not.
         if a["case"] != "UNKNOWN_SIGNATURE" {
             assert!(!codes.contains(&"RECORD_NOT_COMPARED"), "{file}: {codes:?}");
         }

@@ -16,7 +16,7 @@ use tfreq::formats::{read, InputOptions};
 use tfreq::{encode, FeatureValues, Method, TfsEncoding, WireFormat};
 
 fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/examples")
+    crate::common::root().join("tests/data/examples")
 }
 
 /// answers.json's rows for the REST bodies.
@@ -277,7 +277,7 @@ fn non_finite_numbers_are_floats() {
 }
 
 /// A body built, then held to the model: `check` finds what TensorFlow answered (the
-/// same codes and words as for the bare requests, tests/interop/examples_check.rs).
+/// same codes and words as for the bare requests, cli/tests/interop/examples_check.rs).
 #[test]
 fn check_of_a_built_body_matches_what_tensorflow_answered() {
     let mut compared = 0;
@@ -442,8 +442,8 @@ fn json_lines_and_a_predict_url() {
             "{n}"
         );
     }
-    let body = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rest/faq_prod.json");
-    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/models/faq.metadata.json");
+    let body = crate::common::root().join("tests/data/rest/faq_prod.json");
+    let model = crate::common::root().join("tests/data/models/faq.metadata.json");
     let dst = out.path().join("p.pb");
     let r = crate::common::run(&[
         "build",

@@ -271,7 +271,7 @@ fn tfreq_written_file_read_by_tensorflow() {
         let e = &c.entries[i];
         assert_eq!(e.log_kind.unwrap().name(), kind, "{line}");
         let Content::Message(m) = &e.content else {
-            // Other kinds are copied whole; tests/interop/convert_records.rs compares them.
+            // Other kinds are copied whole; cli/tests/interop/convert_records.rs compares them.
             assert_ne!(kind, "predict_log", "{line}");
             continue;
         };

@@ -75,7 +75,7 @@ fn three_model_readers_agree() {
         assert_eq!(dir, pb, "{m}");
         assert!(!dir.meta_graphs.is_empty(), "{m}");
         // Only the graph says which tf.Example features a signature parses
-        // (tests/interop/example_spec.rs): the other two readers have the rest.
+        // (cli/tests/interop/example_spec.rs): the other two readers have the rest.
         let mut dir = dir;
         for g in &mut dir.meta_graphs {
             for s in g.signatures.values_mut() {
@@ -547,7 +547,7 @@ fn check_other_findings() {
         "models/two_sigs",
         &[],
     );
-    // A warning: TF Serving does not check declared shapes (tests/interop/check_tf.rs holds
+    // A warning: TF Serving does not check declared shapes (cli/tests/interop/check_tf.rs holds
     // this to what TensorFlow answered).
     assert_eq!(code, 0);
     assert!(has(&v, "SHAPE_INCOMPATIBLE", "x"));

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -39,7 +39,7 @@ impl Drop for Recording {
 /// Starts `tfreq record --listen 127.0.0.1:0 --to TO -o OUT ARGS...` (with at most
 /// `nofile` open descriptors when given) and reads its port from what it prints.
 fn start(to: &str, out: &Path, args: &[&str], nofile: Option<u64>) -> Recording {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tfreq"));
+    let mut cmd = crate::common::bin();
     cmd.args(["record", "--listen", "127.0.0.1:0", "--to", to, "-o"])
         .arg(out)
         .args(args)
@@ -333,12 +333,7 @@ impl Client {
 }
 
 fn data(p: &str) -> Vec<u8> {
-    std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data")
-            .join(p),
-    )
-    .unwrap()
+    std::fs::read(crate::common::root().join("tests/data").join(p)).unwrap()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -978,7 +973,7 @@ fn sigquit_during_a_large_convert_leaves_no_temporary_file() {
     std::fs::create_dir(&out_dir).unwrap();
     for attempt in 0..3 {
         let out = out_dir.join("warmup.tfrecord");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tfreq"))
+        let mut child = crate::common::bin()
             .arg("convert")
             .arg(&input)
             .args(["--wire", "tfrecord", "-o"])

@@ -1464,7 +1464,11 @@ fn save_refuses_two_requests_with_one_name() {
     assert!(srv.seen().is_empty(), "a request was sent");
     assert!(!save.exists());
     // Distinct names are kept, one file each.
-    std::fs::copy("tests/data/eas/faq_prod.bin", dir.path().join("b/y.bin")).unwrap();
+    std::fs::copy(
+        crate::common::data("eas/faq_prod.bin"),
+        dir.path().join("b/y.bin"),
+    )
+    .unwrap();
     let out = tfreq()
         .arg("send")
         .arg(dir.path().join("a/x.bin"))
@@ -2132,7 +2136,7 @@ fn load_rate_duration_and_usage() {
 fn load_ctrl_c_reports_what_was_measured() {
     let srv = eas_server();
     let url = srv.url("/api/predict/faq");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_tfreq"))
+    let child = crate::common::bin()
         .args([
             "load",
             "tests/data/eas/faq_prod.bin",
@@ -2203,7 +2207,7 @@ impl Drop for Recording {
 /// Starts `tfreq record --listen 127.0.0.1:0 --to TO -o OUT ARGS...` and reads the port
 /// from the address it prints.
 fn start_record(to: &str, out: &std::path::Path, args: &[&str]) -> Recording {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tfreq"))
+    let mut child = crate::common::bin()
         .args(["record", "--listen", "127.0.0.1:0", "--to", to, "-o"])
         .arg(out)
         .args(args)
