@@ -39,8 +39,14 @@ fn tfreq(args: &[&str], stdin: Option<&[u8]>) -> (i32, Vec<u8>, String) {
     )
 }
 
+/// A file of `DIR` as the command is given it (it runs from the repository's root).
 fn path(f: &str) -> String {
     format!("{DIR}/{f}")
+}
+
+/// A file of `DIR` for this test to read.
+fn data_file(f: &str) -> std::path::PathBuf {
+    crate::common::root().join(path(f))
 }
 
 /// TensorFlow's dtype name (`float32`) as tfreq names it (`DT_FLOAT`).
@@ -76,7 +82,8 @@ fn keys_of(summary: &Value) -> BTreeMap<String, u64> {
 /// The same from the manifest (what TensorFlow read back).
 fn expected(file: &str) -> (u64, BTreeMap<String, u64>) {
     let m: Value =
-        serde_json::from_str(&std::fs::read_to_string(path("manifest.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(data_file("manifest.json")).unwrap())
+            .unwrap();
     let e = &m[file];
     let mut out = BTreeMap::new();
     for pair in e["shape_keys"].as_array().unwrap() {
@@ -109,7 +116,7 @@ fn keys_counts_what_tensorflow_reads() {
         assert_eq!(s["requests"].as_u64().unwrap(), records, "{f}");
         assert_eq!(keys_of(&s), want, "{f}");
         // The file's own (compressed) size is the one the summary names.
-        let size = std::fs::metadata(path(f)).unwrap().len();
+        let size = std::fs::metadata(data_file(f)).unwrap().len();
         assert_eq!(s["files"][0]["bytes"].as_u64().unwrap(), size, "{f}");
     }
 }
@@ -117,7 +124,7 @@ fn keys_counts_what_tensorflow_reads() {
 #[test]
 fn a_compressed_log_on_standard_input_is_the_same_log() {
     for f in FILES {
-        let bytes = std::fs::read(path(f)).unwrap();
+        let bytes = std::fs::read(data_file(f)).unwrap();
         let by_path = summary(&[&path(f)], None);
         let piped = summary(&["-"], Some(&bytes));
         assert_eq!(keys_of(&piped), keys_of(&by_path), "{f}");
@@ -134,7 +141,7 @@ fn a_log_too_large_to_copy_counts_as_tensorflow_read_it() {
     let f = "warmup_zlib.tfrecord";
     let mut one = Vec::new();
     std::io::Read::read_to_end(
-        &mut flate2::read::ZlibDecoder::new(&std::fs::read(path(f)).unwrap()[..]),
+        &mut flate2::read::ZlibDecoder::new(&std::fs::read(data_file(f)).unwrap()[..]),
         &mut one,
     )
     .unwrap();
@@ -217,7 +224,7 @@ fn every_command_reads_them() {
 
 #[test]
 fn damaged_gzip_is_an_error_naming_the_file() {
-    let mut bytes = std::fs::read(path("prediction_logs-00000-of-00002.gz")).unwrap();
+    let mut bytes = std::fs::read(data_file("prediction_logs-00000-of-00002.gz")).unwrap();
     let n = bytes.len();
     bytes.truncate(n - 20);
     let dir = tempfile::tempdir().unwrap();
@@ -423,7 +430,7 @@ fn inspect_names_the_compression_and_a_compressed_warmup_is_an_error() {
     let warm = dir.path().join("1/assets.extra");
     std::fs::create_dir_all(&warm).unwrap();
     let w = warm.join("tf_serving_warmup_requests");
-    std::fs::copy(&gz, &w).unwrap();
+    std::fs::copy(crate::common::root().join(&gz), &w).unwrap();
     let w = w.to_str().unwrap();
     let (code, out, _) = tfreq(&["inspect", w], None);
     let out = String::from_utf8(out).unwrap();

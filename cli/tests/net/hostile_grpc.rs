@@ -165,6 +165,7 @@ fn run(args: &[&str], limit: Duration) -> Ran {
     let err = tempfile::NamedTempFile::new().unwrap();
     let start = Instant::now();
     let mut child = std::process::Command::new(tfreq_bin())
+        .current_dir(crate::common::root())
         .args(args)
         .env_remove("TFREQ_TOKEN")
         .stdout(std::process::Stdio::null())

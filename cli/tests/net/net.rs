@@ -24,8 +24,9 @@ use tfreq::{Kind, WireFormat};
 
 const TOKEN: &str = "test-token";
 
+/// A file of the repository (`tests/data/...`), whose root the command runs from.
 fn data(p: &str) -> Vec<u8> {
-    std::fs::read(p).unwrap()
+    std::fs::read(crate::common::root().join(p)).unwrap()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -562,7 +563,7 @@ fn assert_same_inputs(a: &tfreq::Message, b: &tfreq::Message) {
 fn rest_json_writer_round_trips_every_request_it_can_carry() {
     let mut n = 0;
     for dir in ["tests/data/eas", "tests/data/tfs", "tests/data/validator"] {
-        let Ok(rd) = std::fs::read_dir(dir) else {
+        let Ok(rd) = std::fs::read_dir(crate::common::root().join(dir)) else {
             continue;
         };
         for f in rd {
@@ -797,8 +798,10 @@ fn grpc_predict_and_metadata() {
     // GetModelMetadata gives the SavedModel's signatures.
     o.model_name = Some("faq".into());
     let live = Client::connect(t, o).unwrap().metadata().unwrap();
-    let (file, _) =
-        tfreq::formats::savedmodel::read_model("tests/data/models/faq".as_ref()).unwrap();
+    let (file, _) = tfreq::formats::savedmodel::read_model(
+        &crate::common::root().join("tests/data/models/faq"),
+    )
+    .unwrap();
     assert_eq!(
         live.meta_graph("serve").unwrap().signatures,
         file.meta_graph("serve").unwrap().signatures
@@ -1435,7 +1438,7 @@ fn save_refuses_two_requests_with_one_name() {
     for d in ["a", "b"] {
         std::fs::create_dir(dir.path().join(d)).unwrap();
         std::fs::copy(
-            "tests/data/eas/faq_prod.bin",
+            crate::common::root().join("tests/data/eas/faq_prod.bin"),
             dir.path().join(d).join("x.bin"),
         )
         .unwrap();
