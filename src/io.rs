@@ -97,7 +97,7 @@ impl ReadOptions {
     /// are alive, reading the lost pages raises `SIGBUS`, whose default action ends the
     /// process; if it rewrites the file in place, the bytes change. The caller promises
     /// that neither happens, or handles `SIGBUS` itself (the `tfreq` command does, in
-    /// `src/bin/tfreq/sigbus.rs`: it names the file and exits with status 2).
+    /// `cli/src/sigbus.rs`: it names the file and exits with status 2).
     pub unsafe fn map_large_files(self) -> Self {
         ReadOptions { map: true, ..self }
     }
@@ -212,7 +212,7 @@ const CHUNK: usize = 64 << 10;
 /// allocation into an error, instead of the allocator's abort; `read_to_end` alone
 /// doubled past the cap (to 512 MiB for a 256 MiB cap and one byte more), so under
 /// `ulimit -v` the error was "out of memory" instead of the size limit
-/// (tests/cli/cli_outputs.rs holds it to the limit).
+/// (cli/tests/cli/cli_outputs.rs holds it to the limit).
 /// Reads all of `r` (a pipe, a socket, standard input already partly read) into memory
 /// under `opts`' size cap; `name` names the input in errors.
 ///

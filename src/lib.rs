@@ -30,7 +30,7 @@
 //! - **Where text is produced.** [`render`] writes models and reports to any
 //!   [`std::io::Write`]: a human summary, Python's protobuf text format, JSON and GitHub
 //!   annotations, with colour only when the caller asks for it.
-//! - **The command line** (`src/bin/tfreq/`, feature `cli`) parses arguments, reads and
+//! - **The command line** (another crate, `tfreq-cli` in `cli/`) parses arguments, reads and
 //!   writes files, shows progress and maps errors to exit codes. The network clients
 //!   (the `net` module, feature `net`) send requests to running services.
 //!
@@ -108,11 +108,9 @@
 //!
 //! # Features
 //!
-//! - `cli` (default): the `tfreq` binary — clap, terminal colour, progress bars, atomic
-//!   output files. `tfreq = { version = "…", default-features = false }` builds the
-//!   library alone.
 //! - `net` (default): the `net` module, clients for EAS and TF Serving (gRPC and
-//!   REST) over hyper and h2.
+//!   REST) over hyper and h2. `tfreq = { version = "…", default-features = false }`
+//!   builds the library without them.
 //! - `fuzzing`: the `fuzzing` module, the fuzz targets' bodies (for `fuzz/` and the
 //!   corpus replay test); not a stable API.
 #![warn(missing_docs)]

@@ -16,17 +16,6 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use tfreq::{DType, FeedValues, TFRequest, WireFormat};
 
-// The command line, compiled from the same files as the `tfreq` binary.
-#[allow(dead_code)]
-#[path = "../../src/bin/tfreq/main.rs"]
-mod cli;
-// `crate::common` and friends, as the command's files name them.
-#[cfg(feature = "net")]
-#[allow(unused_imports)]
-use cli::live;
-#[allow(unused_imports)]
-use cli::{args, batch, check, common, input, output, process, report, sigbus, synth};
-
 mod decoded;
 
 create_exception!(
@@ -570,11 +559,11 @@ fn run_cli(py: Python<'_>, argv: Vec<String>, own_process: bool) -> i32 {
     let previous = unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
     let args: Vec<OsString> = argv.into_iter().map(OsString::from).collect();
     let process = if own_process {
-        cli::process::Process::owned()
+        tfreq_cli::Process::owned()
     } else {
-        cli::process::Process::embedded()
+        tfreq_cli::Process::embedded()
     };
-    let code = py.detach(|| cli::run(args, process));
+    let code = py.detach(|| tfreq_cli::run(args, process));
     #[cfg(unix)]
     // SAFETY: puts back the handler that was there before the run.
     unsafe {

@@ -42,7 +42,7 @@
 //! batch empty) runs at [`BatchRule::run`]'s sizes; under load several requests share a
 //! batch, their sizes add up, and any allowed size can run. tests/data/examples/batch/
 //! (expected.json, written by tests/data/gen/make_examples.py) holds the sizes of a log
-//! TensorFlow ran, checked against this module in tests/interop/batch.rs.
+//! TensorFlow ran, checked against this module in cli/tests/interop/batch.rs.
 //!
 //! Batching groups requests by their feed and fetch tensor sets (`TensorSignature`,
 //! one queue each), and a compiled shape is the padded batch with the other dimensions,

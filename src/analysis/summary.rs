@@ -395,7 +395,7 @@ impl Summary {
 /// hold (`crate::scan::DEFAULT_MAX_KEYS`, the command line's `--max-keys`): 100,000.
 /// A one-feed key costs about 5 KB at the peak of `tfreq keys` (its tables, then the
 /// summary or table written from them) and about 4 KB in `tfreq keys merge`, so at the
-/// limit either stays near half a gigabyte (`tests/cli/hostile_inputs.rs` measures it);
+/// limit either stays near half a gigabyte (`cli/tests/cli/hostile_inputs.rs` measures it);
 /// the real logs of docs/performance.md hold about 3,000.
 pub const DEFAULT_MAX_KEYS: usize = 100_000;
 

@@ -1,5 +1,6 @@
-//! Helpers shared by the test binaries (`tests/*/main.rs` load this file with `#[path]`):
-//! the data files and their manifests, running the built `tfreq`, a large request made at
+//! Helpers shared by the test binaries (`tests/library/main.rs` and, through
+//! `cli/tests/common/mod.rs`, the command line's `cli/tests/*/main.rs` load this file with
+//! `#[path]`): the repository's data files and their manifests, a large request made at
 //! test time (`bigreq`) and a pseudo-terminal (`pty`).
 #![allow(dead_code)]
 
@@ -12,8 +13,21 @@ use base64::Engine;
 use serde_json::Value;
 use tfreq::{bf16, f16, Complex, DType, FeedValues};
 
+/// The repository's root, which holds `tests/data/` and `tests/golden/`: the directory of
+/// the package under test (the library's) or the nearest one above it (`cli/`'s).
+pub fn root() -> &'static Path {
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        here.ancestors()
+            .find(|d| d.join("tests/data").is_dir())
+            .unwrap_or_else(|| panic!("no tests/data in {} or above", here.display()))
+            .to_path_buf()
+    })
+}
+
 pub fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+    root().join("tests/data")
 }
 
 /// A path under `tests/data/`.
@@ -133,54 +147,4 @@ pub fn request_from_manifest(
         req.add_fetch(name.as_str().expect("fetch"));
     }
     req
-}
-
-/// The `tfreq` binary, colour off.
-pub fn tfreq() -> assert_cmd::Command {
-    let mut c = assert_cmd::Command::cargo_bin("tfreq").unwrap();
-    c.env("NO_COLOR", "1");
-    c
-}
-
-/// A finished command's exit code, stdout and stderr, for an assertion's message.
-pub fn output_text(o: &std::process::Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// What a `tfreq` run gave.
-pub struct Run {
-    pub code: i32,
-    pub out: String,
-    pub err: String,
-}
-
-/// Runs `tfreq` with these arguments.
-pub fn run(args: &[&str]) -> Run {
-    let o = tfreq().args(args).output().unwrap();
-    Run {
-        code: o.status.code().unwrap_or(-1),
-        out: String::from_utf8_lossy(&o.stdout).into_owned(),
-        err: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
-
-/// Runs `tfreq` with these arguments: (exit code, stdout, stderr).
-pub fn run3(args: &[&str]) -> (i32, String, String) {
-    let r = run(args);
-    (r.code, r.out, r.err)
-}
-
-/// Runs `tfreq ... --format json`: the exit code and the document.
-pub fn json(args: &[&str]) -> (i32, Value) {
-    let mut a = args.to_vec();
-    a.extend(["--format", "json"]);
-    let r = run(&a);
-    let v: Value = serde_json::from_str(&r.out)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", r.out, r.err));
-    (r.code, v)
 }

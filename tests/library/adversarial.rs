@@ -627,49 +627,6 @@ fn deep_groups_are_refused_not_recursed() {
     tfreq::fuzzing::decode_auto(&very);
 }
 
-// ---- The CLI: one line, the file name, exit 2.
-
-#[test]
-fn the_cli_prints_decode_errors_on_one_line_with_the_file() {
-    let dir = std::env::temp_dir().join(format!("tfreq-adv-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut b = eas("spec_vector.bin");
-    b[0x1f] = 0x80;
-    let bad = dir.join("bad_dims.bin");
-    std::fs::write(&bad, &b).unwrap();
-    let big = dir.join("big.bin");
-    std::fs::write(&big, eas("seed_warm_up.bin")).unwrap();
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tfreq"))
-            .args(args)
-            .output()
-            .unwrap();
-        (out.status.code(), String::from_utf8(out.stderr).unwrap())
-    };
-    let bad_s = bad.to_str().unwrap();
-    for args in [
-        vec!["inspect", bad_s],
-        vec!["inspect", "--wire", "eas", bad_s],
-    ] {
-        let (code, err) = run(&args);
-        assert_eq!(code, Some(2), "{err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-        assert!(err.contains(bad_s), "{err}");
-        assert!(err.contains("at byte 31"), "{err}");
-        assert!(err.contains("inputs[\"x\"].array_shape.dim[1]"), "{err}");
-    }
-    let (code, err) = run(&["inspect", "--max-size", "100", big.to_str().unwrap()]);
-    assert_eq!(code, Some(2), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("over the size limit of 100 bytes"), "{err}");
-    let amb = dir.join("ambiguous.bin");
-    std::fs::write(&amb, [0x0a, 0x00]).unwrap();
-    let (code, err) = run(&["inspect", amb.to_str().unwrap()]);
-    assert_eq!(code, Some(2), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("ambiguous"), "{err}");
-}
-
 #[test]
 fn recursive_variant_tensors_are_bounded() {
     // TensorProto.variant_val → VariantTensorDataProto.tensors → TensorProto ... is the

@@ -20,15 +20,15 @@ export TFREQ_BROWSER
 
 # Build the Rust live tests before the server starts, so its lifetime is not spent compiling.
 rust=no
-if [ -f tests/net/live.rs ]; then
+if [ -f cli/tests/net/live.rs ]; then
   rust=yes
-  echo "== live: building the Rust live tests (cargo test --features net --test net --no-run)"
-  timeout 1800 cargo test --quiet --features net --test net --no-run
+  echo "== live: building the Rust live tests (cargo test -p tfreq-cli --test net --no-run)"
+  timeout 1800 cargo test --quiet -p tfreq-cli --test net --no-run
 fi
 
 # The command the record tests start (test_record_tfs.py, test_record_sdk.py).
-echo "== live: building tfreq (cargo build --features net --bin tfreq)"
-timeout 1800 cargo build --quiet --features net --bin tfreq
+echo "== live: building tfreq (cargo build -p tfreq-cli --bin tfreq)"
+timeout 1800 cargo build --quiet -p tfreq-cli --bin tfreq
 
 work="$(mktemp -d)"
 ready="$work/ready.json"
@@ -73,10 +73,10 @@ export TFREQ_LIVE_READY="$ready"
 
 # The Rust tests first, on models no other test has called yet (cold-start measurements).
 if [ "$rust" = yes ]; then
-  echo "== live: Rust live tests (cargo test --features net --test net -- --include-ignored live::)"
-  timeout 900 cargo test --quiet --features net --test net -- --include-ignored live::
+  echo "== live: Rust live tests (cargo test -p tfreq-cli --test net -- --include-ignored live::)"
+  timeout 900 cargo test --quiet -p tfreq-cli --test net -- --include-ignored live::
 else
-  echo "== live: tests/net/live.rs is not in this tree yet: no Rust live tests to run"
+  echo "== live: cli/tests/net/live.rs is not in this tree yet: no Rust live tests to run"
 fi
 
 echo "== live: TF Serving's Python client (gRPC stub, REST) against the server"

@@ -30,7 +30,7 @@ READY = json.loads(Path(os.environ["TFREQ_LIVE_READY"]).read_text())
 BROWSER = os.environ["TFREQ_BROWSER"]
 REPO = Path(__file__).resolve().parents[2]
 
-# The plots' size and inner margin (src/bin/tfreq/load.rs: W, H, MARGIN).
+# The plots' size and inner margin (cli/src/load.rs: W, H, MARGIN).
 W, H, MARGIN = 640, 320, 56
 BORDER = (204, 204, 204)  # svg{border:1px solid #ccc}
 LINE = (31, 119, 180)  # .line{stroke:#1f77b4}, .dot{fill:#1f77b4}

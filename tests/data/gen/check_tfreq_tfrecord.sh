@@ -8,11 +8,11 @@
 # tests/data/tfrecord/tfreq_written/:
 #   *.tfrecord             files written by tfreq (committed, so the claim can be checked)
 #   read_tfrecord.out      what tests/data/gen/read_tfrecord.py (tf.data.TFRecordDataset +
-#                          PredictionLog.FromString) printed for them; tests/interop/tfrecord.rs
+#                          PredictionLog.FromString) printed for them; cli/tests/interop/tfrecord.rs
 #                          compares it with what tfreq reads from the same files
 #   every_kind.jsonl       what tests/data/gen/dump_records.py (TensorFlow) reads from the
 #                          convert and scrub outputs of the mixed warm-ups: every record,
-#                          every field, every tensor's values (tests/interop/convert_records.rs)
+#                          every field, every tensor's values (cli/tests/interop/convert_records.rs)
 #   damaged/flipped.tfrecord    from_eas_faq_prod.tfrecord with bit 0 of byte 20 flipped,
 #   damaged/truncated.tfrecord  and without its last 5 bytes (committed for the CLI tests
 #                               in tests/golden/)
@@ -44,7 +44,7 @@ cat "$OUT/read_tfrecord.out"
   "$OUT"/scrubbed_every_kind.tfrecord > "$OUT/every_kind.jsonl"
 
 # Damaged copies: TensorFlow's own reader must reject them too (tfreq's messages are
-# tested in tests/interop/tfrecord.rs and tests/golden/).
+# tested in cli/tests/interop/tfrecord.rs and tests/golden/).
 mkdir -p "$OUT/damaged"
 "$PYTHON" - "$OUT/from_eas_faq_prod.tfrecord" "$OUT/damaged" <<'PY'
 import sys

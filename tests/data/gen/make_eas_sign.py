@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Records the headers eas-prediction's PredictClient signs a request with, for fixed
-inputs, into tests/data/eas_sign/cases.json; tests/net/net.rs holds tfreq's signature to them.
+inputs, into tests/data/eas_sign/cases.json; cli/tests/net/net.rs holds tfreq's signature to them.
 
 The SDK (eas_prediction/predict_client.py, generate_singaure) takes the date from
 datetime.now(); the script fixes it by replacing the module's datetime, so the output is

@@ -1089,7 +1089,7 @@ def write_rest(served, name, method, model, body, note, case=None, same_as=None)
     """rest/NAME.json (the body: a dict, written with json.dumps, or the text itself), and
     rest/NAME.pb/.txt, the request TF Serving makes of it. same_as: the same request built
     from tf.train.Example with every feature's kind spelled out (classify_req/regress_req and
-    feature()), which the port's bytes must equal: the pairing tests/interop/rest_examples.rs relies
+    feature()), which the port's bytes must equal: the pairing cli/tests/interop/rest_examples.rs relies
     on, held here."""
     text = body if isinstance(body, str) else json.dumps(body, indent=1, ensure_ascii=False) + "\n"
     rel = "rest/%s.json" % name

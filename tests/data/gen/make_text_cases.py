@@ -1,6 +1,6 @@
 """Hand-made wire bytes that protobuf parsers read in surprising ways, with what Python's
 pure protobuf 3.20 (the eas-prediction venv) makes of them: text_format.MessageToString
-after ParseFromString, or a parse error. tests/interop/text_cases.rs requires tfreq's streaming
+after ParseFromString, or a parse error. cli/tests/interop/text_cases.rs requires tfreq's streaming
 text printer to print exactly the same (or to refuse the same bytes).
 
 Python gets our own .proto files as the descriptor set compiled into tfreq, so the

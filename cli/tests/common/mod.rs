@@ -1,0 +1,68 @@
+//! Helpers of the command line's test binaries (`cli/tests/*/main.rs` load this file with
+//! `#[path]`): the repository's data files and the rest of `tests/common/` (shared with the
+//! library's tests), and running the built `tfreq` from the repository's root, so that the
+//! paths the tests name (`tests/data/...`) and the golden outputs are those of a user there.
+#![allow(dead_code)]
+
+#[path = "../../../tests/common/mod.rs"]
+mod shared;
+
+pub use shared::*;
+
+use serde_json::Value;
+
+/// The built `tfreq`, run from the repository's root.
+pub fn bin() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_tfreq"));
+    c.current_dir(root());
+    c
+}
+
+/// The `tfreq` binary, colour off, run from the repository's root.
+pub fn tfreq() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("tfreq").unwrap();
+    c.env("NO_COLOR", "1").current_dir(root());
+    c
+}
+/// A finished command's exit code, stdout and stderr, for an assertion's message.
+pub fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// What a `tfreq` run gave.
+pub struct Run {
+    pub code: i32,
+    pub out: String,
+    pub err: String,
+}
+
+/// Runs `tfreq` with these arguments.
+pub fn run(args: &[&str]) -> Run {
+    let o = tfreq().args(args).output().unwrap();
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        out: String::from_utf8_lossy(&o.stdout).into_owned(),
+        err: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// Runs `tfreq` with these arguments: (exit code, stdout, stderr).
+pub fn run3(args: &[&str]) -> (i32, String, String) {
+    let r = run(args);
+    (r.code, r.out, r.err)
+}
+
+/// Runs `tfreq ... --format json`: the exit code and the document.
+pub fn json(args: &[&str]) -> (i32, Value) {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json"]);
+    let r = run(&a);
+    let v: Value = serde_json::from_str(&r.out)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", r.out, r.err));
+    (r.code, v)
+}
