@@ -381,6 +381,16 @@ pub enum ErrorDetail {
         #[source]
         source: Error,
     },
+    /// TF Serving's warm-up file (`assets.extra/tf_serving_warmup_requests`) that is not
+    /// a TFRecord, which fails the model's load.
+    #[error("this is TF Serving's warm-up file (assets.extra/tf_serving_warmup_requests) and it is not a TFRecord: TF Serving fails to load the model ('corrupted record at 0 ... Please verify your warmup data is in TFRecord format'); the file is {looks_like}")]
+    WarmupNotTfRecord {
+        /// What the file looks like (`formats::detect::looks_like`).
+        looks_like: String,
+        /// Whether converting it to TFRecord keeps what it holds (PredictionLog
+        /// messages without framing, or one bare request).
+        convertible: bool,
+    },
     /// A file-format problem outside protobuf (JSON, text, compressed data), in words.
     #[error("{0}")]
     Format(String),
@@ -472,9 +482,10 @@ impl Error {
             | ErrorDetail::ResponseNotRequest { .. }
             | ErrorDetail::Empty => Category::Unrecognised,
             ErrorDetail::TooLarge { .. } => Category::Limit,
-            ErrorDetail::TfRecord(_) | ErrorDetail::Unframed(_) | ErrorDetail::Format(_) => {
-                Category::Container
-            }
+            ErrorDetail::TfRecord(_)
+            | ErrorDetail::Unframed(_)
+            | ErrorDetail::WarmupNotTfRecord { .. }
+            | ErrorDetail::Format(_) => Category::Container,
             ErrorDetail::Build(_)
             | ErrorDetail::NoDtypes
             | ErrorDetail::NoDtypeFor { .. }

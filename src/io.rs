@@ -235,19 +235,20 @@ pub(crate) fn read_capped(
     let cap = usize::try_from(max_size).unwrap_or(usize::MAX);
     let mut v: Vec<u8> = Vec::new();
     let grow = |v: &mut Vec<u8>, to: usize| -> Result<(), Error> {
-        v.try_reserve_exact(to.saturating_sub(v.len())).map_err(|_| {
-            io_err(
-                path,
-                io::Error::new(
-                    io::ErrorKind::OutOfMemory,
-                    format!(
-                        "out of memory after reading {} bytes, below the size limit of {} bytes; give a lower --max-size",
+        v.try_reserve_exact(to.saturating_sub(v.len()))
+            .map_err(|_| {
+                io_err(
+                    path,
+                    io::Error::new(
+                        io::ErrorKind::OutOfMemory,
+                        format!(
+                        "out of memory after reading {} bytes, below the size limit of {} bytes",
                         group_digits(v.len() as u64),
                         group_digits(max_size)
                     ),
-                ),
-            )
-        })
+                    ),
+                )
+            })
     };
     if let Some(h) = size_hint {
         grow(&mut v, usize::try_from(h).unwrap_or(usize::MAX).min(cap))?;

@@ -564,10 +564,10 @@ pub fn diff(
         gs.warmup = Some(warm.clone());
         gs.not_warmed = Some(cold);
     }
-    let (severity, strict_note) = if strict {
-        (Severity::Error, "")
+    let (severity, hint) = if strict {
+        (Severity::Error, None)
     } else {
-        (Severity::Warning, " (an error with --strict-shapes)")
+        (Severity::Warning, Some(crate::analysis::Hint::StrictShapes))
     };
     let mut production = Vec::with_capacity(prod.len());
     for (p, pk) in prod.iter().zip(&pkeys) {
@@ -587,7 +587,7 @@ pub fn diff(
                         Code::BatchSizeNotWarmed,
                         severity,
                         format!(
-                            "batch size {} runs padded to {}, which no warm-up request of this key and shape reaches (the warm-up's padded sizes: {}): a model compiled per shape (XLA, TF-TRT, PAI-Blade) compiles on the first such batch{strict_note}",
+                            "batch size {} runs padded to {}, which no warm-up request of this key and shape reaches (the warm-up's padded sizes: {}): a model compiled per shape (XLA, TF-TRT, PAI-Blade) compiles on the first such batch",
                             size.unwrap_or(0),
                             cold.iter().map(u64::to_string).collect::<Vec<_>>().join(" and "),
                             if sent.is_empty() { "none".to_string() } else { sent.join(", ") }
@@ -596,7 +596,8 @@ pub fn diff(
                     .sides(
                         Some(warm.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
                         Some(cold.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
-                    ),
+                    )
+                    .with_hint(hint),
                 );
             }
         }

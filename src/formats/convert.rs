@@ -628,7 +628,7 @@ fn wrapped_ints(t: &Tensor, d: DType, path: &str, lost: &mut Vec<String>) -> Opt
             let to = wrap(x64);
             if changed < LIST_CHANGED {
                 lost.push(format!(
-                    "{path}.int_val[{j}]: the value {x}, outside {} ({lo}..={hi}); --lossy writes {to}, the value TensorFlow reads",
+                    "{path}.int_val[{j}]: the value {x}, outside {} ({lo}..={hi}); a lossy conversion writes {to}, the value TensorFlow reads",
                     d.name()
                 ));
             }
@@ -643,7 +643,7 @@ fn wrapped_ints(t: &Tensor, d: DType, path: &str, lost: &mut Vec<String>) -> Opt
     }
     if changed > LIST_CHANGED {
         lost.push(format!(
-            "{path}.int_val: {} more values outside {} ({lo}..={hi}), {changed} of {} in all; --lossy writes each as the value TensorFlow reads (the low {bits} bits)",
+            "{path}.int_val: {} more values outside {} ({lo}..={hi}), {changed} of {} in all; a lossy conversion writes each as the value TensorFlow reads (the low {bits} bits)",
             changed - LIST_CHANGED,
             d.name(),
             out.len()

@@ -78,10 +78,10 @@ pub(crate) fn detect(bytes: &Bytes, src: &InputOptions) -> Result<Detected, Erro
     // Converting is the fix, so convert (which accepts unframed logs) reads the file
     // wherever it is.
     if src.name.warmup_file && !src.accept_unframed && !tfrecord::is_tfrecord(bytes) {
-        return Err(Error::from(ErrorDetail::Format(format!(
-            "this is TF Serving's warm-up file (assets.extra/tf_serving_warmup_requests) and it is not a TFRecord: TF Serving fails to load the model ('corrupted record at 0 ... Please verify your warmup data is in TFRecord format'); the file is {}",
-            looks_like(bytes)
-        ))));
+        return Err(Error::from(ErrorDetail::WarmupNotTfRecord {
+            looks_like: looks_like(bytes),
+            convertible: convertible(bytes),
+        }));
     }
     match fmt {
         InputFormat::Auto => {}
@@ -210,7 +210,7 @@ fn text_kind(bytes: &Bytes, opts: DecodeOptions, src: &InputOptions) -> Result<D
     if src.name.json || matches!(first, Some('{' | '[')) {
         if let Some(file) = inspect_json(bytes) {
             return Err(Error::from(ErrorDetail::Format(format!(
-                "this is tfreq inspect --format json output (of {file}), a report for reading, not a request: it previews values and does not keep the bytes; give the request file it describes"
+                "this is tfreq's inspect report in JSON (of {file}), a report for reading, not a request: it previews values and does not keep the bytes; give the request file it describes"
             ))));
         }
         if rest_json_like(bytes) {
@@ -699,6 +699,14 @@ fn unframed_message(spans: &[LogSpan]) -> String {
     )
 }
 
+/// Whether converting the bytes to TFRecord keeps all they hold: PredictionLog messages
+/// without framing, or one bare request.
+fn convertible(bytes: &Bytes) -> bool {
+    unframed_logs(bytes).is_some()
+        || (!text::looks_like_text(bytes)
+            && matches!(decode_with(bytes.clone(), DecodeOptions::default()), Ok((m, _)) if m.kind == Kind::Request))
+}
+
 /// A short description of what bytes look like, for "not a request file" errors.
 pub fn looks_like(bytes: &Bytes) -> String {
     if bytes.is_empty() {
@@ -712,17 +720,14 @@ pub fn looks_like(bytes: &Bytes) -> String {
     }
     if let Some(spans) = unframed_logs(bytes) {
         return format!(
-            "{} PredictionLog message{} concatenated without TFRecord framing; fix: tfreq convert FILE --wire tfrecord -o FILE --overwrite-input (rewrites it in place)",
+            "{} PredictionLog message{} concatenated without TFRecord framing",
             spans.len(),
             if spans.len() == 1 { "" } else { "s" }
         );
     }
     if !text::looks_like_text(bytes) {
         return match decode_with(bytes.clone(), DecodeOptions::default()) {
-            Ok((m, _)) if m.kind == Kind::Request => format!(
-                "one bare {} request; fix: tfreq convert FILE --wire tfrecord -o FILE --overwrite-input (rewrites it in place)",
-                m.wire
-            ),
+            Ok((m, _)) if m.kind == Kind::Request => format!("one bare {} request", m.wire),
             Ok((m, _)) => format!("one bare {} {}", m.wire, m.kind.as_str()),
             Err(e) => match e.detail() {
                 ErrorDetail::NotTensorFlow(Some(what)) => what.clone(),

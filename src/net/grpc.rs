@@ -35,7 +35,7 @@ use std::time::Duration;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use prost::Message as _;
 
-use super::web::{chain, explain};
+use super::web::{chain, unreachable};
 use super::{NetError, MAX_MESSAGE};
 use crate::signature::{MetaGraph, ModelSignatures, SERVE_TAG};
 use crate::wire::{tf, tfs};
@@ -588,7 +588,7 @@ async fn handshake(
     let io = tokio::time::timeout(timeout, connect)
         .await
         .map_err(|_| NetError::Timeout(timeout))?
-        .map_err(|e| NetError::Unreachable(format!("{endpoint}: {}", explain(chain(&*e)))))?;
+        .map_err(|e| unreachable(format!("{endpoint}: {}", chain(&*e))))?;
     let io: Io = hyper_util::rt::TokioIo::new(io);
     let (send, mut connection) = tokio::time::timeout(timeout, builder().handshake::<_, Bytes>(io))
         .await
@@ -670,7 +670,7 @@ pub(crate) fn transport_error(endpoint: &str, e: &h2::Error) -> NetError {
             "{endpoint} does not answer as a gRPC server ({text}); is this the gRPC port (TF Serving's 8500, not REST's 8501)?"
         ))
     } else {
-        NetError::Unreachable(format!("{endpoint}: {}", explain(text)))
+        unreachable(format!("{endpoint}: {text}"))
     }
 }
 
@@ -854,7 +854,7 @@ pub fn status_of(
         // HTTP/2 gRPC.
         let garbled = matches!(code, INTERNAL | UNKNOWN) || is_protocol_error(&t);
         return if !garbled {
-            NetError::Unreachable(format!("{endpoint}: {}", explain(t)))
+            unreachable(format!("{endpoint}: {t}"))
         } else {
             NetError::NotGrpc(format!(
                 "{endpoint} does not answer as a gRPC server ({t}); is this the gRPC port (TF Serving's 8500, not REST's 8501)?"
@@ -867,7 +867,7 @@ pub fn status_of(
         ));
     }
     if code == UNAVAILABLE {
-        return NetError::Unreachable(format!("{endpoint}: {}", explain(text)));
+        return unreachable(format!("{endpoint}: {text}"));
     }
     NetError::Refused {
         status: super::Status::Grpc(code),

@@ -2513,7 +2513,7 @@ fn record_scrub_replaces_values_and_max_size_passes_big_requests_unrecorded() {
     let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(summary["requests"], 1, "{stdout}");
     assert!(
-        stderr.contains("not recorded: 1 request, larger than --max-size"),
+        stderr.contains("not recorded: 1 request, larger than the size limit"),
         "{stderr}"
     );
     let merged = dir.path().join("summary.json");

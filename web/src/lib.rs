@@ -11,7 +11,9 @@ use std::path::Path;
 
 use bytes::Bytes;
 use tfreq::analysis::report::{Labeled, Report, Unreadable};
-use tfreq::analysis::{check_labeled, diff_labeled, lint, CheckOptions, DiffOptions, Finding};
+use tfreq::analysis::{
+    check_labeled, diff_labeled, lint, CheckOptions, DiffOptions, Finding, Hint,
+};
 use tfreq::formats::compression::Compression;
 use tfreq::formats::savedmodel::read_model_bytes;
 use tfreq::formats::{Container, ContainerKind, Content, InputOptions};
@@ -354,7 +356,7 @@ impl Compare {
         warm.report_problems(&mut report);
         prod.report_problems(&mut report);
         report.model = self.model.as_ref().map(|(n, _)| n.clone());
-        report_json(&report)
+        report_json(&mut report)
     }
 
     /// `tfreq check REQUESTS... --model MODEL`, the production files as the requests:
@@ -377,7 +379,7 @@ impl Compare {
         let mut report = check_labeled(&reqs.labeled(), &model, &opts);
         reqs.report_problems(&mut report);
         report.model = self.model.as_ref().map(|(n, _)| n.clone());
-        report_json(&report)
+        report_json(&mut report)
     }
 
     fn signatures(&self) -> Result<Option<ModelSignatures>, String> {
@@ -411,7 +413,21 @@ fn exit_code(r: &Report) -> u8 {
     }
 }
 
-fn report_json(r: &Report) -> String {
+/// A finding's hint worded as the command line words it, whose output the page
+/// mirrors (src/bin/tfreq/report.rs, `flag_hint`).
+fn flag_hint(h: Hint) -> Option<&'static str> {
+    Some(match h {
+        Hint::StrictShapes => " (an error with --strict-shapes)",
+        Hint::Model => {
+            ": pass --model PATH (a SavedModel, its metadata JSON or saved_model_cli output)"
+        }
+        Hint::ModelGraph => ": give --model with the SavedModel (its saved_model.pb has the graph)",
+        _ => return None,
+    })
+}
+
+fn report_json(r: &mut Report) -> String {
+    r.findings_mut().for_each(|f| f.word_hint(flag_hint));
     let mut text = Vec::new();
     let _ = tfreq::render::report::write_human(&mut text, r, Color::Never);
     let report: serde_json::Value =

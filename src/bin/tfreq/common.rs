@@ -51,6 +51,9 @@ pub fn hint(e: &tfreq::Error) -> String {
     match e.root() {
         D::Ambiguous(_) => "; pass --from eas or --from tf-serving to choose".into(),
         D::TooLarge { .. } => " (--max-size)".into(),
+        D::Io { source, .. } if source.kind() == io::ErrorKind::OutOfMemory => {
+            "; give a lower --max-size".into()
+        }
         D::NoDtypeFor { input } => {
             format!(": give --dtype {input}=DT_... or --model METADATA.json")
         }
@@ -61,6 +64,9 @@ pub fn hint(e: &tfreq::Error) -> String {
             "; give --model PATH (the signature's dtypes) or --dtype NAME=DT_...".into()
         }
         D::NoDtypes => "; tfreq build FILE --model PATH -o OUT makes a request file of it".into(),
+        D::WarmupNotTfRecord {
+            convertible: true, ..
+        } => "; fix: tfreq convert FILE --wire tfrecord -o FILE --overwrite-input (rewrites it in place)".into(),
         D::Unframed(_) => ". Fix: tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests (or read the records as they are with --from unframed-logs)".into(),
         D::Other { source, .. }
             if source.is::<tfreq::scan::TooManyKeys>()
@@ -75,6 +81,27 @@ pub fn hint(e: &tfreq::Error) -> String {
 /// A library error's message with the command line's [`hint`] after it.
 pub fn with_hint(e: &tfreq::Error) -> String {
     format!("{e}{}", hint(e))
+}
+
+/// A network error's message in this command line's terms: the flag that sets the
+/// option the library's message describes.
+#[cfg(feature = "net")]
+pub fn net_text(e: &tfreq::net::NetError) -> String {
+    use tfreq::net::NetError;
+    let s = tfreq::escape::sanitize;
+    match e {
+        NetError::Timeout(_) => format!("{e} (--timeout)"),
+        NetError::TooLarge { .. } => e
+            .to_string()
+            .replacen("; reading stopped", " (--max-response-size); reading stopped", 1),
+        NetError::UnknownProtocol => format!("{e}; give --protocol"),
+        NetError::NoModelName(_) => format!("{e}; give --model-name"),
+        NetError::Untrusted(t) => format!(
+            "could not reach the service: {} (the server's TLS certificate is not trusted: a certificate from a private CA needs --cacert FILE, that CA's PEM certificate)",
+            s(t)
+        ),
+        _ => e.to_string(),
+    }
 }
 
 /// Standard output with colour codes kept or stripped as the terminal and
@@ -169,6 +196,11 @@ impl std::fmt::Display for Failure {
         match self {
             Failure::Error(e) => match e.downcast_ref::<tfreq::Error>() {
                 Some(e) => f.write_str(&with_hint(e)),
+                #[cfg(feature = "net")]
+                None if e.is::<tfreq::net::NetError>() => {
+                    let net = e.downcast_ref::<tfreq::net::NetError>();
+                    f.write_str(&net.map(net_text).unwrap_or_default())
+                }
                 None => write!(f, "{e}"),
             },
             Failure::InFile { file, source } => {

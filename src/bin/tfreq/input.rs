@@ -472,8 +472,12 @@ fn is_warmup_path(path: &Path) -> bool {
         .is_some_and(|n| n == "tf_serving_warmup_requests")
 }
 
+/// `WARMUP_COMPRESSED`, with the command that writes the file uncompressed.
 fn compressed_warmup(comp: Compression) -> Finding {
-    tfreq::analysis::warmup::compressed(comp)
+    let mut f = tfreq::analysis::warmup::compressed(comp);
+    f.message
+        .push_str(" (tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests)");
+    f
 }
 
 /// Whether the bytes start (after white space) like a JSON object or array.

@@ -331,7 +331,7 @@ impl Recorder {
                     if self.models.len() >= self.opts.max_models {
                         return self.refuse(
                             &format!(
-                                "REST request to a model past the first {} (--max-models; passed through, not recorded)",
+                                "REST request to a model past the first {} (the model limit; passed through, not recorded)",
                                 self.opts.max_models
                             ),
                             what(&model_path),
@@ -433,9 +433,9 @@ impl Recorder {
                 None => self.model = Some(named.clone()),
                 Some(m) if m != named => {
                     let why = if self.opts.model_name.is_some() {
-                        "a model other than --model-name's (passed through, not recorded)"
+                        "a model other than the one named to record (passed through, not recorded)"
                     } else {
-                        "a model other than the first recorded; a warm-up file belongs to one model, --model-name picks it (passed through, not recorded)"
+                        "a model other than the first recorded; a warm-up file belongs to one model, a model name to record picks it (passed through, not recorded)"
                     };
                     return self.refuse(why, format!("model {named:?}"));
                 }
@@ -486,7 +486,7 @@ impl Recorder {
         }
         if self.kept.len() >= self.opts.max_records {
             let text = key_text(&key);
-            return self.refuse("past --max-records (key not recorded)", text);
+            return self.refuse("past the record limit (key not recorded)", text);
         }
         let mut m = match self.opts.scrub {
             Some(fill) => match scrub(&msg, fill) {
