@@ -146,6 +146,18 @@ pub enum TfRecordError {
         /// Bytes left in the file.
         available: usize,
     },
+    /// The length is over the reader's limit on one record.
+    #[error("TFRecord record {record} at byte {offset}: length {length} is over the size limit of {} bytes", crate::digits::group_digits(*limit))]
+    TooLong {
+        /// Record number.
+        record: usize,
+        /// Byte offset of the record.
+        offset: usize,
+        /// The data length claimed.
+        length: u64,
+        /// The limit, in bytes.
+        limit: u64,
+    },
     /// The masked CRC of the length does not match: corrupted, or not a TFRecord file.
     #[error("TFRecord record {record} at byte {offset}: length checksum mismatch (stored {stored:#010x}, computed {computed:#010x}){hint}",
         hint = if *offset == 0 { "; is this a TFRecord file?" } else { "" })]
@@ -193,6 +205,7 @@ impl TfRecordError {
     pub fn record(&self) -> usize {
         match self {
             TfRecordError::TruncatedHeader { record, .. }
+            | TfRecordError::TooLong { record, .. }
             | TfRecordError::LengthCrc { record, .. }
             | TfRecordError::Truncated { record, .. }
             | TfRecordError::DataCrc { record, .. } => *record,
@@ -203,6 +216,7 @@ impl TfRecordError {
     pub fn offset(&self) -> usize {
         match self {
             TfRecordError::TruncatedHeader { offset, .. }
+            | TfRecordError::TooLong { offset, .. }
             | TfRecordError::LengthCrc { offset, .. }
             | TfRecordError::Truncated { offset, .. }
             | TfRecordError::DataCrc { offset, .. } => *offset,

@@ -121,6 +121,18 @@ pub enum ConvertError {
         /// Why.
         why: String,
     },
+    /// A message other than a request where requests are written.
+    #[error("only requests can be written as {target}; got a {kind}")]
+    NotRequest {
+        /// The output layout (`eas`, `tf-serving`, `tfrecord`).
+        target: &'static str,
+        /// What it is.
+        kind: crate::model::Kind,
+    },
+    /// A bare ClassificationRequest or RegressionRequest written as a warm-up record:
+    /// its bytes do not say which it is, and the PredictionLog's type must.
+    #[error("a bare ClassificationRequest or RegressionRequest cannot be written as a warm-up record: its bytes do not say which it is, and the PredictionLog's type must (write it from a classify_log or regress_log record)")]
+    BareExampleRequest,
     /// Nothing to write as a bare request.
     #[error("holds no PredictRequest to write as a bare {target} request")]
     NoPredictRequest {

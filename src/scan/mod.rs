@@ -97,9 +97,56 @@ fn check_keys(c: &KeyCounts, max: usize) -> Result<(), Error> {
     Ok(())
 }
 
+/// Why a count stopped, where no error of the file it read says.
+///
+/// ```
+/// use tfreq::scan::ScanError;
+/// let e = tfreq::Error::from(ScanError::WorkerPanicked);
+/// assert_eq!(e.to_string(), "a worker thread panicked");
+/// assert_eq!(e.classify(), tfreq::Category::Container);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScanError {
+    /// A count that does not fit in a `u64`.
+    #[error("{what}: the count overflows 2^64 - 1")]
+    Overflow {
+        /// What was counted.
+        what: String,
+    },
+    /// A worker thread panicked; its files' counts are lost.
+    #[error("a worker thread panicked")]
+    WorkerPanicked,
+    /// A stream read as a TFRecord log that fails before its first record.
+    #[error("not a TFRecord log (it fails before its first record)")]
+    NotTfRecordLog,
+    /// Reading a stream failed part-way.
+    #[error("{what}: {why} (after {} bytes of {} stream)", crate::digits::group_digits(*after), if *inflated { "inflated" } else { "the" })]
+    Read {
+        /// `input`, or `gzip data` for an inflated stream.
+        what: String,
+        /// The reader's error.
+        why: String,
+        /// Bytes read before it (inflated bytes, for an inflated stream).
+        after: u64,
+        /// Whether the stream was inflated.
+        inflated: bool,
+    },
+}
+
+/// A [`ScanError`] is a container problem, as other unreadable files are.
+impl From<ScanError> for Error {
+    fn from(e: ScanError) -> Self {
+        Error::other(crate::error::Category::Container, e)
+    }
+}
+
 /// A count that does not fit in a `u64`.
 fn overflow(what: &str) -> Error {
-    ErrorDetail::Format(format!("{what}: the count overflows 2^64 - 1")).into()
+    ScanError::Overflow {
+        what: what.to_string(),
+    }
+    .into()
 }
 
 /// What [`count`] read: the counts over every file that could be read, and the error
@@ -165,10 +212,7 @@ fn merge_worker<E: IntoIterator<Item = (usize, Error)>>(
             total.merge(c);
             errors.extend(e);
         }
-        Err(_) => errors.push((
-            usize::MAX,
-            Error::from(ErrorDetail::Format("a worker thread panicked".into())),
-        )),
+        Err(_) => errors.push((usize::MAX, Error::from(ScanError::WorkerPanicked))),
     }
 }
 
@@ -397,10 +441,7 @@ fn count_reader_as(
         let total = read.streamed_limit();
         return match stream::count_stream(r, c, i, keep, read.limit(), total, max_keys)? {
             Some((counts, _)) => Ok((counts, n.load(Ordering::Relaxed))),
-            None => Err(ErrorDetail::Format(
-                "not a TFRecord log (it fails before its first record)".into(),
-            )
-            .into()),
+            None => Err(ScanError::NotTfRecordLog.into()),
         };
     }
     // Under the cap as every input is read (crate::io): the buffer grows as bytes come.
