@@ -131,6 +131,7 @@ mod fields;
 mod finding;
 pub mod formats;
 #[cfg(feature = "fuzzing")]
+#[doc(hidden)]
 pub mod fuzzing;
 pub mod io;
 pub mod minifloat;

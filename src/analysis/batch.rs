@@ -408,8 +408,8 @@ fn judge(rule: &BatchRule, m: &ShapeKey) -> (Option<u64>, Result<Run, NotBatchab
 }
 
 /// Counts padded sizes over production shape keys (with their request counts):
-/// what `keys` reports, and the production half of [`diff`].
-pub fn count<'a>(
+/// what `keys` reports, and the production half of [`diff_sizes`].
+pub fn count_sizes<'a>(
     rule: &BatchRule,
     source: &str,
     prod: impl IntoIterator<Item = (&'a ShapeKey, u64)>,
@@ -523,7 +523,7 @@ pub struct BatchDiff {
 /// Compares the padded sizes production reaches with those the warm-up runs (requests
 /// as (label, request)), group by group; [`crate::analysis::diff_batches`] adds the
 /// result to a `diff` report. `BATCH_SIZE_NOT_WARMED` is a warning, an error with `strict`.
-pub fn diff(
+pub fn diff_sizes(
     rule: &BatchRule,
     source: &str,
     warmup: &[(&str, &Message)],
@@ -532,7 +532,7 @@ pub fn diff(
 ) -> BatchDiff {
     let wkeys: Vec<ShapeKey> = warmup.iter().map(|w| ShapeKey::of(w.1)).collect();
     let pkeys: Vec<ShapeKey> = prod.iter().map(|p| ShapeKey::of(p.1)).collect();
-    let mut sizes = count(rule, source, pkeys.iter().map(|k| (k, 1)));
+    let mut sizes = count_sizes(rule, source, pkeys.iter().map(|k| (k, 1)));
     let mut warm_groups: BTreeMap<BatchGroup, BTreeSet<u64>> = BTreeMap::new();
     let mut warm_findings = Vec::new();
     let mut warm_all = BTreeSet::new();

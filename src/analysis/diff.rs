@@ -1146,7 +1146,7 @@ pub fn diff_batches(
 ) {
     let w: Vec<(&str, &Message)> = warmup.iter().map(|l| (l.label, l.message)).collect();
     let p: Vec<(&str, &Message)> = prod.iter().map(|l| (l.label, l.message)).collect();
-    let d = crate::analysis::batch::diff(rule, source, &w, &p, strict);
+    let d = crate::analysis::batch::diff_sizes(rule, source, &w, &p, strict);
     for (req, (findings, warmed)) in report.requests.iter_mut().zip(d.production) {
         let keep_as_note = warmed && findings.is_empty();
         req.findings.retain_mut(|f| {

@@ -60,8 +60,7 @@ pub const MAX_BATCH: u64 = 1 << 16;
 /// asks for more is refused rather than filled).
 pub const MAX_ELEMENTS: u64 = 1 << 26;
 
-/// TF Serving's warm-up runs at most this many records (saved_model_warmup_util.cc).
-pub const MAX_RECORDS: usize = crate::analysis::warmup::MAX_RECORDS;
+use crate::analysis::warmup::MAX_RECORDS;
 
 /// The signature TensorFlow adds to TF2 exports to run the model's initialisers: it has
 /// no inputs and cannot be called (`check` says `SIGNATURE_NOT_CALLABLE`).

@@ -175,7 +175,7 @@ pub struct Container {
     /// [`crate::analysis::warmup::file_findings`]).
     pub findings: Vec<Finding>,
     /// The compression the file was read through (`None` for plain bytes; set by the
-    /// caller that inflated them, [`compression::detect`]).
+    /// caller that inflated them, [`compression::inflate_any`]).
     pub compression: Option<compression::Compression>,
 }
 

@@ -533,7 +533,7 @@ pub fn prepare(
                     ));
                 }
             }
-            let (json, lost) = crate::formats::rest_json::to_json(msg).map_err(bad)?;
+            let (json, lost) = crate::formats::rest_json::to_rest_json(msg).map_err(bad)?;
             notes.extend(lost);
             Bytes::from(json)
         }

@@ -63,11 +63,10 @@ pub(crate) fn workers() -> usize {
     std::thread::available_parallelism().map_or(WORKERS, |n| n.get().min(MAX_WORKERS))
 }
 
-/// Distinct shape keys a count holds at most unless told otherwise ([`count_capped`];
-/// the command line's `--max-keys`): 100,000, about half a gigabyte of tables for keys
-/// of one feed (see [`crate::analysis::summary::DEFAULT_MAX_KEYS`]), instead of tables
-/// that grow with every distinct request until the allocator aborts.
-pub const DEFAULT_MAX_KEYS: usize = crate::analysis::summary::DEFAULT_MAX_KEYS;
+// Distinct shape keys a count holds at most unless told otherwise (`count_capped`):
+// the summary's limit, about half a gigabyte of tables for keys of one feed, instead
+// of tables that grow with every distinct request until the allocator aborts.
+use crate::analysis::summary::DEFAULT_MAX_KEYS;
 
 /// A count met more distinct shape keys than its limit ([`count_capped`]): it stops,
 /// and the file it was reading is [`Counted::errors`]' entry.
@@ -322,7 +321,7 @@ fn count_file(
     } else {
         opts
     };
-    let bytes = crate::io::read(p, &opts.read)?;
+    let bytes = crate::io::read_file(p, &opts.read)?;
     // A mapped log's parts are read from the file by the workers (`walk_read`).
     let disk = crate::par::is_mapped(&bytes).then_some(p);
     count_read(bytes, p, i, keep, opts, disk, max_keys).map_err(in_file)
@@ -342,7 +341,7 @@ fn count_read(
 ) -> Result<(KeyCounts, u64), Error> {
     let limit = opts.read.limit();
     let size = bytes.len() as u64;
-    let (bytes, disk) = match compression::detect(&bytes, limit)? {
+    let (bytes, disk) = match compression::inflate_any(&bytes, limit)? {
         Some((_, inflated)) => (Bytes::from(inflated), None),
         None => (bytes, disk),
     };

@@ -576,7 +576,7 @@ fn rest_json_writer_round_trips_every_request_it_can_carry() {
             if m.kind != Kind::Request {
                 continue;
             }
-            let Ok((json, _)) = tfreq::formats::rest_json::to_json(&m) else {
+            let Ok((json, _)) = tfreq::formats::rest_json::to_rest_json(&m) else {
                 continue;
             };
             let mut d = tfreq::formats::rest_json::Dtypes::default();
@@ -608,7 +608,7 @@ fn rest_json_writer_round_trips_every_request_it_can_carry() {
 #[test]
 fn rest_json_says_what_it_cannot_carry() {
     let m = tfreq::decode(&data("tests/data/tfs/dtype_complex64_typed.bin")).unwrap();
-    let e = tfreq::formats::rest_json::to_json(&m)
+    let e = tfreq::formats::rest_json::to_rest_json(&m)
         .unwrap_err()
         .to_string();
     assert!(e.contains("cannot carry DT_COMPLEX64"), "{e}");

@@ -140,7 +140,7 @@ pub fn read_cacert(path: Option<&Path>) -> Result<Option<Bytes>, Failure> {
     };
     let label = format!("--cacert {}", p.display());
     let opts = tfreq::io::ReadOptions::default().max_size(MAX_CACERT);
-    let pem = tfreq::io::read(p, &opts).map_err(|e| match e.root() {
+    let pem = tfreq::io::read_file(p, &opts).map_err(|e| match e.root() {
         tfreq::ErrorDetail::Io { source, .. }
             if source.kind() == std::io::ErrorKind::FileTooLarge =>
         {

@@ -123,7 +123,7 @@ impl<'de> Deserialize<'de> for Json {
 }
 
 /// Parses JSON keeping object key order.
-pub fn parse(bytes: &[u8]) -> Result<Json, Error> {
+pub fn parse_json(bytes: &[u8]) -> Result<Json, Error> {
     serde_json::from_slice(&nan_tokens(bytes))
         .map_err(|e| Error::from(super::RestJsonError::Parse(e.to_string())))
 }

@@ -15,13 +15,12 @@ use crate::model::{Kind, Message, Method, WireFormat};
 use crate::net::Protocol;
 use crate::scrub::{scrub, FillMode};
 
-/// TF Serving's warm-up runs at most this many records
-/// ([`crate::analysis::warmup::MAX_RECORDS`]): the most [`Recorder`] keeps.
-pub const MAX_RECORDS: usize = crate::analysis::warmup::MAX_RECORDS;
+// TF Serving's warm-up runs at most this many records: the most `Recorder` keeps.
+use crate::analysis::warmup::MAX_RECORDS;
 
 /// The default largest request body recorded: 64 MiB. A larger one is passed through
 /// and counted, not recorded.
-pub const DEFAULT_MAX_SIZE: u64 = 64 << 20;
+pub const DEFAULT_MAX_REQUEST_SIZE: u64 = 64 << 20;
 
 /// The default [`ProxyOptions::max_models`](super::ProxyOptions::max_models) and [`RecordOptions::max_models`].
 pub const DEFAULT_MAX_MODELS: usize = 1024;
@@ -312,7 +311,7 @@ impl Recorder {
         let meta = self.metadata.get(&model_path).cloned();
         let what = |m: &str| format!("REST {m}:predict");
         let sig = || {
-            rest_json::parse(&body)
+            rest_json::parse_json(&body)
                 .ok()
                 .and_then(|v| match v.get("signature_name") {
                     Some(rest_json::Json::String(s)) => Some(s.clone()),
