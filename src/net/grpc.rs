@@ -37,6 +37,7 @@ use prost::Message as _;
 
 use super::web::{chain, unreachable};
 use super::{NetError, MAX_MESSAGE};
+use crate::formats::rest_json::percent_decode;
 use crate::signature::{MetaGraph, ModelSignatures, SERVE_TAG};
 use crate::wire::{tf, tfs};
 
@@ -783,26 +784,6 @@ fn grpc_timeout(t: Duration) -> String {
     } else {
         format!("{}H", (t.as_secs() / 3600).min(MAX as u64))
     }
-}
-
-/// `grpc-message`'s percent-encoding undone (a `%` not followed by two hex digits is
-/// kept as it is).
-fn percent_decode(b: &[u8]) -> Vec<u8> {
-    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push(h << 4 | l);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    out
 }
 
 /// Reads a `GetModelMetadataResponse` for `signature_def`: the served model's

@@ -2683,7 +2683,7 @@ fn record_relays_unreadable_http2_unchanged_and_names_it_unread() {
     let out = dir.path().join("w.tfrecord");
     let rec = start_record(&format!("grpc://127.0.0.1:{up_port}"), &out, &[]);
     // The preface, then a DATA frame on stream 0 where SETTINGS must come first.
-    let mut sent = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    let mut sent = crate::hostile_grpc::PREFACE.to_vec();
     sent.extend([0, 0, 3, 0, 0, 0, 0, 0, 0, b'a', b'b', b'c']);
     sent.extend((0..3000u32).map(|i| (i * 7919 % 251) as u8));
     let mut c = std::net::TcpStream::connect(("127.0.0.1", rec.port)).unwrap();

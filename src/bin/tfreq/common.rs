@@ -249,11 +249,9 @@ pub fn in_file(file: &str, e: impl Into<Failure>) -> Failure {
     }
 }
 
-/// `n thing` or `n things`, with `n` in digit groups (`1 error`, `12,345 requests`).
-pub fn count(n: u64, thing: &str) -> String {
-    let s = if n == 1 { "" } else { "s" };
-    format!("{} {thing}{s}", group_digits(n))
-}
+/// `n thing` or `n things`, with `n` in digit groups (`1 error`, `12,345 requests`):
+/// the library's renderers' own.
+pub use tfreq::render::plural as count;
 
 /// Refuses standard input (`-`) named more than once among a command's inputs: it can
 /// be read only once, and the second reading would see it empty (a usage error, exit 2).
@@ -443,19 +441,8 @@ pub fn report_left_out(file: &str, why: &str, items: &[String]) {
 }
 
 /// `1234567` as `1,234,567`, as the command line prints counts (the library's
-/// renderers group digits the same way).
-pub fn group_digits(n: u64) -> String {
-    let s = n.to_string();
-    let lead = s.len() % 3;
-    let mut out = String::from(&s[..lead]);
-    for (i, chunk) in s.as_bytes()[lead..].chunks(3).enumerate() {
-        if lead > 0 || i > 0 {
-            out.push(',');
-        }
-        out.push_str(std::str::from_utf8(chunk).unwrap_or(""));
-    }
-    out
-}
+/// renderers' own).
+pub use tfreq::render::group_digits;
 
 /// Whether two paths name the same existing file (after following links).
 pub fn same_file(a: &Path, b: &Path) -> bool {
