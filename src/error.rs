@@ -146,6 +146,18 @@ pub enum TfRecordError {
         /// Bytes left in the file.
         available: usize,
     },
+    /// The length is over the reader's limit on one record.
+    #[error("TFRecord record {record} at byte {offset}: length {length} is over the size limit of {} bytes", crate::digits::group_digits(*limit))]
+    TooLong {
+        /// Record number.
+        record: usize,
+        /// Byte offset of the record.
+        offset: usize,
+        /// The data length claimed.
+        length: u64,
+        /// The limit, in bytes.
+        limit: u64,
+    },
     /// The masked CRC of the length does not match: corrupted, or not a TFRecord file.
     #[error("TFRecord record {record} at byte {offset}: length checksum mismatch (stored {stored:#010x}, computed {computed:#010x}){hint}",
         hint = if *offset == 0 { "; is this a TFRecord file?" } else { "" })]
@@ -193,6 +205,7 @@ impl TfRecordError {
     pub fn record(&self) -> usize {
         match self {
             TfRecordError::TruncatedHeader { record, .. }
+            | TfRecordError::TooLong { record, .. }
             | TfRecordError::LengthCrc { record, .. }
             | TfRecordError::Truncated { record, .. }
             | TfRecordError::DataCrc { record, .. } => *record,
@@ -203,6 +216,7 @@ impl TfRecordError {
     pub fn offset(&self) -> usize {
         match self {
             TfRecordError::TruncatedHeader { offset, .. }
+            | TfRecordError::TooLong { offset, .. }
             | TfRecordError::LengthCrc { offset, .. }
             | TfRecordError::Truncated { offset, .. }
             | TfRecordError::DataCrc { offset, .. } => *offset,
@@ -381,6 +395,16 @@ pub enum ErrorDetail {
         #[source]
         source: Error,
     },
+    /// TF Serving's warm-up file (`assets.extra/tf_serving_warmup_requests`) that is not
+    /// a TFRecord, which fails the model's load.
+    #[error("this is TF Serving's warm-up file (assets.extra/tf_serving_warmup_requests) and it is not a TFRecord: TF Serving fails to load the model ('corrupted record at 0 ... Please verify your warmup data is in TFRecord format'); the file is {looks_like}")]
+    WarmupNotTfRecord {
+        /// What the file looks like (`formats::detect::looks_like`).
+        looks_like: String,
+        /// Whether converting it to TFRecord keeps what it holds (PredictionLog
+        /// messages without framing, or one bare request).
+        convertible: bool,
+    },
     /// A file-format problem outside protobuf (JSON, text, compressed data), in words.
     #[error("{0}")]
     Format(String),
@@ -472,9 +496,10 @@ impl Error {
             | ErrorDetail::ResponseNotRequest { .. }
             | ErrorDetail::Empty => Category::Unrecognised,
             ErrorDetail::TooLarge { .. } => Category::Limit,
-            ErrorDetail::TfRecord(_) | ErrorDetail::Unframed(_) | ErrorDetail::Format(_) => {
-                Category::Container
-            }
+            ErrorDetail::TfRecord(_)
+            | ErrorDetail::Unframed(_)
+            | ErrorDetail::WarmupNotTfRecord { .. }
+            | ErrorDetail::Format(_) => Category::Container,
             ErrorDetail::Build(_)
             | ErrorDetail::NoDtypes
             | ErrorDetail::NoDtypeFor { .. }

@@ -59,7 +59,7 @@ fn too_large(path: &Path, size: Option<u64>, limit: u64) -> Error {
 /// let opts = tfreq::io::ReadOptions::default().max_size(1 << 20);
 /// assert_eq!(opts.limit(), 1 << 20);
 /// assert!(!opts.maps_large_files());
-/// let b = tfreq::io::read("tests/data/eas/spec_vector.bin".as_ref(), &opts)?;
+/// let b = tfreq::io::read_file("tests/data/eas/spec_vector.bin".as_ref(), &opts)?;
 /// assert_eq!(b.len(), 45);
 /// # Ok::<(), tfreq::Error>(())
 /// ```
@@ -141,10 +141,10 @@ impl ReadOptions {
 ///
 /// ```
 /// let opts = tfreq::io::ReadOptions::default().max_size(10);
-/// let err = tfreq::io::read("tests/data/eas/spec_vector.bin".as_ref(), &opts).unwrap_err();
+/// let err = tfreq::io::read_file("tests/data/eas/spec_vector.bin".as_ref(), &opts).unwrap_err();
 /// assert!(err.to_string().contains("over the size limit of 10 bytes"), "{err}");
 /// ```
-pub fn read(path: &Path, opts: &ReadOptions) -> Result<Bytes, Error> {
+pub fn read_file(path: &Path, opts: &ReadOptions) -> Result<Bytes, Error> {
     let max_size = opts.max_size;
     if path == Path::new("-") {
         return read_capped(io::stdin().lock(), path, max_size, None);
@@ -186,7 +186,7 @@ pub fn read(path: &Path, opts: &ReadOptions) -> Result<Bytes, Error> {
 /// # Ok::<(), tfreq::Error>(())
 /// ```
 pub fn read_input(path: &Path) -> Result<Bytes, Error> {
-    read(path, &ReadOptions::default())
+    read_file(path, &ReadOptions::default())
 }
 
 /// Reads a whole input into memory, refusing one of more than `max_size` bytes,
@@ -198,7 +198,7 @@ pub fn read_input(path: &Path) -> Result<Bytes, Error> {
 /// assert!(err.to_string().contains("over the size limit of 10 bytes"), "{err}");
 /// ```
 pub fn read_input_limited(path: &Path, max_size: u64) -> Result<Bytes, Error> {
-    read(path, &ReadOptions::default().max_size(max_size))
+    read_file(path, &ReadOptions::default().max_size(max_size))
 }
 
 /// Bytes read per step by [`read_capped`] when its buffer is full; the buffer grows as
@@ -235,19 +235,20 @@ pub(crate) fn read_capped(
     let cap = usize::try_from(max_size).unwrap_or(usize::MAX);
     let mut v: Vec<u8> = Vec::new();
     let grow = |v: &mut Vec<u8>, to: usize| -> Result<(), Error> {
-        v.try_reserve_exact(to.saturating_sub(v.len())).map_err(|_| {
-            io_err(
-                path,
-                io::Error::new(
-                    io::ErrorKind::OutOfMemory,
-                    format!(
-                        "out of memory after reading {} bytes, below the size limit of {} bytes; give a lower --max-size",
+        v.try_reserve_exact(to.saturating_sub(v.len()))
+            .map_err(|_| {
+                io_err(
+                    path,
+                    io::Error::new(
+                        io::ErrorKind::OutOfMemory,
+                        format!(
+                        "out of memory after reading {} bytes, below the size limit of {} bytes",
                         group_digits(v.len() as u64),
                         group_digits(max_size)
                     ),
-                ),
-            )
-        })
+                    ),
+                )
+            })
     };
     if let Some(h) = size_hint {
         grow(&mut v, usize::try_from(h).unwrap_or(usize::MAX).min(cap))?;

@@ -129,6 +129,7 @@ mod fields;
 mod finding;
 pub mod formats;
 #[cfg(feature = "fuzzing")]
+#[doc(hidden)]
 pub mod fuzzing;
 pub mod io;
 pub mod minifloat;

@@ -9,13 +9,13 @@
 //!
 //! ```
 //! use tfreq::{minifloat, DType};
-//! assert_eq!(minifloat::decode(DType::Float8E4m3fn, 0x3c), Some(1.5));
-//! assert_eq!(minifloat::decode(DType::Float8E4m3fn, 0x80).map(f32::to_bits), Some((-0.0f32).to_bits()));
-//! assert_eq!(minifloat::encode(DType::Float8E4m3fn, 1.5), Some(0x3c));
-//! assert_eq!(minifloat::encode(DType::Float8E4m3fn, 1.0e6), Some(0x7f)); // NaN: no infinity
-//! assert_eq!(minifloat::encode(DType::Float8E5m2, 1.0e6), Some(0x7c));   // infinity
-//! assert_eq!(minifloat::encode(DType::Float4E2m1fn, 100.0), Some(0x7));  // saturates at 6.0
-//! assert_eq!(minifloat::decode(DType::Float, 0), None);
+//! assert_eq!(minifloat::to_f32(DType::Float8E4m3fn, 0x3c), Some(1.5));
+//! assert_eq!(minifloat::to_f32(DType::Float8E4m3fn, 0x80).map(f32::to_bits), Some((-0.0f32).to_bits()));
+//! assert_eq!(minifloat::from_f64(DType::Float8E4m3fn, 1.5), Some(0x3c));
+//! assert_eq!(minifloat::from_f64(DType::Float8E4m3fn, 1.0e6), Some(0x7f)); // NaN: no infinity
+//! assert_eq!(minifloat::from_f64(DType::Float8E5m2, 1.0e6), Some(0x7c));   // infinity
+//! assert_eq!(minifloat::from_f64(DType::Float4E2m1fn, 100.0), Some(0x7));  // saturates at 6.0
+//! assert_eq!(minifloat::to_f32(DType::Float, 0), None);
 //! ```
 
 use crate::dtype::DType;
@@ -195,14 +195,14 @@ pub fn is_minifloat(d: DType) -> bool {
 
 /// The number a bit pattern of `d` stands for (every one fits an `f32` exactly), or
 /// `None` when `d` is not an 8- or 4-bit float type.
-pub fn decode(d: DType, bits: u8) -> Option<f32> {
+pub fn to_f32(d: DType, bits: u8) -> Option<f32> {
     format(d).map(|f| f.decode(bits))
 }
 
 /// The bit pattern ml_dtypes rounds `x` to in `d`, or `None` when `d` is not an 8- or
 /// 4-bit float type. An `f32` widens to `f64` exactly, so this is also the rounding of
 /// an `f32`.
-pub fn encode(d: DType, x: f64) -> Option<u8> {
+pub fn from_f64(d: DType, x: f64) -> Option<u8> {
     format(d).map(|f| f.encode(x))
 }
 
@@ -216,11 +216,11 @@ mod tests {
             let width = if d == DType::Float4E2m1fn { 4 } else { 8 };
             for b in 0..(1u16 << width) {
                 let b = b as u8;
-                let v = decode(d, b).unwrap();
+                let v = to_f32(d, b).unwrap();
                 if v.is_nan() {
                     continue;
                 }
-                assert_eq!(encode(d, v as f64), Some(b), "{d} {b:#04x} = {v}");
+                assert_eq!(from_f64(d, v as f64), Some(b), "{d} {b:#04x} = {v}");
             }
         }
     }

@@ -25,9 +25,6 @@ use serde::{Serialize, Serializer};
 
 use crate::dtype::DTypeCode;
 
-/// The signature key TF Serving uses when a request names none.
-pub const DEFAULT_SIGNATURE: &str = "serving_default";
-
 /// The tag set TF Serving loads unless told otherwise (`--saved_model_tags`).
 pub const SERVE_TAG: &str = "serve";
 

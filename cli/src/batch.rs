@@ -36,10 +36,10 @@ impl BatchArgs {
         let name = p.display().to_string();
         let opts = tfreq::io::ReadOptions::default()
             .max_size(tfreq::formats::batching_params::MAX_LEN as u64);
-        let bytes = tfreq::io::read(p, &opts).map_err(Failure::from)?;
+        let bytes = tfreq::io::read_file(p, &opts).map_err(Failure::from)?;
         let text = std::str::from_utf8(&bytes)
             .map_err(|e| in_file(&name, Failure::msg(format!("not UTF-8 text: {e}"))))?;
-        let params = tfreq::formats::batching_params::parse(text)
+        let params = tfreq::formats::batching_params::parse_params(text)
             .map_err(|e| in_file(&name, Failure::msg(e.to_string())))?;
         let r = BatchRule::from_params(&params).map_err(|e| in_file(&name, Failure::msg(e.0)))?;
         Ok(Some((r, name)))

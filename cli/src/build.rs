@@ -211,7 +211,7 @@ fn set_url_spec(m: &mut tfreq::Message, c: &RestCall) {
 
 /// A predict read's error, with a hint when the body is a `:classify`/`:regress` one.
 fn examples_hint(bytes: &[u8], e: tfreq::Error) -> Failure {
-    let is_examples = tfreq::formats::rest_json::parse(bytes).is_ok_and(|v| {
+    let is_examples = tfreq::formats::rest_json::parse_json(bytes).is_ok_and(|v| {
         v.get("examples").is_some() && v.get("inputs").is_none() && v.get("instances").is_none()
     });
     if is_examples {

@@ -102,7 +102,7 @@ fn run_check(a: Args) -> Result<Outcome, ModelFailure> {
     let mut report = check_labeled(&labeled(&reqs.requests), &model, &opts);
     reqs.report_problems(&mut report);
     report.model = Some(a.model.display().to_string());
-    Ok(render(&report, a.format))
+    Ok(render(&mut report, a.format))
 }
 
 pub(crate) fn is_url(s: &str) -> bool {
@@ -120,7 +120,8 @@ pub(crate) fn live_model(
     reqs: &[Loaded],
 ) -> Result<tfreq::signature::ModelSignatures, Failure> {
     use tfreq::net::{Client, Options, Target};
-    let target = Target::parse(url, None).map_err(|e| Failure::msg(format!("--model {e}")))?;
+    let target = Target::parse(url, None)
+        .map_err(|e| Failure::msg(format!("--model {}", crate::common::net_text(&e))))?;
     let model_name = name.or_else(|| {
         reqs.iter()
             .filter_map(|r| r.message.model_spec.as_ref())
@@ -134,7 +135,7 @@ pub(crate) fn live_model(
     };
     Client::connect(target, opts)
         .and_then(|mut c| c.metadata())
-        .map_err(|e| Failure::msg(format!("--model {url}: {e}")))
+        .map_err(|e| Failure::msg(format!("--model {url}: {}", crate::common::net_text(&e))))
 }
 
 #[cfg(not(feature = "net"))]

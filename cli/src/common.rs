@@ -51,6 +51,9 @@ pub fn hint(e: &tfreq::Error) -> String {
     match e.root() {
         D::Ambiguous(_) => "; pass --from eas or --from tf-serving to choose".into(),
         D::TooLarge { .. } => " (--max-size)".into(),
+        D::Io { source, .. } if source.kind() == io::ErrorKind::OutOfMemory => {
+            "; give a lower --max-size".into()
+        }
         D::NoDtypeFor { input } => {
             format!(": give --dtype {input}=DT_... or --model METADATA.json")
         }
@@ -61,6 +64,9 @@ pub fn hint(e: &tfreq::Error) -> String {
             "; give --model PATH (the signature's dtypes) or --dtype NAME=DT_...".into()
         }
         D::NoDtypes => "; tfreq build FILE --model PATH -o OUT makes a request file of it".into(),
+        D::WarmupNotTfRecord {
+            convertible: true, ..
+        } => "; fix: tfreq convert FILE --wire tfrecord -o FILE --overwrite-input (rewrites it in place)".into(),
         D::Unframed(_) => ". Fix: tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests (or read the records as they are with --from unframed-logs)".into(),
         D::Other { source, .. }
             if source.is::<tfreq::scan::TooManyKeys>()
@@ -75,6 +81,27 @@ pub fn hint(e: &tfreq::Error) -> String {
 /// A library error's message with the command line's [`hint`] after it.
 pub fn with_hint(e: &tfreq::Error) -> String {
     format!("{e}{}", hint(e))
+}
+
+/// A network error's message in this command line's terms: the flag that sets the
+/// option the library's message describes.
+#[cfg(feature = "net")]
+pub fn net_text(e: &tfreq::net::NetError) -> String {
+    use tfreq::net::NetError;
+    let s = tfreq::escape::sanitize;
+    match e {
+        NetError::Timeout(_) => format!("{e} (--timeout)"),
+        NetError::TooLarge { .. } => e
+            .to_string()
+            .replacen("; reading stopped", " (--max-response-size); reading stopped", 1),
+        NetError::UnknownProtocol => format!("{e}; give --protocol"),
+        NetError::NoModelName(_) => format!("{e}; give --model-name"),
+        NetError::Untrusted(t) => format!(
+            "could not reach the service: {} (the server's TLS certificate is not trusted: a certificate from a private CA needs --cacert FILE, that CA's PEM certificate)",
+            s(t)
+        ),
+        _ => e.to_string(),
+    }
 }
 
 /// Standard output with colour codes kept or stripped as the terminal and
@@ -169,6 +196,11 @@ impl std::fmt::Display for Failure {
         match self {
             Failure::Error(e) => match e.downcast_ref::<tfreq::Error>() {
                 Some(e) => f.write_str(&with_hint(e)),
+                #[cfg(feature = "net")]
+                None if e.is::<tfreq::net::NetError>() => {
+                    let net = e.downcast_ref::<tfreq::net::NetError>();
+                    f.write_str(&net.map(net_text).unwrap_or_default())
+                }
                 None => write!(f, "{e}"),
             },
             Failure::InFile { file, source } => {
@@ -217,11 +249,9 @@ pub fn in_file(file: &str, e: impl Into<Failure>) -> Failure {
     }
 }
 
-/// `n thing` or `n things`, with `n` in digit groups (`1 error`, `12,345 requests`).
-pub fn count(n: u64, thing: &str) -> String {
-    let s = if n == 1 { "" } else { "s" };
-    format!("{} {thing}{s}", group_digits(n))
-}
+/// `n thing` or `n things`, with `n` in digit groups (`1 error`, `12,345 requests`):
+/// the library's renderers' own.
+pub use tfreq::render::plural as count;
 
 /// Refuses standard input (`-`) named more than once among a command's inputs: it can
 /// be read only once, and the second reading would see it empty (a usage error, exit 2).
@@ -411,19 +441,8 @@ pub fn report_left_out(file: &str, why: &str, items: &[String]) {
 }
 
 /// `1234567` as `1,234,567`, as the command line prints counts (the library's
-/// renderers group digits the same way).
-pub fn group_digits(n: u64) -> String {
-    let s = n.to_string();
-    let lead = s.len() % 3;
-    let mut out = String::from(&s[..lead]);
-    for (i, chunk) in s.as_bytes()[lead..].chunks(3).enumerate() {
-        if lead > 0 || i > 0 {
-            out.push(',');
-        }
-        out.push_str(std::str::from_utf8(chunk).unwrap_or(""));
-    }
-    out
-}
+/// renderers' own).
+pub use tfreq::render::group_digits;
 
 /// Whether two paths name the same existing file (after following links).
 pub fn same_file(a: &Path, b: &Path) -> bool {

@@ -141,5 +141,5 @@ fn run_diff(mut a: Args) -> Result<u8, Fatal> {
     prod.report_problems(&mut report);
     report.model = a.model.as_ref().map(|p| p.display().to_string());
     drop(progress);
-    Ok(render(&report, a.format)?)
+    Ok(render(&mut report, a.format)?)
 }

@@ -217,8 +217,8 @@ impl<'a> Inputs<'a> {
     /// stream). The error names the file.
     pub fn bytes(&self, path: &Path) -> Result<(Bytes, Option<Compression>), Failure> {
         let opts = crate::sigbus::read_options(self.args.limit(), [path]);
-        let bytes = tfreq::io::read(path, &opts)?;
-        match tfreq::formats::compression::detect(&bytes, self.args.limit())
+        let bytes = tfreq::io::read_file(path, &opts)?;
+        match tfreq::formats::compression::inflate_any(&bytes, self.args.limit())
             .map_err(|e| e.in_file(path.display().to_string()))?
         {
             Some((c, inflated)) => Ok((Bytes::from(inflated), Some(c))),
@@ -456,7 +456,7 @@ impl Inputs<'_> {
         }
         let read = tfreq::io::ReadOptions::default().max_size(self.args.limit());
         let bytes = tfreq::io::read_from(stream, path, &read).map_err(|e| in_file(&file, e))?;
-        match tfreq::formats::compression::detect(&bytes, self.args.limit())
+        match tfreq::formats::compression::inflate_any(&bytes, self.args.limit())
             .map_err(|e| in_file(&file, e))?
         {
             Some((_, inflated)) => Ok(Opened::Whole(Bytes::from(inflated))),
@@ -472,8 +472,12 @@ fn is_warmup_path(path: &Path) -> bool {
         .is_some_and(|n| n == "tf_serving_warmup_requests")
 }
 
+/// `WARMUP_COMPRESSED`, with the command that writes the file uncompressed.
 fn compressed_warmup(comp: Compression) -> Finding {
-    tfreq::analysis::warmup::compressed(comp)
+    let mut f = tfreq::analysis::warmup::compressed(comp);
+    f.message
+        .push_str(" (tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests)");
+    f
 }
 
 /// Whether the bytes start (after white space) like a JSON object or array.

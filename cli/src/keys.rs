@@ -50,7 +50,7 @@ pub struct KeyCap {
     /// Stop with an error (exit 2) past this many distinct shape keys (a key whose
     /// inputs come in several orders counts once per order while a log is read): the
     /// tables take about 5 KB a key, and stay near half a gigabyte at the default.
-    #[arg(long, value_name = "N", default_value_t = tfreq::scan::DEFAULT_MAX_KEYS)]
+    #[arg(long, value_name = "N", default_value_t = tfreq::analysis::summary::DEFAULT_MAX_KEYS)]
     max_keys: usize,
 }
 
@@ -158,7 +158,7 @@ fn run_merge(a: MergeArgs) -> Outcome {
     let mut bad = false;
     for p in &a.summaries {
         let opts = tfreq::io::ReadOptions::default().max_size(a.max_size);
-        let read = tfreq::io::read(p, &opts)
+        let read = tfreq::io::read_file(p, &opts)
             .map_err(Failure::from)
             .and_then(|b| {
                 // Parsed where it was read: the text is held once.
@@ -190,7 +190,7 @@ fn run_merge(a: MergeArgs) -> Outcome {
     let mut out = stdout();
     match a.format {
         Format::Json => {
-            tfreq::render::json::write_summary(&mut out, &merged)?;
+            tfreq::render::json::write_summary_json(&mut out, &merged)?;
             writeln!(out)?;
         }
         Format::Human => {
@@ -234,7 +234,11 @@ pub fn run_keys(mut a: KeysArgs) -> Outcome {
     only_model(&mut cov, a.model_name.as_deref());
     let mut out = stdout();
     let sizes = batching.map(|(rule, source)| {
-        tfreq::analysis::batch::count(&rule, &source, cov.keys.iter().map(|(k, s)| (k, s.count)))
+        tfreq::analysis::batch::count_sizes(
+            &rule,
+            &source,
+            cov.keys.iter().map(|(k, s)| (k, s.count)),
+        )
     });
     match a.format {
         Format::Human => {
@@ -246,7 +250,7 @@ pub fn run_keys(mut a: KeysArgs) -> Outcome {
         Format::Json => {
             let mut summary = tfreq::analysis::summary::Summary::of(&cov);
             summary.batching = sizes;
-            tfreq::render::json::write_summary(&mut out, &summary)?;
+            tfreq::render::json::write_summary_json(&mut out, &summary)?;
             writeln!(out)?;
         }
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use tfreq::net::{Client, EasAuth, NetError, Options, Protocol, Target};
 
-use crate::common::{in_file, Failure};
+use crate::common::{in_file, net_text, Failure};
 
 /// `--protocol`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -100,8 +100,8 @@ impl Conn {
             ProtocolArg::Grpc => Protocol::Grpc,
             ProtocolArg::Rest => Protocol::Rest,
         });
-        let target =
-            Target::parse(&self.to, protocol).map_err(|e| Failure::msg(format!("--to {e}")))?;
+        let target = Target::parse(&self.to, protocol)
+            .map_err(|e| Failure::msg(format!("--to {}", net_text(&e))))?;
         let token = self
             .token
             .clone()
@@ -123,7 +123,8 @@ impl Conn {
     /// Connects (exit 2 when the service cannot be reached).
     pub fn connect(&self) -> Result<Client, Failure> {
         let (target, opts) = self.resolve()?;
-        Client::connect(target, opts).map_err(|e| Failure::msg(format!("{}: {e}", self.to)))
+        Client::connect(target, opts)
+            .map_err(|e| Failure::msg(format!("{}: {}", self.to, net_text(&e))))
     }
 }
 
@@ -139,7 +140,7 @@ pub fn read_cacert(path: Option<&Path>) -> Result<Option<Bytes>, Failure> {
     };
     let label = format!("--cacert {}", p.display());
     let opts = tfreq::io::ReadOptions::default().max_size(MAX_CACERT);
-    let pem = tfreq::io::read(p, &opts).map_err(|e| match e.root() {
+    let pem = tfreq::io::read_file(p, &opts).map_err(|e| match e.root() {
         tfreq::ErrorDetail::Io { source, .. }
             if source.kind() == std::io::ErrorKind::FileTooLarge =>
         {
@@ -160,5 +161,5 @@ pub fn read_cacert(path: Option<&Path>) -> Result<Option<Bytes>, Failure> {
 /// A network error as the command's failure: a refusal is returned for the caller to
 /// report (exit 1), anything else ends the run (exit 2).
 pub fn fatal(to: &str, e: NetError) -> Failure {
-    Failure::msg(format!("{to}: {e}"))
+    Failure::msg(format!("{to}: {}", net_text(&e)))
 }

@@ -347,7 +347,7 @@ fn summary(rec: &Recorder, a: &Args) -> Outcome {
         }
         PlainFormat::Json => {
             let summary = tfreq::analysis::summary::Summary::of(rec.counts());
-            tfreq::render::json::write_summary(&mut out, &summary)?;
+            tfreq::render::json::write_summary_json(&mut out, &summary)?;
             writeln!(out)?;
             if !crate::common::quiet() {
                 let mut err = anstream::stderr();

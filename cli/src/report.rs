@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use tfreq::analysis::report::{Command, Labeled, Report, Unreadable};
+use tfreq::analysis::Hint;
 use tfreq::render::Color;
 use tfreq::signature::ModelSignatures;
 
@@ -25,7 +26,9 @@ pub fn exit_code(r: &Report) -> u8 {
 }
 
 /// Renders a report and returns its exit code.
-pub fn render(report: &Report, format: ReportFormat) -> Outcome {
+pub fn render(report: &mut Report, format: ReportFormat) -> Outcome {
+    word_hints(report);
+    let report = &*report;
     let mut out = stdout();
     match format {
         ReportFormat::Human => tfreq::render::report::write_human(&mut out, report, Color::Always)?,
@@ -50,8 +53,26 @@ pub fn fatal(command: Command, format: ReportFormat, file: &Path, e: Failure) ->
         error: e.message_without(&name),
         file: name,
     }]);
-    render(&report, format)?;
+    render(&mut report, format)?;
     Ok(2)
+}
+
+/// Words each finding's [`Hint`] as this command line's flag: the library's messages
+/// name none (a Python caller has other names for the same options).
+pub fn word_hints(report: &mut Report) {
+    report.findings_mut().for_each(|f| f.word_hint(flag_hint));
+}
+
+/// A finding's [`Hint`] in this command line's terms.
+pub fn flag_hint(h: Hint) -> Option<&'static str> {
+    Some(match h {
+        Hint::StrictShapes => " (an error with --strict-shapes)",
+        Hint::Model => {
+            ": pass --model PATH (a SavedModel, its metadata JSON or saved_model_cli output)"
+        }
+        Hint::ModelGraph => ": give --model with the SavedModel (its saved_model.pb has the graph)",
+        _ => return None,
+    })
 }
 
 /// Labeled views of loaded requests.

@@ -176,8 +176,9 @@ fn send_directly(a: &Args, planned: &[Planned], p: &mut Printer) -> Result<(), F
     }
     let mut clients = (0..n)
         .map(|_| {
-            tfreq::net::Client::connect(target.clone(), opts.clone())
-                .map_err(|e| Failure::msg(format!("{}: {e}", a.conn.to)))
+            tfreq::net::Client::connect(target.clone(), opts.clone()).map_err(|e| {
+                Failure::msg(format!("{}: {}", a.conn.to, crate::common::net_text(&e)))
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     pool::each(
@@ -303,7 +304,8 @@ impl Printer<'_> {
             Err(e) if e.is_refusal() || a.concurrency > 1 => {
                 self.out.flush()?;
                 let mut err = anstream::stderr();
-                writeln!(err, "tfreq: {}: {e}", tfreq::escape::sanitize(&r.label))?;
+                let text = crate::common::net_text(&e);
+                writeln!(err, "tfreq: {}: {text}", tfreq::escape::sanitize(&r.label))?;
                 self.code = self.code.max(if e.is_refusal() { 1 } else { 2 });
                 return Ok(());
             }

@@ -160,7 +160,8 @@ pub fn requests(
     if !crate::common::quiet() {
         let mut err = anstream::stderr();
         for n in &s.notes {
-            let msg = tfreq::escape::sanitize(&n.message);
+            let text = note_text(n);
+            let msg = tfreq::escape::sanitize(&text);
             let _ = match (n.left_out, n.signature.is_empty()) {
                 (_, true) => writeln!(err, "tfreq: note: {msg}"),
                 (true, false) => writeln!(
@@ -199,4 +200,16 @@ pub fn wrote_line(s: &Synthesized, path: Option<&Path>) -> String {
         path.map(|p| format!(" to {}", p.display()))
             .unwrap_or_default()
     )
+}
+
+/// A note's message with its [`SynthHint`] worded as this command line's flag.
+fn note_text(n: &tfreq::analysis::synth::SynthNote) -> String {
+    use tfreq::analysis::synth::SynthHint;
+    let input = n.input.as_deref().unwrap_or("NAME");
+    match n.hint {
+        Some(SynthHint::Dims) => format!("{} (--dim {input}=SHAPE to choose)", n.message),
+        Some(SynthHint::Values) => format!("{}: give its values with --values", n.message),
+        Some(SynthHint::Smaller) => format!("{}: give a smaller --dim or batch size", n.message),
+        _ => n.message.clone(),
+    }
 }

@@ -280,7 +280,7 @@ fn scalar_f64(s: &Scalar) -> Option<f64> {
         S::F64(v) => *v,
         S::F16(v) => v.to_f64(),
         S::BF16(v) => v.to_f64(),
-        S::Mini(d, b) => f64::from(tfreq::minifloat::decode(*d, *b)?),
+        S::Mini(d, b) => f64::from(tfreq::minifloat::to_f32(*d, *b)?),
         S::I64(v) => *v as f64,
         S::U64(v) => *v as f64,
         S::Bool(b) => *b as u8 as f64,
@@ -538,7 +538,7 @@ fn widen(d: DType, bits: &[u8], out: &mut [u8]) {
                     DType::Float4E2m1fn if b > 0xf => (b & 0x7) | 0x8,
                     _ => b,
                 };
-                let x = tfreq::minifloat::decode(d, b as u8).unwrap_or(0.0);
+                let x = tfreq::minifloat::to_f32(d, b as u8).unwrap_or(0.0);
                 *v = x.to_le_bytes();
             }
             for (o, b) in out.chunks_exact_mut(4).zip(bits) {

@@ -442,7 +442,7 @@ fn read(
         .detach(|| {
             // A gzip or zlib log is read inflated, up to `max_size` (its values are then
             // copies, not views of `data`).
-            let b = match tfreq::formats::compression::detect(&b, max_size)? {
+            let b = match tfreq::formats::compression::inflate_any(&b, max_size)? {
                 Some((_, v)) => Bytes::from(v),
                 None => b,
             };

@@ -408,8 +408,8 @@ fn judge(rule: &BatchRule, m: &ShapeKey) -> (Option<u64>, Result<Run, NotBatchab
 }
 
 /// Counts padded sizes over production shape keys (with their request counts):
-/// what `keys` reports, and the production half of [`diff`].
-pub fn count<'a>(
+/// what `keys` reports, and the production half of [`diff_sizes`].
+pub fn count_sizes<'a>(
     rule: &BatchRule,
     source: &str,
     prod: impl IntoIterator<Item = (&'a ShapeKey, u64)>,
@@ -523,7 +523,7 @@ pub struct BatchDiff {
 /// Compares the padded sizes production reaches with those the warm-up runs (requests
 /// as (label, request)), group by group; [`crate::analysis::diff_batches`] adds the
 /// result to a `diff` report. `BATCH_SIZE_NOT_WARMED` is a warning, an error with `strict`.
-pub fn diff(
+pub fn diff_sizes(
     rule: &BatchRule,
     source: &str,
     warmup: &[(&str, &Message)],
@@ -532,7 +532,7 @@ pub fn diff(
 ) -> BatchDiff {
     let wkeys: Vec<ShapeKey> = warmup.iter().map(|w| ShapeKey::of(w.1)).collect();
     let pkeys: Vec<ShapeKey> = prod.iter().map(|p| ShapeKey::of(p.1)).collect();
-    let mut sizes = count(rule, source, pkeys.iter().map(|k| (k, 1)));
+    let mut sizes = count_sizes(rule, source, pkeys.iter().map(|k| (k, 1)));
     let mut warm_groups: BTreeMap<BatchGroup, BTreeSet<u64>> = BTreeMap::new();
     let mut warm_findings = Vec::new();
     let mut warm_all = BTreeSet::new();
@@ -564,10 +564,10 @@ pub fn diff(
         gs.warmup = Some(warm.clone());
         gs.not_warmed = Some(cold);
     }
-    let (severity, strict_note) = if strict {
-        (Severity::Error, "")
+    let (severity, hint) = if strict {
+        (Severity::Error, None)
     } else {
-        (Severity::Warning, " (an error with --strict-shapes)")
+        (Severity::Warning, Some(crate::analysis::Hint::StrictShapes))
     };
     let mut production = Vec::with_capacity(prod.len());
     for (p, pk) in prod.iter().zip(&pkeys) {
@@ -587,7 +587,7 @@ pub fn diff(
                         Code::BatchSizeNotWarmed,
                         severity,
                         format!(
-                            "batch size {} runs padded to {}, which no warm-up request of this key and shape reaches (the warm-up's padded sizes: {}): a model compiled per shape (XLA, TF-TRT, PAI-Blade) compiles on the first such batch{strict_note}",
+                            "batch size {} runs padded to {}, which no warm-up request of this key and shape reaches (the warm-up's padded sizes: {}): a model compiled per shape (XLA, TF-TRT, PAI-Blade) compiles on the first such batch",
                             size.unwrap_or(0),
                             cold.iter().map(u64::to_string).collect::<Vec<_>>().join(" and "),
                             if sent.is_empty() { "none".to_string() } else { sent.join(", ") }
@@ -596,7 +596,8 @@ pub fn diff(
                     .sides(
                         Some(warm.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
                         Some(cold.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
-                    ),
+                    )
+                    .with_hint(hint),
                 );
             }
         }

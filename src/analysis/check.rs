@@ -23,10 +23,9 @@ use std::collections::HashSet;
 use crate::analysis::key::ExecutorKey;
 use crate::analysis::report::{Binding, Command, Labeled, Report, RequestReport, Verdict};
 use crate::analysis::{Code, Finding, Severity};
+use crate::model::DEFAULT_SIGNATURE;
 use crate::model::{Message, Tensor, WireFormat};
-use crate::signature::{
-    MatchedBy, MetaGraph, ModelSignatures, Signature, TensorSpec, DEFAULT_SIGNATURE, SERVE_TAG,
-};
+use crate::signature::{MatchedBy, MetaGraph, ModelSignatures, Signature, TensorSpec, SERVE_TAG};
 
 /// How [`check`] picks the signature.
 #[derive(Debug, Clone)]
@@ -233,7 +232,7 @@ fn check_examples(msg: &Message, mg: &MetaGraph, signature: Option<&str>) -> Req
         };
         compared = true;
         if let Some(input) = &msg.input {
-            for f in crate::analysis::features::check(input, spec) {
+            for f in crate::analysis::features::check_examples(input, spec) {
                 // A multi-inference request's tasks parse the same examples: once each.
                 if !seen.contains(&f.message) {
                     seen.push(f.message.clone());
@@ -328,7 +327,7 @@ fn serialized_examples(msg: &Message, sig: &Signature) -> Vec<Finding> {
         examples,
         context: None,
     };
-    crate::analysis::features::check(&input, spec)
+    crate::analysis::features::check_examples(&input, spec)
 }
 
 /// How a feed binds to the signature, or `UNKNOWN_FEED`: not an input, or (on TF

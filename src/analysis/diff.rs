@@ -38,7 +38,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::analysis::batch::BatchRule;
 use crate::analysis::key::ExecutorKey;
 use crate::analysis::report::{Command, Coverage, Labeled, Report, RequestReport, Verdict};
-use crate::analysis::{Code, Finding, Severity};
+use crate::analysis::{Code, Finding, Hint, Severity};
 use crate::model::{same_scalar, Fill, Message, Method, Tensor, WireFormat};
 use crate::signature::{MetaGraph, Signature};
 
@@ -453,8 +453,9 @@ fn signature_changed(Pair { wkey, pkey, .. }: &Pair) -> Option<Finding> {
 
 /// `FEED_ADDED`, `FEED_MISSING`: another feed set.
 fn feed_set_changed(pair: &Pair) -> Vec<Finding> {
-    let tfs_note = if pair.p.wire == WireFormat::TfServing && pair.opts.model.is_none() {
-        " On TF Serving the feed set is the signature's input set: one of the two requests is refused unless the signature has a default for it (pass --model to know)."
+    let unsettled = pair.p.wire == WireFormat::TfServing && pair.opts.model.is_none();
+    let tfs_note = if unsettled {
+        " On TF Serving the feed set is the signature's input set: one of the two requests is refused unless the signature has a default for it."
     } else {
         ""
     };
@@ -465,12 +466,17 @@ fn feed_set_changed(pair: &Pair) -> Vec<Finding> {
         missing: Code::FeedMissing,
         input: true,
     };
-    feeds.changes(
+    let found = feeds.changes(
         pair,
         &pair.wkey.feeds.iter().cloned().collect::<Vec<_>>(),
         &pair.pkey.feeds.iter().cloned().collect::<Vec<_>>(),
         &format!("{COST}.{tfs_note}"),
-    )
+    );
+    if unsettled {
+        found.into_iter().map(|f| f.hint(Hint::Model)).collect()
+    } else {
+        found
+    }
 }
 
 /// `FETCH_ALL_UNRESOLVED` when one side fetches every output (TF Serving's empty
@@ -507,11 +513,12 @@ fn fetch_set_changed(pair: &Pair) -> Vec<Finding> {
         Code::FetchAllUnresolved,
         Severity::Error,
         format!(
-            "{all} has an empty output_filter (TF Serving fetches every output of the signature), the other fetches {{{}}}; {why} tfreq cannot tell whether that is the same set: pass --model PATH (a SavedModel, its metadata JSON or saved_model_cli output)",
+            "{all} has an empty output_filter (TF Serving fetches every output of the signature), the other fetches {{{}}}; {why} tfreq cannot tell whether that is the same set",
             list(explicit)
         ),
     )
-    .sides(Some(fetch_text(wkey)), Some(fetch_text(pkey)))]
+    .sides(Some(fetch_text(wkey)), Some(fetch_text(pkey)))
+    .hint(Hint::Model)]
 }
 
 /// `FETCH_ALL_RESOLVED`: what an empty `output_filter` fetches, from the model, for
@@ -614,22 +621,23 @@ fn dtype_changed(wt: &Tensor, pt: &Tensor) -> Option<Finding> {
 fn rank_changed(opts: &DiffOptions, wt: &Tensor, pt: &Tensor) -> Option<Finding> {
     let name = &pt.name;
     let (ws, ps) = (wt.shape.sizes(), pt.shape.sizes());
-    let (severity, strict) = if opts.strict_shapes {
-        (Severity::Error, "")
+    let (severity, hint) = if opts.strict_shapes {
+        (Severity::Error, None)
     } else {
-        (Severity::Warning, " (an error with --strict-shapes)")
+        (Severity::Warning, Some(Hint::StrictShapes))
     };
     (ws.len() != ps.len()).then(|| {
         Finding::new(
             Code::RankChanged,
             severity,
             format!(
-                "{name:?} has shape {} (rank {}) in the warm-up and {} (rank {}) in production: TensorFlow runs both where the graph accepts either rank (half_plus_two answered a rank-1 x for its (-1, 1) signature), but an op that needs one rank refuses the other, and shape-specialising compilers (XLA, TF Serving batching, PAI-Blade) compile again{strict}",
+                "{name:?} has shape {} (rank {}) in the warm-up and {} (rank {}) in production: TensorFlow runs both where the graph accepts either rank (half_plus_two answered a rank-1 x for its (-1, 1) signature), but an op that needs one rank refuses the other, and shape-specialising compilers (XLA, TF Serving batching, PAI-Blade) compile again",
                 wt.shape, ws.len(), pt.shape, ps.len()
             ),
         )
         .name(name.clone())
         .sides(Some(wt.shape.to_string()), Some(pt.shape.to_string()))
+        .with_hint(hint)
     })
 }
 
@@ -660,21 +668,22 @@ fn shape_changed(opts: &DiffOptions, wt: &Tensor, pt: &Tensor) -> Option<Finding
             ),
         )
     };
-    let (severity, strict) = if opts.strict_shapes {
-        (Severity::Error, "")
+    let (severity, hint) = if opts.strict_shapes {
+        (Severity::Error, None)
     } else {
-        (Severity::Warning, " (an error with --strict-shapes)")
+        (Severity::Warning, Some(Hint::StrictShapes))
     };
     Some(
         Finding::new(
             code,
             severity,
             format!(
-                "{name:?}: {what}. The same executor for TensorFlow's session, but XLA / jit_compile, TF Serving batching and PAI-Blade compile per shape: this shape is not warmed{strict}"
+                "{name:?}: {what}. The same executor for TensorFlow's session, but XLA / jit_compile, TF Serving batching and PAI-Blade compile per shape: this shape is not warmed"
             ),
         )
         .name(name.clone())
-        .sides(Some(wt.shape.to_string()), Some(pt.shape.to_string())),
+        .sides(Some(wt.shape.to_string()), Some(pt.shape.to_string()))
+        .with_hint(hint),
     )
 }
 
@@ -946,7 +955,7 @@ fn features_changed(pair: &Pair) -> Vec<Finding> {
     let tell = if specs.is_some() {
         "the findings below say whether the model requires them"
     } else {
-        "whether ParseExample needs them cannot be told without the model's feature spec (--model with the SavedModel's saved_model.pb)"
+        "whether ParseExample needs them cannot be told without the model's feature spec"
     };
     let mut out = vec![Finding::new(
         Code::FeaturesDiffer,
@@ -956,22 +965,26 @@ fn features_changed(pair: &Pair) -> Vec<Finding> {
             parts.join("; ")
         ),
     )
-    .sides(Some(wn.clone()), Some(pn.clone()))];
+    .sides(Some(wn.clone()), Some(pn.clone()))
+    .with_hint(specs.is_none().then_some(Hint::ModelGraph))];
     let judge = |name: &str, code: Code, lacking: String, sender: &str, side: &str, fails: &str| {
-        let (severity, why) = match specs.as_deref().map(|s| need(s, name)) {
+        let (severity, why, hint) = match specs.as_deref().map(|s| need(s, name)) {
             Some(Need::Required(kind)) => (
                 Severity::Error,
                 format!(
                     "the model requires it (a dense feature without a default), so ParseExample refuses {fails}: \"Feature: {name} (data type: {kind}) is required but could not be found.\""
                 ),
+                None,
             ),
             Some(Need::Optional(how)) => (
                 Severity::Note,
                 format!("the model does not require it ({how}), so ParseExample runs {side} without it"),
+                None,
             ),
             None => (
                 Severity::Warning,
-                "whether the model requires it cannot be told without its ParseExample spec: give --model with the SavedModel (its saved_model.pb has the graph)".to_string(),
+                "whether the model requires it cannot be told without its ParseExample spec".to_string(),
+                Some(Hint::ModelGraph),
             ),
         };
         Finding::new(
@@ -983,6 +996,7 @@ fn features_changed(pair: &Pair) -> Vec<Finding> {
         )
         .name(name.to_string())
         .sides(Some(wn.clone()), Some(pn.clone()))
+        .with_hint(hint)
     };
     for name in &p_only {
         out.push(judge(
@@ -1132,7 +1146,7 @@ pub fn diff_batches(
 ) {
     let w: Vec<(&str, &Message)> = warmup.iter().map(|l| (l.label, l.message)).collect();
     let p: Vec<(&str, &Message)> = prod.iter().map(|l| (l.label, l.message)).collect();
-    let d = crate::analysis::batch::diff(rule, source, &w, &p, strict);
+    let d = crate::analysis::batch::diff_sizes(rule, source, &w, &p, strict);
     for (req, (findings, warmed)) in report.requests.iter_mut().zip(d.production) {
         let keep_as_note = warmed && findings.is_empty();
         req.findings.retain_mut(|f| {

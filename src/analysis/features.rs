@@ -18,7 +18,7 @@
 //! together, and protobuf merges the map). `Index` counts examples from 0.
 //!
 //! ```
-//! use tfreq::analysis::features::check;
+//! use tfreq::analysis::features::check_examples;
 //! use tfreq::signature::{DenseFeature, ExampleSpec};
 //! use tfreq::{DType, Example, ExampleInput, Feature, FeatureValues};
 //! let spec = ExampleSpec {
@@ -41,7 +41,7 @@ use crate::signature::ExampleSpec;
 
 /// Every problem TensorFlow's parser would find in `input`'s examples under `spec`, in
 /// example order.
-pub fn check(input: &ExampleInput, spec: &ExampleSpec) -> Vec<Finding> {
+pub fn check_examples(input: &ExampleInput, spec: &ExampleSpec) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, ex) in input.examples.iter().enumerate() {
         let get = |key: &str| -> Option<&Feature> {

@@ -23,7 +23,7 @@ pub mod synth;
 pub mod timing;
 pub mod warmup;
 
-pub use crate::finding::{Code, Commands, Finding, Rule, Severity};
+pub use crate::finding::{Code, Commands, Finding, Hint, Rule, Severity};
 pub use check::{check, check_labeled, CheckOptions};
 pub use diff::{diff, diff_batches, diff_batches_with_model, diff_labeled, DiffOptions};
 pub use lint::lint;

@@ -304,6 +304,15 @@ impl Report {
             .chain(self.requests.iter().flat_map(|r| r.findings.iter()))
     }
 
+    /// Every finding, to change in place (as [`Report::findings`]; to word their
+    /// hints, [`Finding::word_hint`]).
+    pub fn findings_mut(&mut self) -> impl Iterator<Item = &mut Finding> {
+        self.problems
+            .iter_mut()
+            .map(|p| &mut p.finding)
+            .chain(self.requests.iter_mut().flat_map(|r| r.findings.iter_mut()))
+    }
+
     /// Adds findings about an input file (or a record in it) and recomputes the
     /// verdict, `failed` and counts.
     pub fn add_problems(&mut self, file: &str, label: &str, findings: Vec<Finding>) {

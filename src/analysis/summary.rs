@@ -72,7 +72,7 @@ pub struct Summary {
     /// The executor keys.
     pub keys: Vec<KeySummary>,
     /// `keys --allowed-batch-sizes` / `--batching-parameters-file`: the padded batch
-    /// sizes the requests run at ([`crate::analysis::batch::count`]); merging
+    /// sizes the requests run at ([`crate::analysis::batch::count_sizes`]); merging
     /// recomputes it from the merged keys when every summary that has it used the
     /// same rule, and leaves it out otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -254,7 +254,11 @@ impl Summary {
         source: &str,
     ) -> crate::analysis::batch::BatchSizes {
         let cov = self.counts();
-        crate::analysis::batch::count(rule, source, cov.keys.iter().map(|(k, s)| (k, s.count)))
+        crate::analysis::batch::count_sizes(
+            rule,
+            source,
+            cov.keys.iter().map(|(k, s)| (k, s.count)),
+        )
     }
 
     /// The counts again, as [`crate::scan`] makes them (for the human table): origins
@@ -392,7 +396,7 @@ impl Summary {
 }
 
 /// Distinct shape keys a summary may hold ([`Summary::from_json`]) and a count may
-/// hold (`crate::scan::DEFAULT_MAX_KEYS`, the command line's `--max-keys`): 100,000.
+/// hold (`crate::analysis::summary::DEFAULT_MAX_KEYS`, the command line's `--max-keys`): 100,000.
 /// A one-feed key costs about 5 KB at the peak of `tfreq keys` (its tables, then the
 /// summary or table written from them) and about 4 KB in `tfreq keys merge`, so at the
 /// limit either stays near half a gigabyte (`cli/tests/cli/hostile_inputs.rs` measures it);

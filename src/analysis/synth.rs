@@ -60,8 +60,7 @@ pub const MAX_BATCH: u64 = 1 << 16;
 /// asks for more is refused rather than filled).
 pub const MAX_ELEMENTS: u64 = 1 << 26;
 
-/// TF Serving's warm-up runs at most this many records (saved_model_warmup_util.cc).
-pub const MAX_RECORDS: usize = crate::analysis::warmup::MAX_RECORDS;
+use crate::analysis::warmup::MAX_RECORDS;
 
 /// The signature TensorFlow adds to TF2 exports to run the model's initialisers: it has
 /// no inputs and cannot be called (`check` says `SIGNATURE_NOT_CALLABLE`).
@@ -120,6 +119,30 @@ pub struct SynthNote {
     pub left_out: bool,
     /// The sentence.
     pub message: String,
+    /// The option that would change it, when one would; the message does not name
+    /// it, so each front end words it in its own terms. Not serialized.
+    #[serde(skip)]
+    pub hint: Option<SynthHint>,
+}
+
+impl SynthNote {
+    /// Sets the option that would change it ([`SynthNote::hint`]).
+    fn hint(mut self, hint: SynthHint) -> Self {
+        self.hint = Some(hint);
+        self
+    }
+}
+
+/// An option of [`SynthOptions`] that would change a [`SynthNote`]'s outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SynthHint {
+    /// A shape for the note's input in [`SynthOptions::dims`] chooses it.
+    Dims,
+    /// Values for the note's input in [`SynthOptions::values`].
+    Values,
+    /// A smaller shape in [`SynthOptions::dims`], or smaller batch sizes.
+    Smaller,
 }
 
 /// The requests [`synthesize`] made and its notes.
@@ -179,6 +202,7 @@ pub fn synthesize(mg: &MetaGraph, opts: &SynthOptions) -> Synthesized {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
+                hint: None,
             });
         }
     }
@@ -202,7 +226,7 @@ pub fn synthesize(mg: &MetaGraph, opts: &SynthOptions) -> Synthesized {
             Err(n) => out.notes.push(n),
         }
     }
-    // A --dim or --values name that no input answers to is a typo, not a choice.
+    // A dims or values name that no input answers to is a typo, not a choice.
     let names = |key: &str, sig: &Signature| -> Vec<String> {
         sig.inputs
             .iter()
@@ -214,9 +238,9 @@ pub fn synthesize(mg: &MetaGraph, opts: &SynthOptions) -> Synthesized {
         .iter()
         .flat_map(|(k, s)| names(k, s))
         .collect();
-    for (flag, given) in [
-        ("--dim", opts.dims.keys().collect::<Vec<_>>()),
-        ("--values", opts.values.keys().collect()),
+    for (what, given) in [
+        ("a shape", opts.dims.keys().collect::<Vec<_>>()),
+        ("values", opts.values.keys().collect()),
     ] {
         for name in given.into_iter().filter(|n| !known.contains(n)) {
             out.notes.push(SynthNote {
@@ -224,8 +248,9 @@ pub fn synthesize(mg: &MetaGraph, opts: &SynthOptions) -> Synthesized {
                 input: Some(name.clone()),
                 left_out: false,
                 message: format!(
-                    "{flag} names {name:?}, which is no input of the model's signatures: not used"
+                    "{what} given for {name:?}, which is no input of the model's signatures: not used"
                 ),
+                hint: None,
             });
         }
     }
@@ -239,6 +264,7 @@ pub fn synthesize(mg: &MetaGraph, opts: &SynthOptions) -> Synthesized {
                 "{} requests left out: TF Serving's warm-up runs at most {MAX_RECORDS} records (the model fails to load past that); give fewer batch sizes or signatures",
                 cut.len()
             ),
+            hint: None,
         });
     }
     out
@@ -250,6 +276,7 @@ fn note(sig: &str, input: Option<&str>, left_out: bool, msg: impl Into<String>) 
         input: input.map(str::to_string),
         left_out,
         message: msg.into(),
+        hint: None,
     }
 }
 
@@ -324,7 +351,7 @@ fn signature_requests(
                     Some(alias),
                     true,
                     format!(
-                        "input {alias:?} {}: --dim gives {d:?}, which changes its rank or a fixed dim (a request of that shape fails, and fails the model's warm-up); --dim fills unknown dims only",
+                        "input {alias:?} {}: the shape given for it, {d:?}, changes its rank or a fixed dim (a request of that shape fails, and fails the model's warm-up); a given shape fills unknown dims only",
                         spec.shape_text()
                     ),
                 ))
@@ -335,8 +362,8 @@ fn signature_requests(
                     key,
                     Some(alias),
                     false,
-                    format!("input {alias:?} has an unknown rank: sent as [batch] (--dim {alias}=SHAPE to choose)"),
-                ));
+                    format!("input {alias:?} has an unknown rank: sent as [batch]"),
+                ).hint(SynthHint::Dims));
                 vec![-1]
             }
             (None, Some(d)) => {
@@ -354,10 +381,10 @@ fn signature_requests(
                         Some(alias),
                         false,
                         format!(
-                            "input {alias:?} {}: its unknown dims after the first sent as {DEFAULT_DIM} (--dim {alias}=SHAPE to choose)",
+                            "input {alias:?} {}: its unknown dims after the first sent as {DEFAULT_DIM}",
                             spec.shape_text()
                         ),
-                    ));
+                    ).hint(SynthHint::Dims));
                 }
                 d
             }
@@ -371,13 +398,13 @@ fn signature_requests(
                         Some(alias),
                         true,
                         if sig.examples.is_some() {
-                            format!("input {alias:?} is parsed as tf.Examples, and one example of the graph's dense_shapes would hold more than {MAX_ELEMENTS} values: give its values with --values")
+                            format!("input {alias:?} is parsed as tf.Examples, and one example of the graph's dense_shapes would hold more than {MAX_ELEMENTS} values")
                         } else {
                             format!(
-                                "input {alias:?} is a string not known to hold tf.Examples (a saved_model.pb says which inputs ParseExample reads), and strings are not guessed: give its values with --values"
+                                "input {alias:?} is a string not known to hold tf.Examples (a saved_model.pb says which inputs ParseExample reads), and strings are not guessed"
                             )
                         },
-                    ))
+                    ).hint(SynthHint::Values))
                 }
             }
         } else {
@@ -421,8 +448,8 @@ fn signature_requests(
                     key,
                     Some(alias),
                     true,
-                    format!("input {alias:?}: shape {dims:?} holds more than {MAX_ELEMENTS} elements (or none can be counted): give a smaller --dim or batch size"),
-                ));
+                    format!("input {alias:?}: shape {dims:?} holds more than {MAX_ELEMENTS} elements (or none can be counted)"),
+                ).hint(SynthHint::Smaller));
             };
             if let Some(v) = values {
                 let vals: Vec<Bytes> = (0..n).map(|k| v[k % v.len()].clone()).collect();

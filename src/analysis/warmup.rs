@@ -19,7 +19,7 @@ pub fn compressed(comp: crate::formats::compression::Compression) -> Finding {
     Finding::new(
         Code::WarmupCompressed,
         Severity::Error,
-        format!("{comp}-compressed: TF Serving's warm-up loader (tensorflow_serving/servables/tensorflow/saved_model_warmup_util.cc) reads uncompressed TFRecord only, so loading the model fails on it ('corrupted record at 0'); write it uncompressed (tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests)"),
+        format!("{comp}-compressed: TF Serving's warm-up loader (tensorflow_serving/servables/tensorflow/saved_model_warmup_util.cc) reads uncompressed TFRecord only, so loading the model fails on it ('corrupted record at 0'); write it uncompressed"),
     )
 }
 

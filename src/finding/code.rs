@@ -192,17 +192,17 @@ rules! {
     NotWarmed = "NOT_WARMED", Error, DIFF,
         "no warm-up request has this production executor key";
     FetchAllUnresolved = "FETCH_ALL_UNRESOLVED", Error, DIFF,
-        "TF Serving's empty output_filter against an explicit list: pass --model to decide";
+        "TF Serving's empty output_filter against an explicit list: the model's signatures decide";
     DtypeChanged = "DTYPE_CHANGED", Error, DIFF,
         "the same feed with another dtype: one of the two is refused";
     RankChanged = "RANK_CHANGED", Warning, DIFF,
-        "the same feed with another rank: TensorFlow runs both where the graph accepts either (as check's SHAPE_INCOMPATIBLE, held to what TensorFlow answered), shape-specialising compilers recompile; error with --strict-shapes";
+        "the same feed with another rank: TensorFlow runs both where the graph accepts either (as check's SHAPE_INCOMPATIBLE, held to what TensorFlow answered), shape-specialising compilers recompile; error with strict shapes";
     BatchSizeChanged = "BATCH_SIZE_CHANGED", Warning, DIFF,
-        "another batch size (dim 0): shape-specialising compilers recompile; error with --strict-shapes";
+        "another batch size (dim 0): shape-specialising compilers recompile; error with strict shapes";
     ShapeChanged = "SHAPE_CHANGED", Warning, DIFF,
-        "another non-batch dim: shape-specialising compilers recompile; error with --strict-shapes";
+        "another non-batch dim: shape-specialising compilers recompile; error with strict shapes";
     BatchSizeNotWarmed = "BATCH_SIZE_NOT_WARMED", Warning, DIFF,
-        "with --allowed-batch-sizes / --batching-parameters-file: production runs at a padded batch size no warm-up request of its key and shape reaches; error with --strict-shapes";
+        "with batching parameters (allowed batch sizes, or a batching parameters file): production runs at a padded batch size no warm-up request of its key and shape reaches; error with strict shapes";
     BatchTooLarge = "BATCH_TOO_LARGE", Error, DIFF,
         "with batching parameters: a request larger than max_batch_size, which TF Serving refuses ('Task size 33 is larger than maximum input batch size 32'); in the warm-up it fails the model load";
     NotBatchable = "NOT_BATCHABLE", Error, DIFF,
@@ -254,7 +254,7 @@ rules! {
     OutputShapeChanged = "OUTPUT_SHAPE_CHANGED", Error, LIVE,
         "an output's shape is not the expected one";
     OutputValuesDiffer = "OUTPUT_VALUES_DIFFER", Error, LIVE,
-        "an output's values differ from the expected ones beyond --rtol/--atol";
+        "an output's values differ from the expected ones beyond the relative and absolute tolerances";
     RequestRefused = "REQUEST_REFUSED", Error, LIVE,
         "the service refused the request (status and message in the finding)";
     MeasuredCold = "MEASURED_COLD", Error, LIVE,

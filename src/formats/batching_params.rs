@@ -20,7 +20,7 @@
 //! column.
 //!
 //! ```
-//! use tfreq::formats::batching_params::parse;
+//! use tfreq::formats::batching_params::parse_params;
 //! let p = parse("max_batch_size { value: 32 }\nallowed_batch_sizes: [1, 8, 32]\n")?;
 //! assert_eq!((p.max_batch_size, p.allowed_batch_sizes), (Some(32), vec![1, 8, 32]));
 //! let e = parse("max_batch_size { value: 32 }\nmax_batch_sise: 3\n").unwrap_err();
@@ -356,7 +356,7 @@ enum Value {
 }
 
 /// Reads a batching parameters file (see the module documentation).
-pub fn parse(text: &str) -> Result<BatchingParameters, ParamsError> {
+pub fn parse_params(text: &str) -> Result<BatchingParameters, ParamsError> {
     if text.len() > MAX_LEN {
         return Err(ParamsError {
             line: 1,
@@ -510,7 +510,7 @@ mod tests {
 
     #[test]
     fn reads_the_generators_file() {
-        let p = parse(include_str!(
+        let p = parse_params(include_str!(
             "../../tests/data/examples/batch/batching_parameters.txt"
         ))
         .unwrap();
@@ -524,7 +524,7 @@ mod tests {
 
     #[test]
     fn every_form_of_the_fields() {
-        let p = parse(
+        let p = parse_params(
             "# comment\nmax_batch_size: { value: 0x20 } ; thread_pool_name < value: 'a' \"b\" >,\n\
              enable_large_batch_splitting { value: True } max_execution_batch_size {value:8}\n\
              allowed_batch_sizes: [4, 8] allowed_batch_sizes: 32 pad_variable_length_inputs: t",
@@ -536,7 +536,7 @@ mod tests {
         assert_eq!(p.max_execution_batch_size, Some(8));
         assert_eq!(p.allowed_batch_sizes, [4, 8, 32]);
         assert!(p.pad_variable_length_inputs);
-        assert_eq!(parse("").unwrap(), BatchingParameters::default());
+        assert_eq!(parse_params("").unwrap(), BatchingParameters::default());
     }
 
     #[test]
@@ -570,7 +570,7 @@ mod tests {
             ("= 3", 1, 1, "a field name"),
         ];
         for (text, line, column, want) in cases {
-            let e = parse(text).unwrap_err();
+            let e = parse_params(text).unwrap_err();
             assert_eq!((e.line, e.column), (line, column), "{text:?}: {e}");
             assert!(e.message.contains(want), "{text:?}: {e}");
         }

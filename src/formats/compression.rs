@@ -68,7 +68,7 @@ pub fn sniff(b: &[u8]) -> Option<Compression> {
 /// the whole stream inflates (under `limit` bytes) to a TFRecord file. Returns the
 /// inflated bytes too, so they are not inflated twice. A gzip stream that does not
 /// inflate is an error (the magic leaves no other reading).
-pub fn detect(b: &[u8], limit: u64) -> Result<Option<(Compression, Vec<u8>)>, Error> {
+pub fn inflate_any(b: &[u8], limit: u64) -> Result<Option<(Compression, Vec<u8>)>, Error> {
     match sniff(b) {
         Some(Compression::Gzip) => Ok(Some((
             Compression::Gzip,
@@ -306,13 +306,13 @@ mod tests {
         let z = compress(&log, Compression::Zlib).unwrap();
         assert_eq!(sniff(&z), Some(Compression::Zlib));
         assert_eq!(
-            detect(&z, 1 << 20).unwrap().map(|d| d.0),
+            inflate_any(&z, 1 << 20).unwrap().map(|d| d.0),
             Some(Compression::Zlib)
         );
         // zlib data of something else, and a protobuf that starts with 0x78 0x9c: no.
         let other = compress(b"hello", Compression::Zlib).unwrap();
-        assert!(detect(&other, 1 << 20).unwrap().is_none());
-        assert!(detect(&[0x78, 0x9c, 0x01], 1 << 20).unwrap().is_none());
+        assert!(inflate_any(&other, 1 << 20).unwrap().is_none());
+        assert!(inflate_any(&[0x78, 0x9c, 0x01], 1 << 20).unwrap().is_none());
     }
 
     #[test]
@@ -321,7 +321,7 @@ mod tests {
         let mut gz = compress(&log, Compression::Gzip).unwrap();
         let n = gz.len();
         gz.truncate(n - 12);
-        let e = detect(&gz, 1 << 20).unwrap_err().to_string();
+        let e = inflate_any(&gz, 1 << 20).unwrap_err().to_string();
         assert!(e.starts_with("gzip data:"), "{e}");
         assert!(e.contains("bytes of inflated output"), "{e}");
     }

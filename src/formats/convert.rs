@@ -121,6 +121,18 @@ pub enum ConvertError {
         /// Why.
         why: String,
     },
+    /// A message other than a request where requests are written.
+    #[error("only requests can be written as {target}; got a {kind}")]
+    NotRequest {
+        /// The output layout (`eas`, `tf-serving`, `tfrecord`).
+        target: &'static str,
+        /// What it is.
+        kind: crate::model::Kind,
+    },
+    /// A bare ClassificationRequest or RegressionRequest written as a warm-up record:
+    /// its bytes do not say which it is, and the PredictionLog's type must.
+    #[error("a bare ClassificationRequest or RegressionRequest cannot be written as a warm-up record: its bytes do not say which it is, and the PredictionLog's type must (write it from a classify_log or regress_log record)")]
+    BareExampleRequest,
     /// Nothing to write as a bare request.
     #[error("holds no PredictRequest to write as a bare {target} request")]
     NoPredictRequest {
@@ -628,7 +640,7 @@ fn wrapped_ints(t: &Tensor, d: DType, path: &str, lost: &mut Vec<String>) -> Opt
             let to = wrap(x64);
             if changed < LIST_CHANGED {
                 lost.push(format!(
-                    "{path}.int_val[{j}]: the value {x}, outside {} ({lo}..={hi}); --lossy writes {to}, the value TensorFlow reads",
+                    "{path}.int_val[{j}]: the value {x}, outside {} ({lo}..={hi}); a lossy conversion writes {to}, the value TensorFlow reads",
                     d.name()
                 ));
             }
@@ -643,7 +655,7 @@ fn wrapped_ints(t: &Tensor, d: DType, path: &str, lost: &mut Vec<String>) -> Opt
     }
     if changed > LIST_CHANGED {
         lost.push(format!(
-            "{path}.int_val: {} more values outside {} ({lo}..={hi}), {changed} of {} in all; --lossy writes each as the value TensorFlow reads (the low {bits} bits)",
+            "{path}.int_val: {} more values outside {} ({lo}..={hi}), {changed} of {} in all; a lossy conversion writes each as the value TensorFlow reads (the low {bits} bits)",
             changed - LIST_CHANGED,
             d.name(),
             out.len()

@@ -57,6 +57,45 @@ impl Detected {
 
 /// Decides what `bytes` is (see the module docs). Errors say what the bytes look like
 /// and what to do.
+/// Why a file is not what it was read as, where nothing below detection says.
+///
+/// ```
+/// use tfreq::formats::DetectError;
+/// let e = tfreq::Error::from(DetectError::NotUnframed);
+/// assert_eq!(e.to_string(), "not PredictionLog messages concatenated without framing");
+/// assert_eq!(e.classify(), tfreq::Category::Container);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DetectError {
+    /// Read as unframed PredictionLog messages, but a top-level field is not a
+    /// PredictionLog field.
+    #[error("not PredictionLog messages concatenated: a top-level field is not a PredictionLog field (log_metadata or a log type)")]
+    NotUnframedLogs,
+    /// Split as unframed PredictionLog messages, which it is not.
+    #[error("not PredictionLog messages concatenated without framing")]
+    NotUnframed,
+    /// The JSON report tfreq's `inspect` writes, given as a request.
+    #[error("this is tfreq's inspect report in JSON (of {file}), a report for reading, not a request: it previews values and does not keep the bytes; give the request file it describes")]
+    InspectReport {
+        /// The file the report describes.
+        file: String,
+    },
+    /// JSON that is no TF Serving REST body.
+    #[error("not a request file (looks like {looks_like}); a TF Serving REST body is a JSON object with \"inputs\" or \"instances\" (:predict) or \"examples\" (:classify, :regress)")]
+    NotRestBody {
+        /// What it looks like.
+        looks_like: String,
+    },
+}
+
+/// A [`DetectError`] is a container problem, as other unreadable files are.
+impl From<DetectError> for Error {
+    fn from(e: DetectError) -> Self {
+        Error::other(crate::error::Category::Container, e)
+    }
+}
+
 pub(crate) fn detect(bytes: &Bytes, src: &InputOptions) -> Result<Detected, Error> {
     let opts = src.decode;
     if let Some(limit) = opts.max_size {
@@ -78,10 +117,10 @@ pub(crate) fn detect(bytes: &Bytes, src: &InputOptions) -> Result<Detected, Erro
     // Converting is the fix, so convert (which accepts unframed logs) reads the file
     // wherever it is.
     if src.name.warmup_file && !src.accept_unframed && !tfrecord::is_tfrecord(bytes) {
-        return Err(Error::from(ErrorDetail::Format(format!(
-            "this is TF Serving's warm-up file (assets.extra/tf_serving_warmup_requests) and it is not a TFRecord: TF Serving fails to load the model ('corrupted record at 0 ... Please verify your warmup data is in TFRecord format'); the file is {}",
-            looks_like(bytes)
-        ))));
+        return Err(Error::from(ErrorDetail::WarmupNotTfRecord {
+            looks_like: looks_like(bytes),
+            convertible: convertible(bytes),
+        }));
     }
     match fmt {
         InputFormat::Auto => {}
@@ -109,9 +148,7 @@ pub(crate) fn detect(bytes: &Bytes, src: &InputOptions) -> Result<Detected, Erro
         InputFormat::UnframedLogs => {
             return match split_unframed(bytes) {
                 Some(_) => Ok(Detected::of(ContainerKind::UnframedLogs)),
-                None => Err(Error::from(ErrorDetail::Format(
-                    "not PredictionLog messages concatenated: a top-level field is not a PredictionLog field (log_metadata or a log type)".into(),
-                ))),
+                None => Err(Error::from(DetectError::NotUnframedLogs)),
             };
         }
         InputFormat::Text => {
@@ -209,18 +246,15 @@ fn text_kind(bytes: &Bytes, opts: DecodeOptions, src: &InputOptions) -> Result<D
     let first = s.trim_start().chars().next();
     if src.name.json || matches!(first, Some('{' | '[')) {
         if let Some(file) = inspect_json(bytes) {
-            return Err(Error::from(ErrorDetail::Format(format!(
-                "this is tfreq inspect --format json output (of {file}), a report for reading, not a request: it previews values and does not keep the bytes; give the request file it describes"
-            ))));
+            return Err(Error::from(DetectError::InspectReport { file }));
         }
         if rest_json_like(bytes) {
             return Ok(Detected::of(ContainerKind::RestJson));
         }
         if src.name.json || first == Some('{') {
-            return Err(Error::from(ErrorDetail::Format(format!(
-                "not a request file (looks like {}); a TF Serving REST body is a JSON object with \"inputs\" or \"instances\" (:predict) or \"examples\" (:classify, :regress)",
-                looks_like(bytes)
-            ))));
+            return Err(Error::from(DetectError::NotRestBody {
+                looks_like: looks_like(bytes),
+            }));
         }
     }
     if text_depth(s) > RECURSION_LIMIT {
@@ -292,9 +326,7 @@ fn base64_request(s: &str, opts: DecodeOptions) -> Option<Detected> {
 fn text_format_error(s: &str, wire: Option<WireFormat>) -> Error {
     match text_format::from_text(s, wire) {
         Err(e) => e,
-        Ok(_) => Error::from(ErrorDetail::Format(
-            "protobuf text format that parses, but not as requests".into(),
-        )),
+        Ok(_) => Error::from(text_format::TextError::NotRequests),
     }
 }
 
@@ -699,6 +731,14 @@ fn unframed_message(spans: &[LogSpan]) -> String {
     )
 }
 
+/// Whether converting the bytes to TFRecord keeps all they hold: PredictionLog messages
+/// without framing, or one bare request.
+fn convertible(bytes: &Bytes) -> bool {
+    unframed_logs(bytes).is_some()
+        || (!text::looks_like_text(bytes)
+            && matches!(decode_with(bytes.clone(), DecodeOptions::default()), Ok((m, _)) if m.kind == Kind::Request))
+}
+
 /// A short description of what bytes look like, for "not a request file" errors.
 pub fn looks_like(bytes: &Bytes) -> String {
     if bytes.is_empty() {
@@ -712,17 +752,14 @@ pub fn looks_like(bytes: &Bytes) -> String {
     }
     if let Some(spans) = unframed_logs(bytes) {
         return format!(
-            "{} PredictionLog message{} concatenated without TFRecord framing; fix: tfreq convert FILE --wire tfrecord -o FILE --overwrite-input (rewrites it in place)",
+            "{} PredictionLog message{} concatenated without TFRecord framing",
             spans.len(),
             if spans.len() == 1 { "" } else { "s" }
         );
     }
     if !text::looks_like_text(bytes) {
         return match decode_with(bytes.clone(), DecodeOptions::default()) {
-            Ok((m, _)) if m.kind == Kind::Request => format!(
-                "one bare {} request; fix: tfreq convert FILE --wire tfrecord -o FILE --overwrite-input (rewrites it in place)",
-                m.wire
-            ),
+            Ok((m, _)) if m.kind == Kind::Request => format!("one bare {} request", m.wire),
             Ok((m, _)) => format!("one bare {} {}", m.wire, m.kind.as_str()),
             Err(e) => match e.detail() {
                 ErrorDetail::NotTensorFlow(Some(what)) => what.clone(),
@@ -771,11 +808,7 @@ pub fn looks_like(bytes: &Bytes) -> String {
 
 /// Splits an unframed file into its records' bytes (views of `bytes`).
 pub fn unframed_records(bytes: &Bytes) -> Result<Vec<(LogSpan, Bytes)>, Error> {
-    let spans = split_unframed(bytes).ok_or_else(|| {
-        Error::from(ErrorDetail::Format(
-            "not PredictionLog messages concatenated without framing".into(),
-        ))
-    })?;
+    let spans = split_unframed(bytes).ok_or_else(|| Error::from(DetectError::NotUnframed))?;
     Ok(spans
         .into_iter()
         .map(|s| (s, bytes.slice(s.offset..s.offset + s.len)))

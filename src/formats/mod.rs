@@ -66,6 +66,7 @@ use crate::model::{Kind, Message, Method, WireFormat};
 use prediction_log::{LogKind, PredictionLog};
 use tfrecord::Records;
 
+pub use detect::DetectError;
 use detect::Kept;
 pub use options::{InputFormat, InputOptions};
 
@@ -174,7 +175,7 @@ pub struct Container {
     /// [`crate::analysis::warmup::file_findings`]).
     pub findings: Vec<Finding>,
     /// The compression the file was read through (`None` for plain bytes; set by the
-    /// caller that inflated them, [`compression::detect`]).
+    /// caller that inflated them, [`compression::inflate_any`]).
     pub compression: Option<compression::Compression>,
 }
 
@@ -392,11 +393,7 @@ fn text_format_entries(
     opts: DecodeOptions,
 ) -> std::vec::IntoIter<Result<Entry, Error>> {
     let parsed = std::str::from_utf8(bytes)
-        .map_err(|e| {
-            Error::from(ErrorDetail::Format(format!(
-                "text format must be UTF-8: {e}"
-            )))
-        })
+        .map_err(|e| Error::from(text_format::TextError::NotUtf8 { why: e.to_string() }))
         .and_then(|s| text_format::from_text(s, opts.wire));
     rebuilt_entries(parsed)
 }
@@ -591,11 +588,10 @@ pub fn write_with(
 ) -> Result<(Vec<u8>, Vec<String>), Error> {
     for m in msgs {
         if m.kind != Kind::Request {
-            return Err(Error::from(ErrorDetail::Format(format!(
-                "only requests can be written as {}; got a {}",
-                target.as_str(),
-                m.kind
-            ))));
+            return Err(Error::from(convert::ConvertError::NotRequest {
+                target: target.as_str(),
+                kind: m.kind,
+            }));
         }
     }
     let wire = if target == Layout::Eas {
@@ -633,11 +629,8 @@ pub fn write_with(
     for m in &fitted {
         let bytes = encode(m, wire, style_for(m))?;
         if target == Layout::TfRecord {
-            let log = prediction_log::encode_request_log(m.method, &bytes).ok_or_else(|| {
-                Error::from(ErrorDetail::Format(
-                    "a bare ClassificationRequest or RegressionRequest cannot be written as a warm-up record: its bytes do not say which it is, and the PredictionLog's type must (write it from a classify_log or regress_log record)".into(),
-                ))
-            })?;
+            let log = prediction_log::encode_request_log(m.method, &bytes)
+                .ok_or_else(|| Error::from(convert::ConvertError::BareExampleRequest))?;
             tfrecord::write_record(&mut out, &log);
         } else {
             out = bytes;

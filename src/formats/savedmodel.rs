@@ -155,7 +155,7 @@ impl From<ModelError> for crate::Error {
 }
 
 /// Says which of the three formats `path` is, from its kind (directory) and first bytes.
-pub fn sniff(path: &Path) -> Result<ModelSource, ModelError> {
+pub fn model_source(path: &Path) -> Result<ModelSource, ModelError> {
     if path.is_dir() {
         return Ok(ModelSource::SavedModel);
     }

@@ -70,7 +70,7 @@ impl Iterator for Lines {
 
 /// Line count and lengths (in bytes) of a text warm-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
-pub struct Summary {
+pub struct TextSummary {
     /// Non-empty lines (requests).
     pub lines: usize,
     /// Shortest line.
@@ -82,9 +82,9 @@ pub struct Summary {
 }
 
 /// Summarises the lines.
-pub fn summary<B: AsRef<[u8]>>(lines: &[B]) -> Summary {
+pub fn summary<B: AsRef<[u8]>>(lines: &[B]) -> TextSummary {
     let lens = lines.iter().map(|l| l.as_ref().len());
-    Summary {
+    TextSummary {
         lines: lines.len(),
         min_len: lens.clone().min().unwrap_or(0),
         max_len: lens.clone().max().unwrap_or(0),

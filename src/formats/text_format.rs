@@ -282,6 +282,9 @@ pub enum TextError {
         /// Where the UTF-8 breaks.
         why: String,
     },
+    /// Text that parses as protobuf text format, but not as requests.
+    #[error("protobuf text format that parses, but not as requests")]
+    NotRequests,
     /// Nesting deeper than [`RECURSION_LIMIT`], refused before parsing.
     #[error("protobuf text nests deeper than {RECURSION_LIMIT} levels (line {line}); refused before parsing, as protobuf's own parsers refuse it")]
     TooDeep {

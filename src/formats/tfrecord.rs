@@ -167,7 +167,6 @@ impl<R: std::io::Read> RecordReader<R> {
         &mut self,
         data: &mut Vec<u8>,
     ) -> Result<Option<(usize, usize)>, crate::error::Error> {
-        use crate::error::ErrorDetail;
         if self.done {
             return Ok(None);
         }
@@ -206,10 +205,12 @@ impl<R: std::io::Read> RecordReader<R> {
         }
         let length = le_u64(&header[..8]);
         if length > self.max_record {
-            let e = ErrorDetail::Format(format!(
-                "TFRecord record {index} at byte {at}: length {length} is over the size limit of {} bytes",
-                crate::digits::group_digits(self.max_record)
-            ));
+            let e = TfRecordError::TooLong {
+                record: index,
+                offset: at,
+                length,
+                limit: self.max_record,
+            };
             return fail(self, e.into());
         }
         data.resize(length as usize, 0);

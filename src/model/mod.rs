@@ -6,7 +6,7 @@
 //! encoding faithfully; [`Tensor::elements`] applies TensorFlow's reading rules
 //! (`tensor_content` wins, short lists repeat their last value).
 
-pub use crate::wire::{Kind, WireFormat};
+pub use crate::wire::format::{Kind, WireFormat};
 
 /// The signature TF Serving runs when a request names none, and the one a SavedModel
 /// exports by default (`tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY`;

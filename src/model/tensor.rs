@@ -150,7 +150,7 @@ pub enum Scalar {
     Byte(u8),
     /// An 8- or 4-bit float (`DT_FLOAT8_*`, `DT_FLOAT4_E2M1FN`): its dtype and bit
     /// pattern. Shown as the number TensorFlow (ml_dtypes) decodes it to
-    /// ([`crate::minifloat::decode`]): `1.5`, `-0.0`, `nan`; with a dtype that is not one
+    /// ([`crate::minifloat::to_f32`]): `1.5`, `-0.0`, `nan`; with a dtype that is not one
     /// of those, as the byte (`0x3c`), since the bits are all it holds.
     Mini(DType, u8),
     /// A resource handle or variant (raw message bytes).
@@ -172,7 +172,7 @@ impl fmt::Display for Scalar {
             Scalar::Bytes(b) => write!(f, "\"{}\"", short_bytes(b)),
             Scalar::Byte(b) => write!(f, "0x{b:02x}"),
             // Every value is exact in f64: Python's repr of float(x).
-            Scalar::Mini(d, b) => match crate::minifloat::decode(*d, *b) {
+            Scalar::Mini(d, b) => match crate::minifloat::to_f32(*d, *b) {
                 Some(x) => f.write_str(&crate::pyfloat::f64_repr(x as f64)),
                 // Not a minifloat dtype: the bits, as a `Byte` shows them.
                 None => write!(f, "0x{b:02x}"),

@@ -35,8 +35,9 @@ use std::time::Duration;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use prost::Message as _;
 
-use super::web::{chain, explain};
+use super::web::{chain, unreachable};
 use super::{NetError, MAX_MESSAGE};
+use crate::formats::rest_json::percent_decode;
 use crate::signature::{MetaGraph, ModelSignatures, SERVE_TAG};
 use crate::wire::{tf, tfs};
 
@@ -588,7 +589,7 @@ async fn handshake(
     let io = tokio::time::timeout(timeout, connect)
         .await
         .map_err(|_| NetError::Timeout(timeout))?
-        .map_err(|e| NetError::Unreachable(format!("{endpoint}: {}", explain(chain(&*e)))))?;
+        .map_err(|e| unreachable(format!("{endpoint}: {}", chain(&*e))))?;
     let io: Io = hyper_util::rt::TokioIo::new(io);
     let (send, mut connection) = tokio::time::timeout(timeout, builder().handshake::<_, Bytes>(io))
         .await
@@ -670,7 +671,7 @@ pub(crate) fn transport_error(endpoint: &str, e: &h2::Error) -> NetError {
             "{endpoint} does not answer as a gRPC server ({text}); is this the gRPC port (TF Serving's 8500, not REST's 8501)?"
         ))
     } else {
-        NetError::Unreachable(format!("{endpoint}: {}", explain(text)))
+        unreachable(format!("{endpoint}: {text}"))
     }
 }
 
@@ -785,26 +786,6 @@ fn grpc_timeout(t: Duration) -> String {
     }
 }
 
-/// `grpc-message`'s percent-encoding undone (a `%` not followed by two hex digits is
-/// kept as it is).
-fn percent_decode(b: &[u8]) -> Vec<u8> {
-    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push(h << 4 | l);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    out
-}
-
 /// Reads a `GetModelMetadataResponse` for `signature_def`: the served model's
 /// signatures, as one meta graph tagged `serve`.
 pub fn read_metadata(raw: Bytes) -> Result<ModelSignatures, NetError> {
@@ -854,7 +835,7 @@ pub fn status_of(
         // HTTP/2 gRPC.
         let garbled = matches!(code, INTERNAL | UNKNOWN) || is_protocol_error(&t);
         return if !garbled {
-            NetError::Unreachable(format!("{endpoint}: {}", explain(t)))
+            unreachable(format!("{endpoint}: {t}"))
         } else {
             NetError::NotGrpc(format!(
                 "{endpoint} does not answer as a gRPC server ({t}); is this the gRPC port (TF Serving's 8500, not REST's 8501)?"
@@ -867,7 +848,7 @@ pub fn status_of(
         ));
     }
     if code == UNAVAILABLE {
-        return NetError::Unreachable(format!("{endpoint}: {}", explain(text)));
+        return unreachable(format!("{endpoint}: {text}"));
     }
     NetError::Refused {
         status: super::Status::Grpc(code),

@@ -171,9 +171,7 @@ impl Target {
                 } else if path.contains("/api/predict/") {
                     Protocol::Eas
                 } else {
-                    return Err(bad(
-                        "cannot tell the protocol: the path has neither /api/predict/SERVICE (EAS) nor /v1/models/NAME (TF Serving REST); give --protocol",
-                    ));
+                    return Err(NetError::UnknownProtocol);
                 });
                 match chosen {
                     Protocol::Eas => Ok(Target::Eas {
@@ -274,6 +272,17 @@ pub enum NetError {
     },
     /// Something answered, but not a gRPC service (an HTTP/1 server, a web page).
     NotGrpc(String),
+    /// An `http(s)` URL whose path names neither an EAS service nor a TF Serving REST
+    /// model, with no protocol given ([`Target::parse`]).
+    UnknownProtocol,
+    /// A call that needs a model name ([`Options::model_name`]) has none: TF Serving's
+    /// `Predict` of a request without `model_spec.name`, or `GetModelMetadata`. Holds
+    /// which call.
+    NoModelName(String),
+    /// The server's TLS certificate is not trusted (rustls: `invalid peer certificate:
+    /// UnknownIssuer`, ...): one from a private CA needs that CA's certificate among the
+    /// trusted ones ([`Options::ca_cert`]). Holds the connection error's text.
+    Untrusted(String),
 }
 
 impl From<NetError> for crate::Error {
@@ -297,7 +306,7 @@ impl fmt::Display for NetError {
             NetError::BadRequest(s) => write!(f, "cannot send the request: {}", safe(s)),
             NetError::Unreachable(s) => write!(f, "could not reach the service: {}", safe(s)),
             NetError::Timeout(d) => {
-                write!(f, "no answer within {:.1} s (--timeout)", d.as_secs_f64())
+                write!(f, "no answer within {:.1} s", d.as_secs_f64())
             }
             NetError::Refused { status, message } => {
                 write!(f, "the service refused the request: {}", safe(&status.to_string()))?;
@@ -309,10 +318,21 @@ impl fmt::Display for NetError {
             NetError::BadResponse(s) => write!(f, "unreadable response: {}", safe(s)),
             NetError::TooLarge { limit } => write!(
                 f,
-                "the answer is larger than the limit of {} (--max-response-size); reading stopped there",
+                "the answer is larger than the limit of {}; reading stopped there",
                 size_text(*limit)
             ),
             NetError::NotGrpc(s) => write!(f, "no gRPC service there: {}", safe(s)),
+            NetError::UnknownProtocol => f.write_str(
+                "bad URL: cannot tell the protocol: the path has neither /api/predict/SERVICE (EAS) nor /v1/models/NAME (TF Serving REST)",
+            ),
+            NetError::NoModelName(call) => {
+                write!(f, "cannot send the request: {} needs a model name", safe(call))
+            }
+            NetError::Untrusted(s) => write!(
+                f,
+                "could not reach the service: {} (the server's TLS certificate is not trusted: a certificate from a private CA needs that CA's PEM certificate among the trusted ones)",
+                safe(s)
+            ),
         }
     }
 }
@@ -462,8 +482,7 @@ pub fn prepare(
                 raw.clone()
             } else {
                 notes.push(
-                    "converted from a TF Serving request to EAS (as `tfreq convert --wire eas` does)"
-                        .into(),
+                    "converted from a TF Serving request to EAS (as formats::convert does)".into(),
                 );
                 if let Some(spec) = msg.model_spec.as_ref().filter(|s| !s.name.is_empty()) {
                     notes.push(format!(
@@ -482,7 +501,7 @@ pub fn prepare(
                 let mut m = msg.clone();
                 if msg.wire == WireFormat::Eas {
                     notes.push(
-                        "converted from an EAS request to TF Serving (as `tfreq convert --wire tf-serving` does)"
+                        "converted from an EAS request to TF Serving (as formats::convert does)"
                             .into(),
                     );
                 }
@@ -490,8 +509,8 @@ pub fn prepare(
                     (Some(name), _) => set_name(&mut m, name),
                     (None, true) => {}
                     (None, false) => {
-                        return Err(NetError::BadRequest(
-                            "TF Serving needs a model name: the request has no model_spec.name; give --model-name".into(),
+                        return Err(NetError::NoModelName(
+                            "TF Serving's Predict of a request without model_spec.name".into(),
                         ))
                     }
                 }
@@ -515,7 +534,7 @@ pub fn prepare(
                     ));
                 }
             }
-            let (json, lost) = crate::formats::rest_json::to_json(msg).map_err(bad)?;
+            let (json, lost) = crate::formats::rest_json::to_rest_json(msg).map_err(bad)?;
             notes.extend(lost);
             Bytes::from(json)
         }
@@ -696,9 +715,11 @@ impl Client {
         let c = &mut self.caller;
         match (&mut c.inner, &c.target) {
             (Inner::Grpc(g), _) => {
-                let name = c.opts.model_name.clone().ok_or_else(|| {
-                    NetError::BadRequest("GetModelMetadata needs --model-name".into())
-                })?;
+                let name = c
+                    .opts
+                    .model_name
+                    .clone()
+                    .ok_or_else(|| NetError::NoModelName("GetModelMetadata".into()))?;
                 self.rt.block_on(g.metadata(&name, t))
             }
             (Inner::Rest(h, _), target) => {

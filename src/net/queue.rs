@@ -109,7 +109,7 @@ impl Queue {
         for s in tags {
             let (k, v) = s
                 .split_once('=')
-                .ok_or_else(|| NetError::BadRequest(format!("--tag {s:?}: expected NAME=VALUE")))?;
+                .ok_or_else(|| NetError::BadRequest(format!("tag {s:?}: expected NAME=VALUE")))?;
             t.push((k.to_string(), v.to_string()));
         }
         let now = SystemTime::now()

@@ -1,5 +1,5 @@
 //! TF Serving's REST API: `POST /v1/models/NAME[/versions/N]:predict` with the request
-//! as JSON ([`crate::formats::rest_json::to_json`]), and `GET …/metadata`.
+//! as JSON ([`crate::formats::rest_json::to_rest_json`]), and `GET …/metadata`.
 //!
 //! The JSON answer (`{"outputs": {...}}`, or `{"outputs": VALUE}` when the signature
 //! has one output) carries no dtypes: they are taken from the model's metadata, read
@@ -93,7 +93,7 @@ impl Outputs {
         fetches: &[String],
     ) -> Result<Message, NetError> {
         let bad = |e: &dyn std::fmt::Display| NetError::BadResponse(format!("REST answer: {e}"));
-        let v = rest_json::parse(body).map_err(|e| bad(&e))?;
+        let v = rest_json::parse_json(body).map_err(|e| bad(&e))?;
         let outputs = v
             .get("outputs")
             .or_else(|| v.get("predictions"))

@@ -108,7 +108,7 @@ impl Http {
         self.client
             .request(req)
             .await
-            .map_err(|e| NetError::Unreachable(format!("{url}: {}", explain(chain(&e)))))
+            .map_err(|e| unreachable(format!("{url}: {}", chain(&e))))
     }
 
     /// Sends one request and reads the whole answer within `timeout`.
@@ -365,15 +365,14 @@ pub fn roots(pem: &[u8]) -> Result<rustls::RootCertStore, NetError> {
     Ok(store)
 }
 
-/// A connection error's text, with what to do when the server's certificate is not
-/// trusted (rustls: `invalid peer certificate: UnknownIssuer`, ...).
-pub fn explain(s: String) -> String {
+/// A connection error: [`NetError::Untrusted`] when the server's certificate is not
+/// trusted (rustls: `invalid peer certificate: UnknownIssuer`, ...), else
+/// [`NetError::Unreachable`].
+pub(crate) fn unreachable(s: String) -> NetError {
     if s.contains("invalid peer certificate") {
-        format!(
-            "{s} (the server's TLS certificate is not trusted: a certificate from a private CA needs --cacert FILE, that CA's PEM certificate)"
-        )
+        NetError::Untrusted(s)
     } else {
-        s
+        NetError::Unreachable(s)
     }
 }
 

@@ -454,7 +454,7 @@ pub fn write_container_head(
                 if examples {
                     ""
                 } else {
-                    " (dtypes from --model / --dtype)"
+                    " (dtypes from the model, or given by name)"
                 },
             )?
         }

@@ -71,7 +71,7 @@ pub fn scalar_json(v: &Scalar) -> Value {
         Scalar::Byte(b) => json!(b),
         // Every value is exact in f64. With a dtype that is not a minifloat the bits
         // are all there is: the byte, as for `Byte`.
-        Scalar::Mini(d, b) => match crate::minifloat::decode(*d, *b) {
+        Scalar::Mini(d, b) => match crate::minifloat::to_f32(*d, *b) {
             Some(x) => f(x as f64),
             None => json!(b),
         },
@@ -574,15 +574,18 @@ impl StreamedContainer {
 
 /// The `tfreq keys` document: the summary of
 /// [`crate::analysis::summary::Summary`] (schema 1), which `tfreq keys merge` combines.
-pub fn write_coverage(
+pub fn write_coverage_json(
     out: &mut dyn Write,
     cov: &crate::analysis::coverage::KeyCounts,
 ) -> io::Result<()> {
-    write_summary(out, &crate::analysis::summary::Summary::of(cov))
+    write_summary_json(out, &crate::analysis::summary::Summary::of(cov))
 }
 
 /// A summary document (one line, no newline after it).
-pub fn write_summary(out: &mut dyn Write, s: &crate::analysis::summary::Summary) -> io::Result<()> {
+pub fn write_summary_json(
+    out: &mut dyn Write,
+    s: &crate::analysis::summary::Summary,
+) -> io::Result<()> {
     crate::escape::json_write(&mut *out, s, false)?;
     Ok(())
 }

@@ -82,9 +82,20 @@ impl std::io::Write for Paint<'_> {
 /// Python's float text, which the model's `Display` uses too (it lives below the model).
 pub(crate) use crate::pyfloat;
 
+/// `1234567` as `1,234,567`: how tfreq prints large counts (the command line too).
+///
+/// ```
+/// assert_eq!(tfreq::render::group_digits(2147483648), "2,147,483,648");
+/// ```
+pub use crate::digits::group_digits;
+
 /// `1 error`, `2 errors`, `12,345 requests`: a count with its noun, grammatical, with
 /// digit groups.
-pub(crate) fn plural(n: u64, what: &str) -> String {
+///
+/// ```
+/// assert_eq!(tfreq::render::plural(12345, "request"), "12,345 requests");
+/// ```
+pub fn plural(n: u64, what: &str) -> String {
     let s = if n == 1 { "" } else { "s" };
     format!("{} {what}{s}", crate::digits::group_digits(n))
 }

@@ -63,11 +63,10 @@ pub(crate) fn workers() -> usize {
     std::thread::available_parallelism().map_or(WORKERS, |n| n.get().min(MAX_WORKERS))
 }
 
-/// Distinct shape keys a count holds at most unless told otherwise ([`count_capped`];
-/// the command line's `--max-keys`): 100,000, about half a gigabyte of tables for keys
-/// of one feed (see [`crate::analysis::summary::DEFAULT_MAX_KEYS`]), instead of tables
-/// that grow with every distinct request until the allocator aborts.
-pub const DEFAULT_MAX_KEYS: usize = crate::analysis::summary::DEFAULT_MAX_KEYS;
+// Distinct shape keys a count holds at most unless told otherwise (`count_capped`):
+// the summary's limit, about half a gigabyte of tables for keys of one feed, instead
+// of tables that grow with every distinct request until the allocator aborts.
+use crate::analysis::summary::DEFAULT_MAX_KEYS;
 
 /// A count met more distinct shape keys than its limit ([`count_capped`]): it stops,
 /// and the file it was reading is [`Counted::errors`]' entry.
@@ -97,9 +96,56 @@ fn check_keys(c: &KeyCounts, max: usize) -> Result<(), Error> {
     Ok(())
 }
 
+/// Why a count stopped, where no error of the file it read says.
+///
+/// ```
+/// use tfreq::scan::ScanError;
+/// let e = tfreq::Error::from(ScanError::WorkerPanicked);
+/// assert_eq!(e.to_string(), "a worker thread panicked");
+/// assert_eq!(e.classify(), tfreq::Category::Container);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScanError {
+    /// A count that does not fit in a `u64`.
+    #[error("{what}: the count overflows 2^64 - 1")]
+    Overflow {
+        /// What was counted.
+        what: String,
+    },
+    /// A worker thread panicked; its files' counts are lost.
+    #[error("a worker thread panicked")]
+    WorkerPanicked,
+    /// A stream read as a TFRecord log that fails before its first record.
+    #[error("not a TFRecord log (it fails before its first record)")]
+    NotTfRecordLog,
+    /// Reading a stream failed part-way.
+    #[error("{what}: {why} (after {} bytes of {} stream)", crate::digits::group_digits(*after), if *inflated { "inflated" } else { "the" })]
+    Read {
+        /// `input`, or `gzip data` for an inflated stream.
+        what: String,
+        /// The reader's error.
+        why: String,
+        /// Bytes read before it (inflated bytes, for an inflated stream).
+        after: u64,
+        /// Whether the stream was inflated.
+        inflated: bool,
+    },
+}
+
+/// A [`ScanError`] is a container problem, as other unreadable files are.
+impl From<ScanError> for Error {
+    fn from(e: ScanError) -> Self {
+        Error::other(crate::error::Category::Container, e)
+    }
+}
+
 /// A count that does not fit in a `u64`.
 fn overflow(what: &str) -> Error {
-    ErrorDetail::Format(format!("{what}: the count overflows 2^64 - 1")).into()
+    ScanError::Overflow {
+        what: what.to_string(),
+    }
+    .into()
 }
 
 /// What [`count`] read: the counts over every file that could be read, and the error
@@ -165,10 +211,7 @@ fn merge_worker<E: IntoIterator<Item = (usize, Error)>>(
             total.merge(c);
             errors.extend(e);
         }
-        Err(_) => errors.push((
-            usize::MAX,
-            Error::from(ErrorDetail::Format("a worker thread panicked".into())),
-        )),
+        Err(_) => errors.push((usize::MAX, Error::from(ScanError::WorkerPanicked))),
     }
 }
 
@@ -278,7 +321,7 @@ fn count_file(
     } else {
         opts
     };
-    let bytes = crate::io::read(p, &opts.read)?;
+    let bytes = crate::io::read_file(p, &opts.read)?;
     // A mapped log's parts are read from the file by the workers (`walk_read`).
     let disk = crate::par::is_mapped(&bytes).then_some(p);
     count_read(bytes, p, i, keep, opts, disk, max_keys).map_err(in_file)
@@ -298,7 +341,7 @@ fn count_read(
 ) -> Result<(KeyCounts, u64), Error> {
     let limit = opts.read.limit();
     let size = bytes.len() as u64;
-    let (bytes, disk) = match compression::detect(&bytes, limit)? {
+    let (bytes, disk) = match compression::inflate_any(&bytes, limit)? {
         Some((_, inflated)) => (Bytes::from(inflated), None),
         None => (bytes, disk),
     };
@@ -397,10 +440,7 @@ fn count_reader_as(
         let total = read.streamed_limit();
         return match stream::count_stream(r, c, i, keep, read.limit(), total, max_keys)? {
             Some((counts, _)) => Ok((counts, n.load(Ordering::Relaxed))),
-            None => Err(ErrorDetail::Format(
-                "not a TFRecord log (it fails before its first record)".into(),
-            )
-            .into()),
+            None => Err(ScanError::NotTfRecordLog.into()),
         };
     }
     // Under the cap as every input is read (crate::io): the buffer grows as bytes come.

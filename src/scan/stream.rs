@@ -177,15 +177,12 @@ impl Blocks<'_> {
                         let what = self
                             .what
                             .map_or("input".to_string(), |c| format!("{c} data"));
-                        return Err(ErrorDetail::Format(format!(
-                            "{what}: {e} (after {} bytes of {} stream)",
-                            crate::digits::group_digits(self.read + n as u64),
-                            if self.what.is_some() {
-                                "inflated"
-                            } else {
-                                "the"
-                            },
-                        ))
+                        return Err(super::ScanError::Read {
+                            what,
+                            why: e.to_string(),
+                            after: self.read + n as u64,
+                            inflated: self.what.is_some(),
+                        }
                         .into());
                     }
                     None => break,

@@ -4,16 +4,16 @@
 //! reader/writer the request codec uses, and their error ([`error::DecodeError`]).
 
 pub(crate) mod error;
+pub(crate) mod format;
 pub(crate) mod reader;
 pub(crate) mod writer;
 
-pub use error::{DecodeError, DecodeErrorKind};
+pub(crate) use format::{Kind, WireFormat};
 pub use reader::{PackedVarints, VarintIter, WireValue, RECURSION_LIMIT};
 /// Writing protobuf wire bytes by hand (varints, tags, length-delimited fields), for
 /// hand-made or deliberately malformed messages; the encoder uses the same functions.
 pub use writer::{put_bytes_field, put_len_header, put_varint, put_varint_field};
 
-use std::fmt;
 use std::sync::OnceLock;
 
 use prost_reflect::DescriptorPool;
@@ -78,61 +78,5 @@ pub fn message_name(wire: WireFormat, kind: Kind) -> &'static str {
         (WireFormat::Eas, Kind::Response) => "tfreq.eas.PredictResponse",
         (WireFormat::TfServing, Kind::Request) => "tensorflow.serving.PredictRequest",
         (WireFormat::TfServing, Kind::Response) => "tensorflow.serving.PredictResponse",
-    }
-}
-
-/// The two protobuf wire formats tfreq reads and writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum WireFormat {
-    /// PAI-EAS `PredictRequest` / `PredictResponse` (values in `ArrayProto`).
-    Eas,
-    /// TF Serving `tensorflow.serving.PredictRequest` / `PredictResponse` (`TensorProto`).
-    TfServing,
-}
-
-impl WireFormat {
-    /// The name used on the command line and in JSON (`eas`, `tf-serving`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WireFormat::Eas => "eas",
-            WireFormat::TfServing => "tf-serving",
-        }
-    }
-}
-
-impl fmt::Display for WireFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            WireFormat::Eas => "EAS",
-            WireFormat::TfServing => "TF Serving",
-        })
-    }
-}
-
-/// Request or response.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Kind {
-    /// A `PredictRequest`.
-    Request,
-    /// A `PredictResponse`.
-    Response,
-}
-
-impl Kind {
-    /// `request` or `response`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Request => "request",
-            Kind::Response => "response",
-        }
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Kind::Request => "PredictRequest",
-            Kind::Response => "PredictResponse",
-        })
     }
 }

@@ -1,6 +1,6 @@
 //! The library's own guarantees: decoding bounded in memory and time on adversarial
 //! bytes, round-trip properties, the fuzz corpus replayed, errors that convert and keep their
-//! message, a host process left alone, the layers of `src/` and the code tables of `docs/`,
+//! message, a host process left alone, the layers of `src/`, one public item a name, the code tables of `docs/`,
 //! and summaries that merge exactly.
 
 #[path = "../common/mod.rs"]
@@ -8,6 +8,7 @@ mod common;
 
 mod adversarial;
 mod alloc;
+mod api;
 mod big_logs;
 mod bounded;
 mod codes;

@@ -42,7 +42,7 @@ fn reading_100_mb_installs_no_handler_and_copies() {
     let bytes = tfreq::io::read_input(&p).unwrap();
     assert_eq!(bytes.len(), 100 << 20);
     let opts = tfreq::io::ReadOptions::default();
-    let again = tfreq::io::read(&p, &opts).unwrap();
+    let again = tfreq::io::read_file(&p, &opts).unwrap();
     #[cfg(unix)]
     assert_eq!(sigbus_handler(), before, "reading installed a handler");
 
@@ -73,7 +73,7 @@ fn mapping_is_the_callers_choice() {
     // see that the bytes are the file's own pages.
     let opts = unsafe { tfreq::io::ReadOptions::default().map_large_files() };
     assert!(opts.maps_large_files());
-    let bytes = tfreq::io::read(&p, &opts).unwrap();
+    let bytes = tfreq::io::read_file(&p, &opts).unwrap();
     rewrite_first_byte(&p);
     assert_eq!(bytes[0], b'b', "a mapping sees the file change");
     #[cfg(unix)]

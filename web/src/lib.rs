@@ -11,7 +11,9 @@ use std::path::Path;
 
 use bytes::Bytes;
 use tfreq::analysis::report::{Labeled, Report, Unreadable};
-use tfreq::analysis::{check_labeled, diff_labeled, lint, CheckOptions, DiffOptions, Finding};
+use tfreq::analysis::{
+    check_labeled, diff_labeled, lint, CheckOptions, DiffOptions, Finding, Hint,
+};
 use tfreq::formats::compression::Compression;
 use tfreq::formats::savedmodel::read_model_bytes;
 use tfreq::formats::{Container, ContainerKind, Content, InputOptions};
@@ -177,11 +179,12 @@ const WHOLE_MAX: u64 = 256 << 20;
 fn container(name: &str, bytes: Bytes) -> Result<(Container, Option<Compression>), tfreq::Error> {
     let opts = InputOptions::new();
     let limit = WHOLE_MAX;
-    let (bytes, compressed) =
-        match tfreq::formats::compression::detect(&bytes, limit).map_err(|e| e.in_file(name))? {
-            Some((c, inflated)) => (Bytes::from(inflated), Some(c)),
-            None => (bytes, None),
-        };
+    let (bytes, compressed) = match tfreq::formats::compression::inflate_any(&bytes, limit)
+        .map_err(|e| e.in_file(name))?
+    {
+        Some((c, inflated)) => (Bytes::from(inflated), Some(c)),
+        None => (bytes, None),
+    };
     let opts = opts.max_size(limit).for_path(Path::new(name));
     let mut c = tfreq::formats::read(bytes, &opts)
         .and_then(|e| e.into_container())
@@ -354,7 +357,7 @@ impl Compare {
         warm.report_problems(&mut report);
         prod.report_problems(&mut report);
         report.model = self.model.as_ref().map(|(n, _)| n.clone());
-        report_json(&report)
+        report_json(&mut report)
     }
 
     /// `tfreq check REQUESTS... --model MODEL`, the production files as the requests:
@@ -377,7 +380,7 @@ impl Compare {
         let mut report = check_labeled(&reqs.labeled(), &model, &opts);
         reqs.report_problems(&mut report);
         report.model = self.model.as_ref().map(|(n, _)| n.clone());
-        report_json(&report)
+        report_json(&mut report)
     }
 
     fn signatures(&self) -> Result<Option<ModelSignatures>, String> {
@@ -411,7 +414,21 @@ fn exit_code(r: &Report) -> u8 {
     }
 }
 
-fn report_json(r: &Report) -> String {
+/// A finding's hint worded as the command line words it, whose output the page
+/// mirrors (src/bin/tfreq/report.rs, `flag_hint`).
+fn flag_hint(h: Hint) -> Option<&'static str> {
+    Some(match h {
+        Hint::StrictShapes => " (an error with --strict-shapes)",
+        Hint::Model => {
+            ": pass --model PATH (a SavedModel, its metadata JSON or saved_model_cli output)"
+        }
+        Hint::ModelGraph => ": give --model with the SavedModel (its saved_model.pb has the graph)",
+        _ => return None,
+    })
+}
+
+fn report_json(r: &mut Report) -> String {
+    r.findings_mut().for_each(|f| f.word_hint(flag_hint));
     let mut text = Vec::new();
     let _ = tfreq::render::report::write_human(&mut text, r, Color::Never);
     let report: serde_json::Value =

@@ -836,7 +836,7 @@ fn inspect_json_given_back_is_named() {
         let (code, _, err) = run(&["diff", f.to_str().unwrap(), &path("eas/faq_prod.bin")]);
         assert_eq!(code, 2, "{err}");
         assert!(
-            err.contains("this is tfreq inspect --format json output"),
+            err.contains("this is tfreq's inspect report in JSON"),
             "{err}"
         );
         assert!(err.contains(&format!("{:?}", files[0])), "{err}");

@@ -360,12 +360,12 @@ fn the_default_key_cap_bounds_the_tables_to_about_a_gigabyte() {
         let full = run(&["keys", "-f", format, &many], None);
         assert_eq!((base.code, full.code), (0, 0), "{}{}", base.err, full.err);
         let per_key = (full.peak_kib.saturating_sub(base.peak_kib) * 1024) / n;
-        let at_default = per_key * tfreq::scan::DEFAULT_MAX_KEYS as u64;
+        let at_default = per_key * tfreq::analysis::summary::DEFAULT_MAX_KEYS as u64;
         eprintln!("{format}: {per_key} bytes a key, {at_default} bytes at the default cap");
         assert!(
             at_default < 800_000_000,
             "{format}: {per_key} bytes a key: {at_default} bytes at the default of {}",
-            tfreq::scan::DEFAULT_MAX_KEYS
+            tfreq::analysis::summary::DEFAULT_MAX_KEYS
         );
     }
 }

@@ -437,12 +437,12 @@ fn a_splat_goes_to_eas_as_the_full_count() {
 #[test]
 fn out_of_range_ints_are_refused_or_each_change_named() {
     let values = [
-        "inputs[\"i8\"].int_val[0]: the value -129, outside DT_INT8 (-128..=127); --lossy writes 127",
-        "inputs[\"i8\"].int_val[1]: the value 128, outside DT_INT8 (-128..=127); --lossy writes -128",
-        "inputs[\"u8\"].int_val[0]: the value -1, outside DT_UINT8 (0..=255); --lossy writes 255",
-        "inputs[\"u8\"].int_val[1]: the value 256, outside DT_UINT8 (0..=255); --lossy writes 0",
-        "inputs[\"u16\"].int_val[0]: the value -1, outside DT_UINT16 (0..=65535); --lossy writes 65535",
-        "inputs[\"u16\"].int_val[1]: the value 65536, outside DT_UINT16 (0..=65535); --lossy writes 0",
+        "inputs[\"i8\"].int_val[0]: the value -129, outside DT_INT8 (-128..=127); a lossy conversion writes 127",
+        "inputs[\"i8\"].int_val[1]: the value 128, outside DT_INT8 (-128..=127); a lossy conversion writes -128",
+        "inputs[\"u8\"].int_val[0]: the value -1, outside DT_UINT8 (0..=255); a lossy conversion writes 255",
+        "inputs[\"u8\"].int_val[1]: the value 256, outside DT_UINT8 (0..=255); a lossy conversion writes 0",
+        "inputs[\"u16\"].int_val[0]: the value -1, outside DT_UINT16 (0..=65535); a lossy conversion writes 65535",
+        "inputs[\"u16\"].int_val[1]: the value 65536, outside DT_UINT16 (0..=65535); a lossy conversion writes 0",
     ];
     for wire in ["tf-serving", "tfrecord"] {
         refused_then_lossy(

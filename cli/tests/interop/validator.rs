@@ -11,7 +11,7 @@ use serde_json::Value;
 use tfreq::analysis::report::{Labeled, Verdict};
 use tfreq::analysis::{check_labeled, CheckOptions};
 use tfreq::analysis::{diff_labeled, DiffOptions};
-use tfreq::formats::savedmodel::{read_model, sniff, ModelSource};
+use tfreq::formats::savedmodel::{model_source, read_model, ModelSource};
 use tfreq::Message;
 
 const MODELS: [&str; 3] = ["faq", "two_sigs", "half_plus_two"];
@@ -115,18 +115,18 @@ fn faq_signature_is_the_faq_model() {
 #[test]
 fn sniff_tells_the_formats_apart() {
     assert_eq!(
-        sniff(&data("models/two_sigs")).unwrap(),
+        model_source(&data("models/two_sigs")).unwrap(),
         ModelSource::SavedModel
     );
     assert_eq!(
-        sniff(&data("models/two_sigs.metadata.json")).unwrap(),
+        model_source(&data("models/two_sigs.metadata.json")).unwrap(),
         ModelSource::Metadata
     );
     assert_eq!(
-        sniff(&data("models/two_sigs.saved_model_cli.txt")).unwrap(),
+        model_source(&data("models/two_sigs.saved_model_cli.txt")).unwrap(),
         ModelSource::SavedModelCli
     );
-    assert!(sniff(&data("eas/faq_prod.bin")).is_err());
+    assert!(model_source(&data("eas/faq_prod.bin")).is_err());
 }
 
 /// `tfreq signature` prints what saved_model_cli printed, up to the ops line (which

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+/// HTTP/2's client connection preface (https://www.rfc-editor.org/rfc/rfc9113#section-3.4).
+pub(crate) const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// Frame types and flags (RFC 9113 §6).
 const DATA: u8 = 0x0;

@@ -789,7 +789,7 @@ fn twenty_thousand_models_ask_for_metadata_within_the_cache_bound() {
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(
         stdout.contains(&format!(
-            "REST request to a model past the first {MAX_MODELS} (--max-models"
+            "REST request to a model past the first {MAX_MODELS} (the model limit"
         )),
         "{stdout}"
     );

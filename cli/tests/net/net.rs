@@ -577,7 +577,7 @@ fn rest_json_writer_round_trips_every_request_it_can_carry() {
             if m.kind != Kind::Request {
                 continue;
             }
-            let Ok((json, _)) = tfreq::formats::rest_json::to_json(&m) else {
+            let Ok((json, _)) = tfreq::formats::rest_json::to_rest_json(&m) else {
                 continue;
             };
             let mut d = tfreq::formats::rest_json::Dtypes::default();
@@ -609,7 +609,7 @@ fn rest_json_writer_round_trips_every_request_it_can_carry() {
 #[test]
 fn rest_json_says_what_it_cannot_carry() {
     let m = tfreq::decode(&data("tests/data/tfs/dtype_complex64_typed.bin")).unwrap();
-    let e = tfreq::formats::rest_json::to_json(&m)
+    let e = tfreq::formats::rest_json::to_rest_json(&m)
         .unwrap_err()
         .to_string();
     assert!(e.contains("cannot carry DT_COMPLEX64"), "{e}");
@@ -2520,7 +2520,7 @@ fn record_scrub_replaces_values_and_max_size_passes_big_requests_unrecorded() {
     let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(summary["requests"], 1, "{stdout}");
     assert!(
-        stderr.contains("not recorded: 1 request, larger than --max-size"),
+        stderr.contains("not recorded: 1 request, larger than the size limit"),
         "{stderr}"
     );
     let merged = dir.path().join("summary.json");
@@ -2690,7 +2690,7 @@ fn record_relays_unreadable_http2_unchanged_and_names_it_unread() {
     let out = dir.path().join("w.tfrecord");
     let rec = start_record(&format!("grpc://127.0.0.1:{up_port}"), &out, &[]);
     // The preface, then a DATA frame on stream 0 where SETTINGS must come first.
-    let mut sent = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    let mut sent = crate::hostile_grpc::PREFACE.to_vec();
     sent.extend([0, 0, 3, 0, 0, 0, 0, 0, 0, b'a', b'b', b'c']);
     sent.extend((0..3000u32).map(|i| (i * 7919 % 251) as u8));
     let mut c = std::net::TcpStream::connect(("127.0.0.1", rec.port)).unwrap();

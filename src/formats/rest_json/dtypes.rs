@@ -3,7 +3,7 @@
 
 use super::err;
 use crate::dtype::DType;
-use crate::error::{Error, ErrorDetail};
+use crate::error::Error;
 
 /// Each input's dtype, by name (and optionally the signature's input set, which makes
 /// missing inputs an error and extra keys ignored, as TF Serving does).
@@ -66,11 +66,9 @@ impl Dtypes {
     /// # Ok::<(), tfreq::Error>(())
     /// ```
     pub fn annotate(&mut self, s: &str) -> Result<(), Error> {
-        let (name, dt) = s.rsplit_once('=').ok_or_else(|| {
-            Error::from(ErrorDetail::Format(format!(
-                "{s:?}: expected NAME=DTYPE (e.g. x=DT_FLOAT)"
-            )))
-        })?;
+        let (name, dt) = s
+            .rsplit_once('=')
+            .ok_or_else(|| Error::from(super::RestJsonError::Annotation(s.to_string())))?;
         let dt = dtype_named(dt)?;
         self.set(name, dt);
         for d in self
@@ -121,11 +119,7 @@ pub fn dtypes_for_model(model: &crate::signature::ModelSignatures) -> Result<Dty
 fn dtype_named(dt: &str) -> Result<DType, Error> {
     DType::from_name(dt)
         .or_else(|| DType::all().find(|d| d.info().short == dt))
-        .ok_or_else(|| {
-            Error::from(ErrorDetail::Format(format!(
-                "{dt:?} is not a dtype name (DT_FLOAT, float32, ...)"
-            )))
-        })
+        .ok_or_else(|| Error::from(super::RestJsonError::DtypeName(dt.to_string())))
 }
 
 /// The input dtypes of `signature` in a model's signatures (read by

@@ -2,7 +2,7 @@
 
 use super::read::each_value;
 use super::url::RestCall;
-use super::{err, parse, Json};
+use super::{err, parse_json, Json};
 use base64::Engine;
 use bytes::Bytes;
 
@@ -52,7 +52,7 @@ use crate::model::{FeatureValues, Message, Method, WireFormat};
 /// # Ok::<(), tfreq::Error>(())
 /// ```
 pub fn examples_from_json(json: &[u8], call: &RestCall) -> Result<Message, Error> {
-    examples_from_value(&parse(json)?, call)
+    examples_from_value(&parse_json(json)?, call)
 }
 
 /// Every request of a file holding one `:classify`/`:regress` body, or several as JSON

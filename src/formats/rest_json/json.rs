@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::error::{Error, ErrorDetail};
+use crate::error::Error;
 
 /// A JSON value whose objects keep their key order.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,9 +123,9 @@ impl<'de> Deserialize<'de> for Json {
 }
 
 /// Parses JSON keeping object key order.
-pub fn parse(bytes: &[u8]) -> Result<Json, Error> {
+pub fn parse_json(bytes: &[u8]) -> Result<Json, Error> {
     serde_json::from_slice(&nan_tokens(bytes))
-        .map_err(|e| Error::from(ErrorDetail::Format(format!("JSON parse error: {e}"))))
+        .map_err(|e| Error::from(super::RestJsonError::Parse(e.to_string())))
 }
 
 /// What a bare `NaN`, `Infinity` or `-Infinity` becomes before serde_json reads the

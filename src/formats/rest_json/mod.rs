@@ -40,7 +40,40 @@ pub use url::*;
 pub use write::*;
 
 fn err(s: impl Into<String>) -> Error {
-    Error::from(ErrorDetail::Format(s.into()))
+    Error::from(RestJsonError::Body(s.into()))
+}
+
+/// Why a TF Serving REST JSON body, or a dtype given for one, cannot be read.
+///
+/// ```
+/// use tfreq::formats::rest_json::RestJsonError;
+/// let e = tfreq::Error::from(RestJsonError::DtypeName("f33".into()));
+/// assert_eq!(e.to_string(), r#""f33" is not a dtype name (DT_FLOAT, float32, ...)"#);
+/// assert_eq!(e.classify(), tfreq::Category::Container);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RestJsonError {
+    /// The bytes are not JSON: serde_json's message.
+    #[error("JSON parse error: {0}")]
+    Parse(String),
+    /// A dtype given as other than `NAME=DTYPE`.
+    #[error("{0:?}: expected NAME=DTYPE (e.g. x=DT_FLOAT)")]
+    Annotation(String),
+    /// A dtype name no dtype has.
+    #[error("{0:?} is not a dtype name (DT_FLOAT, float32, ...)")]
+    DtypeName(String),
+    /// JSON that is not a body TF Serving reads, in TF Serving's words where it has
+    /// them (tensorflow_serving/util/json_tensor.cc).
+    #[error("{0}")]
+    Body(String),
+}
+
+/// A [`RestJsonError`] is a container problem, as other unreadable files are.
+impl From<RestJsonError> for Error {
+    fn from(e: RestJsonError) -> Self {
+        Error::other(crate::error::Category::Container, e)
+    }
 }
 
 /// [`for_each_json_line`] for a file that may also hold TF Serving's `:classify` /

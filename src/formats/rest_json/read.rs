@@ -2,7 +2,7 @@
 
 use super::dtypes::Dtypes;
 use super::err;
-use super::json::{nan_tokens, parse, Json};
+use super::json::{nan_tokens, parse_json, Json};
 use base64::Engine;
 use bytes::Bytes;
 
@@ -129,7 +129,7 @@ pub fn from_json(
     fetches: &[String],
     wire: WireFormat,
 ) -> Result<Message, Error> {
-    from_value(&parse(json)?, dtypes, fetches, wire)
+    from_value(&parse_json(json)?, dtypes, fetches, wire)
 }
 
 /// Every request of a file holding one REST request, or several as JSON lines (one

@@ -77,7 +77,7 @@ impl RestCall {
             return Err(bad("no model name"));
         }
         let mut call = RestCall::method(method);
-        call.model = percent_decode(name);
+        call.model = percent_text(name);
         match (parts.next(), parts.next(), parts.next()) {
             (None, _, _) => {}
             (Some(v), Some(n), None)
@@ -92,7 +92,7 @@ impl RestCall {
                 })?);
             }
             (Some(l), Some(n), None) if l.eq_ignore_ascii_case("labels") && !n.is_empty() => {
-                call.label = Some(percent_decode(n));
+                call.label = Some(percent_text(n));
             }
             _ => return Err(bad("unexpected path after the model name")),
         }
@@ -101,9 +101,9 @@ impl RestCall {
 }
 
 /// `%XX` sequences as bytes (curl_easy_unescape: a `%` not followed by two hex digits
-/// stays as it is; `+` is not a space).
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
+/// stays as it is; `+` is not a space): a REST URL's model name and label, and gRPC's
+/// `grpc-message` (src/net/grpc.rs).
+pub(crate) fn percent_decode(b: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
@@ -123,5 +123,10 @@ fn percent_decode(s: &str) -> String {
             }
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    out
+}
+
+/// [`percent_decode`] read as UTF-8, lossily.
+fn percent_text(s: &str) -> String {
+    String::from_utf8_lossy(&percent_decode(s.as_bytes())).into_owned()
 }

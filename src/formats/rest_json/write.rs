@@ -16,12 +16,12 @@ use crate::model::Message;
 /// [`from_json`](super::from_json) of the result, with the same dtypes, gives the same request back.
 ///
 /// ```
-/// use tfreq::formats::rest_json::{to_json, from_json, Dtypes};
+/// use tfreq::formats::rest_json::{to_rest_json, from_json, Dtypes};
 /// use tfreq::{DType, TFRequest};
 /// let mut req = TFRequest::new("serving_default");
 /// req.add_feed("x", &[2, 2], DType::Float, vec![1.5f32, 2.0, 3.0, 4.0])?;
 /// req.add_fetch("y");
-/// let (json, notes) = to_json(req.message())?;
+/// let (json, notes) = to_rest_json(req.message())?;
 /// assert_eq!(json, r#"{"signature_name":"serving_default","inputs":{"x":[[1.5,2],[3,4]]}}"#);
 /// assert!(notes[0].contains("output_filter"));
 /// let mut d = Dtypes::default();
@@ -30,7 +30,7 @@ use crate::model::Message;
 /// assert_eq!(back.tensors[0].shape.sizes(), vec![2, 2]);
 /// # Ok::<(), tfreq::Error>(())
 /// ```
-pub fn to_json(msg: &Message) -> Result<(String, Vec<String>), Error> {
+pub fn to_rest_json(msg: &Message) -> Result<(String, Vec<String>), Error> {
     let mut notes = Vec::new();
     if !msg.fetches.is_empty() {
         notes.push(format!(

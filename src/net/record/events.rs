@@ -144,7 +144,7 @@ pub fn run_recorder(
                 } => {
                     if is_recordable(protocol, &path) {
                         rec.refuse(
-                            "larger than --max-size (passed through, not recorded)",
+                            "larger than the size limit (passed through, not recorded)",
                             format!("{protocol} {path}"),
                         );
                     }
@@ -153,7 +153,7 @@ pub fn run_recorder(
                 Event::OverBudget { protocol, path } => {
                     if is_recordable(protocol, &path) {
                         rec.refuse(
-                            "read while the proxy held --max-inflight bytes of requests (passed through, not recorded)",
+                            "read while the proxy held its in-flight limit of request bytes (passed through, not recorded)",
                             format!("{protocol} {path}"),
                         );
                     }

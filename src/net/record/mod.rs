@@ -229,7 +229,7 @@ mod tests {
         assert_eq!(n, 3, "{:?}", r.not_recorded());
         assert!(r
             .not_recorded()
-            .contains_key("past --max-records (key not recorded)"));
+            .contains_key("past the record limit (key not recorded)"));
     }
 
     #[test]
@@ -314,7 +314,7 @@ mod tests {
         let (n, names) = r
             .not_recorded()
             .iter()
-            .find(|(why, _)| why.contains("past the first 2 (--max-models"))
+            .find(|(why, _)| why.contains("past the first 2 (the model limit"))
             .map(|(_, v)| v.clone())
             .unwrap();
         assert_eq!(

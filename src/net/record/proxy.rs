@@ -71,7 +71,7 @@ impl ProxyOptions {
     pub fn new(upstream: impl Into<String>) -> ProxyOptions {
         ProxyOptions {
             upstream: upstream.into(),
-            max_size: DEFAULT_MAX_SIZE,
+            max_size: DEFAULT_MAX_REQUEST_SIZE,
             fetch_metadata: true,
             ca_cert: None,
             max_inflight: DEFAULT_MAX_INFLIGHT,

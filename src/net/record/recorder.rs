@@ -15,13 +15,12 @@ use crate::model::{Kind, Message, Method, WireFormat};
 use crate::net::Protocol;
 use crate::scrub::{scrub, FillMode};
 
-/// TF Serving's warm-up runs at most this many records
-/// ([`crate::analysis::warmup::MAX_RECORDS`]): the most [`Recorder`] keeps.
-pub const MAX_RECORDS: usize = crate::analysis::warmup::MAX_RECORDS;
+// TF Serving's warm-up runs at most this many records: the most `Recorder` keeps.
+use crate::analysis::warmup::MAX_RECORDS;
 
 /// The default largest request body recorded: 64 MiB. A larger one is passed through
 /// and counted, not recorded.
-pub const DEFAULT_MAX_SIZE: u64 = 64 << 20;
+pub const DEFAULT_MAX_REQUEST_SIZE: u64 = 64 << 20;
 
 /// The default [`ProxyOptions::max_models`](super::ProxyOptions::max_models) and [`RecordOptions::max_models`].
 pub const DEFAULT_MAX_MODELS: usize = 1024;
@@ -291,7 +290,7 @@ impl Recorder {
         let meta = self.metadata.get(&model_path).cloned();
         let what = |m: &str| format!("REST {m}:predict");
         let sig = || {
-            rest_json::parse(&body)
+            rest_json::parse_json(&body)
                 .ok()
                 .and_then(|v| match v.get("signature_name") {
                     Some(rest_json::Json::String(s)) => Some(s.clone()),
@@ -310,7 +309,7 @@ impl Recorder {
                     if self.models.len() >= self.opts.max_models {
                         return self.refuse(
                             &format!(
-                                "REST request to a model past the first {} (--max-models; passed through, not recorded)",
+                                "REST request to a model past the first {} (the model limit; passed through, not recorded)",
                                 self.opts.max_models
                             ),
                             what(&model_path),
@@ -412,9 +411,9 @@ impl Recorder {
                 None => self.model = Some(named.clone()),
                 Some(m) if m != named => {
                     let why = if self.opts.model_name.is_some() {
-                        "a model other than --model-name's (passed through, not recorded)"
+                        "a model other than the one named to record (passed through, not recorded)"
                     } else {
-                        "a model other than the first recorded; a warm-up file belongs to one model, --model-name picks it (passed through, not recorded)"
+                        "a model other than the first recorded; a warm-up file belongs to one model, a model name to record picks it (passed through, not recorded)"
                     };
                     return self.refuse(why, format!("model {named:?}"));
                 }
@@ -431,7 +430,7 @@ impl Recorder {
             };
         }
         if self.kept.len() >= self.opts.max_records {
-            return self.refuse("past --max-records (key not recorded)", key.to_string());
+            return self.refuse("past the record limit (key not recorded)", key.to_string());
         }
         let mut m = match self.opts.scrub {
             Some(fill) => match scrub(&msg, fill) {
