@@ -358,3 +358,109 @@ impl<R: Read> Read for Limited<R> {
         Ok(n)
     }
 }
+
+/// Bytes a [`Spool`] holds in memory before it moves them to its temporary file.
+const SPOOL_MEMORY: usize = 8 << 20;
+
+/// Output written now and copied out later, in bounded memory: for a listing whose head
+/// needs the whole input (a log's record count comes before its records), written
+/// while the input is walked once. It holds up to 8 MiB in memory, then writes to an
+/// unnamed temporary file in [`std::env::temp_dir`] (removed as soon as it is made).
+///
+/// ```
+/// use std::io::Write;
+/// let mut spool = tfreq::io::Spool::new();
+/// writeln!(spool, "record 0")?;
+/// let mut out = b"2 records\n".to_vec();
+/// spool.copy_to(&mut out)?;
+/// assert_eq!(out, b"2 records\nrecord 0\n");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct Spool {
+    held: Vec<u8>,
+    file: Option<File>,
+}
+
+impl Spool {
+    /// An empty spool.
+    pub fn new() -> Spool {
+        Spool::default()
+    }
+
+    /// Writes everything written to the spool to `out`, in order.
+    pub fn copy_to(mut self, out: &mut dyn io::Write) -> io::Result<()> {
+        use std::io::{Seek, Write};
+        let Some(mut f) = self.file.take() else {
+            return out.write_all(&self.held);
+        };
+        f.write_all(&self.held)?;
+        self.held = Vec::new();
+        f.seek(io::SeekFrom::Start(0))?;
+        io::copy(&mut f, out)?;
+        Ok(())
+    }
+
+    /// Moves what memory holds to the temporary file (made on the first call).
+    fn spill(&mut self) -> io::Result<()> {
+        use std::io::Write;
+        let f = match &mut self.file {
+            Some(f) => f,
+            None => self.file.insert(spool_file()?),
+        };
+        f.write_all(&self.held)?;
+        self.held.clear();
+        Ok(())
+    }
+}
+
+impl io::Write for Spool {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.held.extend_from_slice(buf);
+        if self.held.len() >= SPOOL_MEMORY {
+            self.spill()?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A new temporary file, read and written, its name removed at once (where the system
+/// allows it; elsewhere it stays until removed by hand).
+fn spool_file() -> io::Result<File> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir();
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    for _ in 0..16 {
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!(".tfreq-spool-{}-{n}-{stamp}", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(f) => {
+                let _ = std::fs::remove_file(&path);
+                return Ok(f);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("a temporary file in {}: {e}", dir.display()),
+                ))
+            }
+        }
+    }
+    Err(io::Error::other(format!(
+        "a temporary file in {}: every name tried is taken",
+        dir.display()
+    )))
+}

@@ -233,6 +233,13 @@ pub(crate) fn release(data: &[u8]) {
     give_back(data, 0, data.len(), true);
 }
 
+/// Gives back the folios of `run[from..to]` (both rounded down to a folio boundary) if
+/// `run` lies in a mapped input: for a forward walk that gives back what it has passed
+/// (see [`release`]).
+pub(crate) fn release_between(run: &[u8], from: usize, to: usize) {
+    give_back(run, from, to, false);
+}
+
 /// Gives back the folios from `run[from]` rounded down to `run[to]` rounded down (`up`:
 /// rounded up), within the mapped input that holds `run`. Runs under 64 KiB are left
 /// alone: what they keep resident does not matter.

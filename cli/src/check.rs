@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use tfreq::analysis::{check_labeled, CheckOptions};
+use tfreq::analysis::report::Labeled;
+use tfreq::analysis::report::Report;
+use tfreq::analysis::{check_labeled, check_one, CheckOptions};
 use tfreq::signature::SERVE_TAG;
 
 use tfreq::analysis::report::Command;
@@ -74,32 +76,52 @@ fn run_check(a: Args) -> Result<Outcome, ModelFailure> {
         Err(e) => return Ok(Err(e)),
     };
     let progress = Progress::new(&files, a.format != Format::Human);
-    let reqs = inputs.requests(&files, &progress, true);
-    drop(progress);
-    let model = match (file_model, url) {
-        (Some(m), _) => m,
-        (None, url) => live_model(
-            url.unwrap_or_default(),
-            a.model_name.clone(),
-            a.cacert.as_deref(),
-            &reqs.requests,
-        )
-        .map_err(ModelFailure)?,
+    let opts = CheckOptions {
+        tag: a.tag.clone(),
+        signature: a.signature.clone(),
+        strict_shapes: a.strict_shapes,
     };
-    if model.meta_graph(&a.tag).is_none() {
-        return Err(ModelFailure(Failure::msg(format!(
+    let no_tag = |model: &tfreq::signature::ModelSignatures| {
+        ModelFailure(Failure::msg(format!(
             "--model {}: no meta graph tagged {:?} (tag sets: {})",
             a.model.display(),
             a.tag,
             model.tag_sets().join("; ")
-        ))));
-    }
-    let opts = CheckOptions {
-        tag: a.tag,
-        signature: a.signature,
-        strict_shapes: a.strict_shapes,
+        )))
     };
-    let mut report = check_labeled(&labeled(&reqs.requests), &model, &opts);
+    let (reqs, mut report) = match file_model {
+        // A model read from a file: each request is checked as it is read and dropped,
+        // so a log of any length is checked in bounded memory.
+        Some(model) if model.meta_graph(&a.tag).is_some() => {
+            let mut judged = Vec::new();
+            let reqs = inputs.requests_into(&files, &progress, true, &mut judged, |l| {
+                check_one(&Labeled::new(&l.file, &l.label, &l.message), &model, &opts)
+            });
+            drop(progress);
+            (reqs, Report::new(Command::Check, judged))
+        }
+        file_model => {
+            // A live model is asked for the first request's model name: the requests
+            // are held.
+            let reqs = inputs.requests(&files, &progress, true);
+            drop(progress);
+            let model = match (file_model, url) {
+                (Some(m), _) => m,
+                (None, url) => live_model(
+                    url.unwrap_or_default(),
+                    a.model_name.clone(),
+                    a.cacert.as_deref(),
+                    &reqs.requests,
+                )
+                .map_err(ModelFailure)?,
+            };
+            if model.meta_graph(&a.tag).is_none() {
+                return Err(no_tag(&model));
+            }
+            let report = check_labeled(&labeled(&reqs.requests), &model, &opts);
+            (reqs, report)
+        }
+    };
     reqs.report_problems(&mut report);
     report.model = Some(a.model.display().to_string());
     Ok(render(&mut report, a.format))

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use tfreq::analysis::report::Command;
+use tfreq::analysis::report::Labeled;
 use tfreq::analysis::{diff_labeled, DiffOptions};
 use tfreq::signature::SERVE_TAG;
 
@@ -118,15 +119,33 @@ fn run_diff(mut a: Args) -> Result<u8, Fatal> {
     let progress = Progress::new(&all, a.format != ReportFormat::Human);
     // Without the warm-up there is nothing to compare with: that one is fatal.
     let warm = inputs.warmup(&a.warmup, &progress).map_err(Fatal::Warmup)?;
-    let prod = inputs.requests(&prod_files, &progress, false);
-    progress.step("comparing");
     let opts = DiffOptions {
         strict_shapes: a.strict_shapes,
         model: mg,
     };
-    let (wl, pl) = (labeled(&warm.requests), labeled(&prod.requests));
+    let wl = labeled(&warm.requests);
+    let Some((rule, source)) = &batching else {
+        // Each production request is judged as it is read and dropped: a log of any
+        // length is compared in bounded memory.
+        let differ = tfreq::analysis::Differ::new(&wl, &opts);
+        let mut judged = Vec::new();
+        let prod = inputs.requests_into(&prod_files, &progress, false, &mut judged, |l| {
+            differ.report(&Labeled::new(&l.file, &l.label, &l.message))
+        });
+        progress.step("comparing");
+        let mut report = differ.finish(judged);
+        warm.report_problems(&mut report);
+        prod.report_problems(&mut report);
+        report.model = a.model.as_ref().map(|p| p.display().to_string());
+        drop(progress);
+        return Ok(render(&report, a.format)?);
+    };
+    // The batch sizes are judged over all production requests at once: they are held.
+    let prod = inputs.requests(&prod_files, &progress, false);
+    progress.step("comparing");
+    let pl = labeled(&prod.requests);
     let mut report = diff_labeled(&wl, &pl, &opts);
-    if let Some((rule, source)) = &batching {
+    {
         tfreq::analysis::diff_batches_with_model(
             &mut report,
             rule,

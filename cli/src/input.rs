@@ -241,32 +241,8 @@ impl<'a> Inputs<'a> {
         Ok(opts)
     }
 
-    /// Reads one input whole: its container (every entry, detection's findings and TF
-    /// Serving's warm-up limits) and the compression it was inflated from. The error
-    /// names the file.
-    pub fn container(
-        &self,
-        path: &Path,
-        progress: &Progress,
-    ) -> Result<(Container, Option<Compression>), Failure> {
-        let file = path.display().to_string();
-        progress.step(format!("reading {file}"));
-        let (bytes, compressed) = self.bytes(path)?;
-        progress.step(format!(
-            "decoding {file} ({})",
-            human_size(bytes.len() as u64)
-        ));
-        let mut c = self.container_of(path, bytes)?;
-        c.compression = compressed;
-        // Where TF Serving loads its warm-up from, compression fails the model load,
-        // whatever the command.
-        if let Some(comp) = compressed.filter(|_| is_warmup_path(path)) {
-            c.findings.push(compressed_warmup(comp));
-        }
-        Ok((c, compressed))
-    }
-
-    /// [`Inputs::container`] of bytes already read from `path`.
+    /// The container of bytes already read whole from `path`: every entry, detection's
+    /// findings and TF Serving's warm-up limits. The error names the file.
     pub fn container_of(&self, path: &Path, bytes: Bytes) -> Result<Container, Failure> {
         let opts = self.options_for(path, &bytes)?;
         let mut c = tfreq::formats::read(bytes, &opts)
@@ -320,10 +296,32 @@ impl<'a> Inputs<'a> {
     /// reported on stderr and set aside; the others are read. `warmup`: the files are
     /// warm-ups (what TF Serving's loader reads), so a compressed one is a finding.
     pub fn requests(&self, paths: &[PathBuf], progress: &Progress, warmup: bool) -> Requests {
+        let mut found = Vec::new();
+        let mut out = self.requests_into(paths, progress, warmup, &mut found, |l| l);
+        out.requests = found;
+        out
+    }
+
+    /// [`Inputs::requests`] for a caller that does not keep the requests: each is
+    /// turned into what `judge` makes of it, in order, into `judged`, and dropped (a
+    /// TFRecord log is walked record by record, in bounded memory whatever its size);
+    /// what was judged of a file that fails is taken out again. The [`Requests`]
+    /// returned hold no requests.
+    pub fn requests_into<T>(
+        &self,
+        paths: &[PathBuf],
+        progress: &Progress,
+        warmup: bool,
+        judged: &mut Vec<T>,
+        mut judge: impl FnMut(Loaded) -> T,
+    ) -> Requests {
         let mut out = Requests::default();
         for p in paths {
             let file = p.display().to_string();
-            if let Err(e) = self.requests_of(&mut out, p, progress, warmup) {
+            let mark = judged.len();
+            let mut add = |l: Loaded| judged.push(judge(l));
+            if let Err(e) = self.requests_of(&mut out, p, progress, warmup, &mut add) {
+                judged.truncate(mark);
                 progress.suspend(|| report_error(&e));
                 out.unreadable.push(Unreadable {
                     error: e.message_without(&file),
@@ -337,38 +335,29 @@ impl<'a> Inputs<'a> {
     /// Reads the requests of one warm-up file, which a command cannot go on without:
     /// its error is the caller's to report.
     pub fn warmup(&self, path: &Path, progress: &Progress) -> Result<Requests, Failure> {
-        let mut out = Requests::default();
-        self.requests_of(&mut out, path, progress, true)?;
+        let (mut out, mut found) = (Requests::default(), Vec::new());
+        self.requests_of(&mut out, path, progress, true, &mut |l| found.push(l))?;
+        out.requests = found;
         Ok(out)
     }
 
-    /// Reads every request of one file into `out`; nothing of a file that fails is
-    /// added.
+    /// Reads every request of one file, each handed to `add` as it is read, and the
+    /// file's findings into `out`; a file that fails adds no findings (the caller takes
+    /// back what `add` was given).
     fn requests_of(
         &self,
         out: &mut Requests,
         p: &Path,
         progress: &Progress,
         as_warmup: bool,
+        add: &mut dyn FnMut(Loaded),
     ) -> Result<(), Failure> {
         let file = p.display().to_string();
-        let (mut c, compressed) = self.container(p, progress)?;
-        if let (Some(comp), true) = (compressed, as_warmup && !is_warmup_path(p)) {
-            c.findings.push(compressed_warmup(comp));
-        }
-        c.findings
-            .extend(tfreq::analysis::warmup::not_compared(&c.entries));
-        // A warm-up file may hold no predict request (0 bytes, or only classify/regress
-        // records) and still be what TF Serving loads: its findings say so. Any other
-        // file without a request is not a request file.
-        let records_file = matches!(
-            c.kind,
-            ContainerKind::TfRecord | ContainerKind::UnframedLogs
-        );
         let stem = file_stem(p);
-        let mut found = Vec::new();
-        for e in c.entries {
-            let label = e.label(c.kind);
+        let mut findings;
+        let mut any = false;
+        let mut one = |e: tfreq::formats::Entry, kind: ContainerKind| -> Result<(), Failure> {
+            let label = e.label(kind);
             if let Content::Message(message) = e.content {
                 if message.kind != Kind::Request {
                     let at = if label.is_empty() {
@@ -388,7 +377,8 @@ impl<'a> Inputs<'a> {
                 } else {
                     (format!("{file} ({label})"), format!("{stem}.{}", e.index))
                 };
-                found.push(Loaded {
+                any = true;
+                add(Loaded {
                     file: file.clone(),
                     label,
                     stem,
@@ -396,16 +386,144 @@ impl<'a> Inputs<'a> {
                     bytes: e.bytes,
                 });
             }
-        }
-        if found.is_empty() && !records_file {
+            Ok(())
+        };
+        let records_file = match self.walk(p, progress)? {
+            Walk::Log(mut log) => {
+                let mut check = tfreq::analysis::warmup::FileFindings::default();
+                for e in &mut log.entries {
+                    let e = e.map_err(|e| in_file(&file, e))?;
+                    check.entry(&e);
+                    one(e, ContainerKind::TfRecord)?;
+                }
+                let not_compared = check.take_not_compared();
+                findings = log.findings(check);
+                findings_tail(&mut findings, log.compression, as_warmup, p, not_compared);
+                true
+            }
+            Walk::Whole(c, compressed) => {
+                let not_compared = tfreq::analysis::warmup::not_compared(&c.entries);
+                findings = c.findings;
+                findings_tail(&mut findings, compressed, as_warmup, p, not_compared);
+                // A warm-up file may hold no predict request (0 bytes, or only
+                // classify/regress records) and still be what TF Serving loads: its
+                // findings say so. Any other file without a request is not a request
+                // file.
+                let records_file = matches!(
+                    c.kind,
+                    ContainerKind::TfRecord | ContainerKind::UnframedLogs
+                );
+                for e in c.entries {
+                    one(e, c.kind)?;
+                }
+                records_file
+            }
+        };
+        if !any && !records_file {
             return Err(in_file(&file, Failure::msg("holds no request")));
         }
-        out.requests.extend(found);
-        if !c.findings.is_empty() {
-            out.problems.push((file, c.findings));
+        if !findings.is_empty() {
+            out.problems.push((file, findings));
         }
         Ok(())
     }
+
+    /// Reads one input for a command that walks it: a TFRecord log entry by entry (a
+    /// file mapped when large, its pages given back behind the walk; standard input
+    /// as it comes), anything else whole (every entry, detection's findings and TF
+    /// Serving's warm-up limits). The error names the file.
+    pub fn walk(&self, path: &Path, progress: &Progress) -> Result<Walk, Failure> {
+        let file = path.display().to_string();
+        if path == Path::new("-") {
+            progress.step(format!("reading {file}"));
+            return match self.open_with(path)? {
+                (Opened::Log(r, c), _) => Ok(Walk::Log(Log {
+                    entries: Box::new(self.records(r, c)),
+                    compression: c,
+                    findings: Vec::new(),
+                    warmup_path: false,
+                })),
+                (Opened::Whole(bytes), c) => {
+                    let mut container = self.container_of(path, bytes)?;
+                    container.compression = c;
+                    Ok(Walk::Whole(container, c))
+                }
+            };
+        }
+        progress.step(format!("reading {file}"));
+        let (bytes, compressed) = self.bytes(path)?;
+        progress.step(format!(
+            "decoding {file} ({})",
+            human_size(bytes.len() as u64)
+        ));
+        let opts = self.options_for(path, &bytes)?;
+        let entries = tfreq::formats::read(bytes, &opts).map_err(|e| in_file(&file, e))?;
+        if entries.is_walked() {
+            return Ok(Walk::Log(Log {
+                findings: entries.findings().to_vec(),
+                entries: Box::new(entries.release_behind()),
+                compression: compressed,
+                warmup_path: is_warmup_path(path),
+            }));
+        }
+        let mut c = entries.into_container().map_err(|e| in_file(&file, e))?;
+        let limits = tfreq::analysis::warmup::file_findings(&c);
+        c.findings.extend(limits);
+        c.compression = compressed;
+        if let Some(comp) = compressed.filter(|_| is_warmup_path(path)) {
+            c.findings.push(compressed_warmup(comp));
+        }
+        Ok(Walk::Whole(c, compressed))
+    }
+}
+
+/// The findings [`Inputs::requests`] adds after a file's own: a warm-up read through
+/// compression (where TF Serving does not look for one, the file's own findings said
+/// nothing of it), and the log records without a request.
+fn findings_tail(
+    findings: &mut Vec<Finding>,
+    compressed: Option<Compression>,
+    as_warmup: bool,
+    p: &Path,
+    not_compared: Vec<Finding>,
+) {
+    if let (Some(comp), true) = (compressed, as_warmup && !is_warmup_path(p)) {
+        findings.push(compressed_warmup(comp));
+    }
+    findings.extend(not_compared);
+}
+
+/// A TFRecord log as [`Inputs::walk`] reads it.
+pub struct Log {
+    /// Its entries, one at a time.
+    pub entries: Box<dyn Iterator<Item = Result<tfreq::formats::Entry, tfreq::Error>>>,
+    /// The compression it was inflated from.
+    pub compression: Option<Compression>,
+    /// What detection found about the file.
+    findings: Vec<Finding>,
+    /// Whether the file is where TF Serving loads a warm-up from.
+    warmup_path: bool,
+}
+
+impl Log {
+    /// The file's findings once `found` has seen every entry: those of the file read
+    /// whole ([`Walk::Whole`]), in the same order.
+    pub fn findings(&mut self, found: tfreq::analysis::warmup::FileFindings) -> Vec<Finding> {
+        let mut out = std::mem::take(&mut self.findings);
+        out.extend(found.finish());
+        if let Some(comp) = self.compression.filter(|_| self.warmup_path) {
+            out.push(compressed_warmup(comp));
+        }
+        out
+    }
+}
+
+/// An input as [`Inputs::walk`] reads it.
+pub enum Walk {
+    /// A TFRecord log, walked entry by entry.
+    Log(Log),
+    /// Anything else, read whole, with the compression it was inflated from.
+    Whole(Container, Option<Compression>),
 }
 
 /// An input as the commands that stream read it: a TFRecord log (plain or gzip,
@@ -424,6 +542,11 @@ impl Inputs<'_> {
     /// it (see [`Opened`]). A file over `--max-size` is refused before it is read;
     /// `--from` other than `auto` or `tfrecord` reads it whole.
     pub fn open(&self, path: &Path) -> Result<Opened, Failure> {
+        self.open_with(path).map(|(o, _)| o)
+    }
+
+    /// [`Inputs::open`], and the compression a whole input was inflated from.
+    fn open_with(&self, path: &Path) -> Result<(Opened, Option<Compression>), Failure> {
         use std::io::Read;
         let file = path.display().to_string();
         let mut input: Box<dyn Read> = if path == Path::new("-") {
@@ -433,11 +556,13 @@ impl Inputs<'_> {
             let meta = f.metadata().map_err(|e| in_file(&file, e))?;
             if !meta.is_file() {
                 // A directory, a device, a FIFO: read whole as every input is.
-                return Ok(Opened::Whole(self.bytes(path)?.0));
+                let (b, c) = self.bytes(path)?;
+                return Ok((Opened::Whole(b), c));
             }
             if meta.len() > self.args.limit() {
                 // The size check of a whole read, with its words.
-                return Ok(Opened::Whole(self.bytes(path)?.0));
+                let (b, c) = self.bytes(path)?;
+                return Ok((Opened::Whole(b), c));
             }
             Box::new(f)
         };
@@ -452,15 +577,15 @@ impl Inputs<'_> {
             && (c == Some(Compression::Gzip) || (c.is_none() && framed));
         let stream = std::io::Cursor::new(head).chain(input);
         if streams {
-            return Ok(Opened::Log(Box::new(stream), c));
+            return Ok((Opened::Log(Box::new(stream), c), c));
         }
         let read = tfreq::io::ReadOptions::default().max_size(self.args.limit());
         let bytes = tfreq::io::read_from(stream, path, &read).map_err(|e| in_file(&file, e))?;
         match tfreq::formats::compression::inflate_any(&bytes, self.args.limit())
             .map_err(|e| in_file(&file, e))?
         {
-            Some((_, inflated)) => Ok(Opened::Whole(Bytes::from(inflated))),
-            None => Ok(Opened::Whole(bytes)),
+            Some((c, inflated)) => Ok((Opened::Whole(Bytes::from(inflated)), Some(c))),
+            None => Ok((Opened::Whole(bytes), None)),
         }
     }
 }

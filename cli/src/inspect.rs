@@ -12,7 +12,7 @@ use tfreq::Kind;
 
 use crate::args::{InputFrom, KindArg, MessageFormat as Format, Values};
 use crate::common::{in_file, report_error, stdout, stdout_plain, Failure, Outcome, Progress};
-use crate::input::{InputArgs, Inputs, Opened};
+use crate::input::{InputArgs, Inputs, Log, Opened, Walk};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -97,10 +97,29 @@ pub fn run(mut a: Args) -> Outcome {
                 }
             }
         }
-        let loaded = load_one(&inputs, path, &progress);
-        show_or_report(
-            &mut out, &a, &label, loaded, &mut tally, &progress, json_many,
-        )?;
+        match inputs.walk(path, &progress) {
+            Ok(Walk::Log(log)) => {
+                show_log(&mut out, &a, &label, log, &mut tally, &progress, json_many)?
+            }
+            Ok(Walk::Whole(c, _)) => show_or_report(
+                &mut out,
+                &a,
+                &label,
+                Ok(linted(c)),
+                &mut tally,
+                &progress,
+                json_many,
+            )?,
+            Err(e) => show_or_report(
+                &mut out,
+                &a,
+                &label,
+                Err(e),
+                &mut tally,
+                &progress,
+                json_many,
+            )?,
+        }
         progress.suspend(|| out.flush())?;
     }
     if json_many {
@@ -298,13 +317,135 @@ fn show(
 
 type Loaded = (Container, Vec<Vec<Finding>>);
 
-fn load_one(
-    inputs: &Inputs,
-    path: &std::path::Path,
+/// Shows a TFRecord log file walked record by record, in bounded memory: the same
+/// output as for the file read whole ([`show`]), its head (which counts every record)
+/// written first. Each record is written as it is read to a [`tfreq::io::Spool`]
+/// (memory, then a temporary file), which follows the head once the log has been read
+/// to its end; a log with a record that cannot be read shows nothing, as when read
+/// whole.
+fn show_log(
+    out: &mut impl Write,
+    a: &Args,
+    label: &str,
+    mut log: Log,
+    tally: &mut Tally,
     progress: &Progress,
-) -> Result<Loaded, Failure> {
-    let (c, _) = inputs.container(path, progress)?;
-    Ok(linted(c))
+    json_many: bool,
+) -> Result<(), Failure> {
+    let mode = values_mode(a.values);
+    let mut spool = tfreq::io::Spool::new();
+    let mut counts = tfreq::formats::LogTally::default();
+    let mut found = tfreq::analysis::warmup::FileFindings::default();
+    let mut entry_tally = Tally::default();
+    let mut after_message = false;
+    // The first entry that could not be written, and the error (shown after what was
+    // written before it, as for a file read whole).
+    let mut failed: Option<Failure> = None;
+    for e in &mut log.entries {
+        let e = match e {
+            Ok(e) => e,
+            Err(e) => {
+                let e = in_file(label, e);
+                return show_or_report(out, a, label, Err(e), tally, progress, json_many);
+            }
+        };
+        counts.add(&e);
+        found.entry(&e);
+        let problems = match &e.content {
+            Content::Message(m) => lint(m),
+            _ => Vec::new(),
+        };
+        entry_tally.count(&problems);
+        if failed.is_some() {
+            continue;
+        }
+        let first = counts.entries == 1;
+        let written = match a.format {
+            Format::Human => human::write_entry(
+                &mut spool,
+                label,
+                ContainerKind::TfRecord,
+                &e,
+                &problems,
+                false,
+                &mut after_message,
+                Color::Always,
+            )
+            .map_err(Failure::from),
+            Format::Text => write_text_entry(&mut spool, label, &e, false),
+            Format::Json => {
+                tfreq::render::json::write_log_entry(&mut spool, label, &e, &problems, mode, first)
+                    .map_err(Failure::from)
+            }
+            Format::Github => write_github_entry(&mut spool, label, &e, &problems),
+        };
+        failed = written.err();
+    }
+    let findings = log.findings(found);
+    entry_tally.count(&findings);
+    tally
+        .counts
+        .iter_mut()
+        .zip(entry_tally.counts)
+        .for_each(|(t, n)| *t += n);
+    tally.failed |= entry_tally.failed;
+    tally.shown += 1;
+    if a.format == Format::Human && tally.shown > 1 {
+        writeln!(out)?;
+    }
+    match a.format {
+        Format::Human => human::write_log_head(
+            out,
+            label,
+            log.compression,
+            &counts,
+            &findings,
+            Color::Always,
+        )?,
+        Format::Json => tfreq::render::json::write_log_start(
+            out,
+            label,
+            log.compression,
+            counts.entries,
+            &findings,
+        )?,
+        Format::Github => {
+            for f in &findings {
+                tfreq::render::report::write_github_finding(out, label, label, f)?;
+            }
+        }
+        Format::Text => {}
+    }
+    spool.copy_to(out)?;
+    if let Some(e) = failed {
+        tally.unreadable += 1;
+        return write_unreadable(out, a, label, &e, progress);
+    }
+    if a.format == Format::Json {
+        tfreq::render::json::write_log_end(out)?;
+        if !json_many {
+            writeln!(out)?;
+        }
+    }
+    Ok(())
+}
+
+/// One record of a log in `--format github`: its examples' annotations, then its
+/// findings.
+fn write_github_entry(
+    out: &mut impl Write,
+    label: &str,
+    e: &tfreq::formats::Entry,
+    problems: &[Finding],
+) -> Result<(), Failure> {
+    let elabel = format!("{label} {}", e.label(ContainerKind::TfRecord));
+    if let Content::Message(m) = &e.content {
+        tfreq::render::report::write_github_examples(out, label, &elabel, m)?;
+    }
+    for f in problems {
+        tfreq::render::report::write_github_finding(out, label, &elabel, f)?;
+    }
+    Ok(())
 }
 
 /// A file read whole, with each entry's findings.

@@ -57,47 +57,49 @@ pub fn check(msg: &Message, model: &ModelSignatures, opts: &CheckOptions) -> Rep
 
 /// Checks every request against a model.
 pub fn check_labeled(reqs: &[Labeled], model: &ModelSignatures, opts: &CheckOptions) -> Report {
-    let mg = model.meta_graph(&opts.tag);
-    let requests = reqs
-        .iter()
-        .map(|r| {
-            let mut rep = match mg {
-                Some(mg) => check_meta_graph(r.message, mg, opts.signature.as_deref()),
-                None => {
-                    let mut rep = blank(r.message);
-                    rep.findings.push(
-                        Finding::new(
-                            Code::UnknownTagSet,
-                            Severity::Error,
-                            format!(
-                                "the model has no meta graph tagged {:?}; its tag sets: {}",
-                                opts.tag,
-                                quoted(model.tag_sets())
-                            ),
-                        )
-                        .name(opts.tag.clone()),
-                    );
-                    rep.verdict = Verdict::Incompatible;
-                    rep
-                }
-            };
-            if opts.strict_shapes {
-                for f in &mut rep.findings {
-                    if f.code == Code::ShapeIncompatible {
-                        f.severity = Severity::Error;
-                    }
-                }
-            }
-            crate::analysis::lint::merge(&mut rep.findings, crate::analysis::lint(r.message));
-            if rep.failed() {
-                rep.verdict = Verdict::Incompatible;
-            }
-            rep.label = r.label.to_string();
-            rep.file = r.file.to_string();
-            rep
-        })
-        .collect();
+    let requests = reqs.iter().map(|r| check_one(r, model, opts)).collect();
     Report::new(Command::Check, requests)
+}
+
+/// The report of one request of [`check_labeled`], for a caller that does not keep the
+/// requests (a log of any length): [`Report::new`] of the reports, in order, is the
+/// report of [`check_labeled`].
+pub fn check_one(r: &Labeled, model: &ModelSignatures, opts: &CheckOptions) -> RequestReport {
+    let mg = model.meta_graph(&opts.tag);
+    let mut rep = match mg {
+        Some(mg) => check_meta_graph(r.message, mg, opts.signature.as_deref()),
+        None => {
+            let mut rep = blank(r.message);
+            rep.findings.push(
+                Finding::new(
+                    Code::UnknownTagSet,
+                    Severity::Error,
+                    format!(
+                        "the model has no meta graph tagged {:?}; its tag sets: {}",
+                        opts.tag,
+                        quoted(model.tag_sets())
+                    ),
+                )
+                .name(opts.tag.clone()),
+            );
+            rep.verdict = Verdict::Incompatible;
+            rep
+        }
+    };
+    if opts.strict_shapes {
+        for f in &mut rep.findings {
+            if f.code == Code::ShapeIncompatible {
+                f.severity = Severity::Error;
+            }
+        }
+    }
+    crate::analysis::lint::merge(&mut rep.findings, crate::analysis::lint(r.message));
+    if rep.failed() {
+        rep.verdict = Verdict::Incompatible;
+    }
+    rep.label = r.label.to_string();
+    rep.file = r.file.to_string();
+    rep
 }
 
 fn quoted(v: Vec<String>) -> String {

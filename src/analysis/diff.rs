@@ -80,27 +80,56 @@ pub fn diff<'m>(
 /// Compares every production request with the warm-up requests, and reports which
 /// production executor keys no warm-up request covers.
 pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) -> Report {
-    let wkeys: Vec<ExecutorKey> = warmup
-        .iter()
-        .map(|w| resolve(w.message, opts.model))
-        .collect();
-    let mut requests = Vec::with_capacity(prod.len());
-    let mut coverage: BTreeMap<ExecutorKey, Coverage> = BTreeMap::new();
-    for p in prod {
+    let d = Differ::new(warmup, opts);
+    let requests = prod.iter().map(|p| d.report(p)).collect();
+    d.finish(requests)
+}
+
+/// [`diff_labeled`] one production request at a time, for a caller that does not keep
+/// the requests (a log of any length): [`Differ::report`] judges one,
+/// [`Differ::finish`] makes the report of those judged (the coverage table is made
+/// from them), the same as [`diff_labeled`] of them all.
+///
+/// ```
+/// use tfreq::analysis::report::Labeled;
+/// use tfreq::analysis::{DiffOptions, Differ};
+/// let m = tfreq::decode(&std::fs::read("tests/data/eas/faq_prod.bin")?)?;
+/// let warm = [Labeled::new("w", "w", &m)];
+/// let opts = DiffOptions::default();
+/// let d = Differ::new(&warm, &opts);
+/// let one = d.report(&Labeled::new("p", "p", &m));
+/// let report = d.finish(vec![one]);
+/// assert!(!report.failed);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Differ<'w> {
+    warmup: &'w [Labeled<'w>],
+    wkeys: Vec<ExecutorKey>,
+    opts: &'w DiffOptions<'w>,
+}
+
+impl<'w> Differ<'w> {
+    /// A comparison with these warm-up requests.
+    pub fn new(warmup: &'w [Labeled<'w>], opts: &'w DiffOptions<'w>) -> Self {
+        let wkeys = warmup
+            .iter()
+            .map(|w| resolve(w.message, opts.model))
+            .collect();
+        Differ {
+            warmup,
+            wkeys,
+            opts,
+        }
+    }
+
+    /// The report of one production request.
+    pub fn report(&self, p: &Labeled) -> RequestReport {
+        let (warmup, wkeys, opts) = (self.warmup, &self.wkeys, self.opts);
         let pkey = resolve(p.message, opts.model);
         let warmed: Vec<usize> = (0..warmup.len())
             .filter(|&i| same_key(&wkeys[i], &pkey))
             .collect();
-        let cov = coverage.entry(pkey.clone()).or_insert_with(|| Coverage {
-            key: pkey.clone(),
-            requests: Vec::new(),
-            warmed_by: warmed
-                .iter()
-                .map(|&i| warmup[i].label.to_string())
-                .collect(),
-        });
-        cov.requests.push(p.label.to_string());
-
         // The warm-up to compare with: among those with the same key, the one with the
         // fewest dtype/shape differences; otherwise the closest key.
         let pool: Vec<usize> = if warmed.is_empty() {
@@ -128,17 +157,17 @@ pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) ->
             verdict = verdict_of(&findings, !warmed.is_empty());
             if warmed.is_empty() && verdict != Verdict::Undecided && warmup.len() > 1 {
                 findings.insert(
-                    0,
-                    Finding::new(
-                        Code::NotWarmed,
-                        Severity::Error,
-                        format!(
-                            "no warm-up request has this executor key ({pkey}); the first production request of this kind builds new executors. The findings below compare with the closest warm-up, {}",
-                            warmup[i].label
-                        ),
-                    )
-                    .name(pkey.to_string()),
-                );
+                0,
+                Finding::new(
+                    Code::NotWarmed,
+                    Severity::Error,
+                    format!(
+                        "no warm-up request has this executor key ({pkey}); the first production request of this kind builds new executors. The findings below compare with the closest warm-up, {}",
+                        warmup[i].label
+                    ),
+                )
+                .name(pkey.to_string()),
+            );
             }
         } else {
             findings.push(Finding::new(
@@ -149,7 +178,7 @@ pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) ->
             verdict = Verdict::NewExecutor;
         }
         crate::analysis::lint::merge(&mut findings, crate::analysis::lint(p.message));
-        requests.push(RequestReport {
+        RequestReport {
             label: p.label.to_string(),
             file: p.file.to_string(),
             verdict,
@@ -163,19 +192,37 @@ pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) ->
             compared_with: best.map(|i| warmup[i].label.to_string()),
             bindings: None,
             findings,
-        });
-    }
-    let mut r = Report::new(Command::Diff, requests);
-    for w in warmup {
-        let found = crate::analysis::lint(w.message);
-        if !found.is_empty() {
-            r.add_problems(w.file, w.label, found);
         }
     }
-    r.strict_shapes = Some(opts.strict_shapes);
-    r.warmup = Some(warmup.iter().map(|w| w.label.to_string()).collect());
-    r.coverage = Some(coverage.into_values().collect());
-    r
+
+    /// The report of these production requests' reports (in order), with the coverage
+    /// table and the warm-up's own findings.
+    pub fn finish(&self, requests: Vec<RequestReport>) -> Report {
+        let warmup = self.warmup;
+        let mut coverage: BTreeMap<ExecutorKey, Coverage> = BTreeMap::new();
+        for r in &requests {
+            coverage
+                .entry(r.key.clone())
+                .or_insert_with(|| Coverage {
+                    key: r.key.clone(),
+                    requests: Vec::new(),
+                    warmed_by: r.warmed_by.clone().unwrap_or_default(),
+                })
+                .requests
+                .push(r.label.clone());
+        }
+        let mut r = Report::new(Command::Diff, requests);
+        for w in warmup {
+            let found = crate::analysis::lint(w.message);
+            if !found.is_empty() {
+                r.add_problems(w.file, w.label, found);
+            }
+        }
+        r.strict_shapes = Some(self.opts.strict_shapes);
+        r.warmup = Some(warmup.iter().map(|w| w.label.to_string()).collect());
+        r.coverage = Some(coverage.into_values().collect());
+        r
+    }
 }
 
 fn verdict_of(findings: &[Finding], warmed: bool) -> Verdict {

@@ -24,6 +24,6 @@ pub mod timing;
 pub mod warmup;
 
 pub use crate::finding::{Code, Commands, Finding, Hint, Rule, Severity};
-pub use check::{check, check_labeled, CheckOptions};
-pub use diff::{diff, diff_batches, diff_batches_with_model, diff_labeled, DiffOptions};
+pub use check::{check, check_labeled, check_one, CheckOptions};
+pub use diff::{diff, diff_batches, diff_batches_with_model, diff_labeled, DiffOptions, Differ};
 pub use lint::lint;

@@ -210,6 +210,57 @@ fn record_limit(i: usize, k: LogKind) -> Option<Finding> {
     }
 }
 
+/// [`file_findings`] and [`not_compared`] of a TFRecord log gathered entry by entry, for a
+/// caller that does not keep the entries: [`FileFindings::entry`] for each, in file
+/// order, then [`FileFindings::finish`] says what [`file_findings`] of the whole file
+/// says, in the same order.
+///
+/// ```
+/// use tfreq::analysis::warmup::{file_findings, FileFindings};
+/// use tfreq::formats::{read, InputOptions};
+/// let path = "tests/data/tfrecord/warmup_mixed.tfrecord";
+/// let mut found = FileFindings::default();
+/// for e in read(tfreq::io::read_input(path.as_ref())?, &InputOptions::new())? {
+///     found.entry(&e?);
+/// }
+/// let c = read(tfreq::io::read_input(path.as_ref())?, &InputOptions::new())?.into_container()?;
+/// assert_eq!(found.finish(), file_findings(&c));
+/// # Ok::<(), tfreq::Error>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct FileFindings {
+    records: usize,
+    limits: Vec<Finding>,
+    empty: Vec<Finding>,
+    not_compared: Vec<Finding>,
+}
+
+impl FileFindings {
+    /// Looks at the next entry of the log.
+    pub fn entry(&mut self, e: &crate::formats::Entry) {
+        self.records += 1;
+        self.limits
+            .extend(record_limit(e.index, e.log_kind.unwrap_or(LogKind::None)));
+        let one = std::slice::from_ref(e);
+        self.empty.extend(empty_inputs(one));
+        self.not_compared.extend(not_compared(one));
+    }
+
+    /// [`not_compared`] of the entries seen so far (taken: a second call gives those
+    /// seen since).
+    pub fn take_not_compared(&mut self) -> Vec<Finding> {
+        std::mem::take(&mut self.not_compared)
+    }
+
+    /// [`file_findings`] of the entries seen so far, as for the whole log.
+    pub fn finish(self) -> Vec<Finding> {
+        let mut out: Vec<Finding> = too_many(self.records).into_iter().collect();
+        out.extend(self.limits);
+        out.extend(self.empty);
+        out
+    }
+}
+
 /// The rules of [`file_findings`] applied record by record, for a log read as a stream
 /// (whose records are not all kept): [`RecordCheck::entry`] says what the loader makes
 /// of each record, [`RecordCheck::finish`] what it makes of their number.

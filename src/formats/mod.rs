@@ -179,6 +179,50 @@ pub struct Container {
     pub compression: Option<compression::Compression>,
 }
 
+/// What the head of a log's listing counts, gathered entry by entry (for a caller that
+/// does not keep the entries): how many, and how many of each `PredictionLog` kind in
+/// the order they first occur (`none` for a record without one).
+///
+/// ```
+/// use tfreq::formats::{read, InputOptions, LogTally};
+/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+/// let mut tally = LogTally::default();
+/// for e in read(bytes, &InputOptions::new())? {
+///     tally.add(&e?);
+/// }
+/// assert_eq!(tally.entries, 6);
+/// assert_eq!(tally.kinds.iter().map(|(_, n)| n).sum::<usize>(), 6);
+/// # Ok::<(), tfreq::Error>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogTally {
+    /// Entries seen.
+    pub entries: usize,
+    /// Entries of each log kind, in the order each kind first occurs.
+    pub kinds: Vec<(&'static str, usize)>,
+}
+
+impl LogTally {
+    /// Counts one more entry.
+    pub fn add(&mut self, e: &Entry) {
+        self.entries += 1;
+        let k = e.log_kind.map_or("none", |k| k.name());
+        match self.kinds.iter_mut().find(|(n, _)| *n == k) {
+            Some((_, n)) => *n += 1,
+            None => self.kinds.push((k, 1)),
+        }
+    }
+
+    /// The tally of every entry of `c`.
+    pub fn of(c: &Container) -> LogTally {
+        let mut t = LogTally::default();
+        for e in &c.entries {
+            t.add(e);
+        }
+        t
+    }
+}
+
 /// Walks a file's entries lazily: a TFRecord file record by record (each decoded when
 /// reached, its bytes viewed in place), so memory stays bounded whatever the size.
 pub struct Entries {
@@ -218,6 +262,31 @@ impl Entries {
     /// warm-up file).
     pub fn findings(&self) -> &[Finding] {
         &self.findings
+    }
+
+    /// Whether the entries are walked from the bytes record by record (a TFRecord file):
+    /// the others (text format, JSON, unframed logs) are parsed whole by [`read`].
+    pub fn is_walked(&self) -> bool {
+        matches!(self.inner, EntriesInner::TfRecord(_))
+    }
+
+    /// For a caller that drops each entry before asking for the next: a TFRecord file
+    /// mapped in memory gives its pages back behind the walk
+    /// ([`tfrecord::Records::release_behind`]), so reading a log of any size keeps a
+    /// resident set of megabytes. Other files are read as before.
+    ///
+    /// ```
+    /// use tfreq::formats::{read, InputOptions};
+    /// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+    /// let entries = read(bytes, &InputOptions::new())?.release_behind();
+    /// assert_eq!(entries.count(), 6);
+    /// # Ok::<(), tfreq::Error>(())
+    /// ```
+    pub fn release_behind(mut self) -> Self {
+        if let EntriesInner::TfRecord(r) = self.inner {
+            self.inner = EntriesInner::TfRecord(r.release_behind());
+        }
+        self
     }
 }
 

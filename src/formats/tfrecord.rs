@@ -338,6 +338,10 @@ pub struct Records {
     index: usize,
     failed: bool,
     check_data: bool,
+    /// `Some(offset)`: the pages of a mapped input before the next record are given
+    /// back as the walk goes (up to `offset` they have been); see
+    /// [`Records::release_behind`].
+    released: Option<usize>,
 }
 
 impl Records {
@@ -349,7 +353,18 @@ impl Records {
             index: 0,
             failed: false,
             check_data: true,
+            released: None,
         }
+    }
+
+    /// Gives back the pages of a mapped input behind the walk (every 8 MiB, in whole
+    /// folios: `crate::par::Trail`), so a walk whose caller drops each record before
+    /// asking for the next keeps a resident set of megabytes whatever the file's size.
+    /// A record still held reads the same bytes (a given-back page of a read-only file
+    /// mapping maps in again); bytes in memory are left alone.
+    pub fn release_behind(mut self) -> Self {
+        self.released = Some(self.pos);
+        self
     }
 
     /// Records from byte `offset` of `buf` on, numbered from 0 there: a walk of part of
@@ -499,6 +514,13 @@ impl Iterator for Records {
     type Item = Result<RawRecord, TfRecordError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some(from) = self.released {
+            // The records before `pos` have been handed out and dropped.
+            if self.pos.saturating_sub(from) >= crate::par::RELEASE_STEP {
+                crate::par::release_between(&self.buf, from, self.pos);
+                self.released = Some(self.pos);
+            }
+        }
         let frame = self.next_frame()?;
         Some(frame.map(|f| f.record_in(&self.buf)))
     }

@@ -381,34 +381,8 @@ pub fn write_container_head(
     use style::*;
     match c.kind {
         ContainerKind::TfRecord | ContainerKind::UnframedLogs => {
-            let mut counts: Vec<(&str, usize)> = Vec::new();
-            for e in &c.entries {
-                let k = e.log_kind.map_or("none", |k| k.name());
-                match counts.iter_mut().find(|(n, _)| *n == k) {
-                    Some((_, n)) => *n += 1,
-                    None => counts.push((k, 1)),
-                }
-            }
-            let by: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
-            let what = if c.kind == ContainerKind::TfRecord {
-                "TFRecord of PredictionLog"
-            } else {
-                "PredictionLog messages without TFRecord framing (TF Serving refuses this as a warm-up file)"
-            };
-            let by = if by.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", by.join(", "))
-            };
-            let how = c
-                .compression
-                .map_or(String::new(), |z| format!("{z}-compressed "));
-            writeln!(
-                out,
-                "{BOLD}{label}{RESET}: {how}{what}, {} record{}{by}",
-                c.entries.len(),
-                if c.entries.len() == 1 { "" } else { "s" },
-            )?;
+            let tally = crate::formats::LogTally::of(c);
+            write_log_line(out, label, c.kind, c.compression, &tally)?;
         }
         ContainerKind::Text => {
             let lines: Vec<&[u8]> = c.entries.iter().map(|e| &e.bytes[..]).collect();
@@ -460,9 +434,65 @@ pub fn write_container_head(
         }
         ContainerKind::Bare => writeln!(out, "{BOLD}{label}{RESET}: one message")?,
     }
-    if !c.findings.is_empty() {
-        writeln!(out, "file problems ({}):", c.findings.len())?;
-        write_findings(out, &c.findings, crate::render::Color::Always)?;
+    write_file_problems(out, &c.findings)
+}
+
+/// The head of [`write_container_head`] for a TFRecord log (`kind`) whose entries were
+/// not kept: its line (`compression`, the `tally` of its entries) and the file's
+/// `findings` (TF Serving's warm-up limits, what detection found).
+pub fn write_log_head(
+    out: &mut dyn Write,
+    label: &str,
+    compression: Option<crate::formats::compression::Compression>,
+    tally: &crate::formats::LogTally,
+    findings: &[Finding],
+    color: crate::render::Color,
+) -> io::Result<()> {
+    let out: &mut dyn Write = &mut crate::render::Paint::new(out, color);
+    let label = &*sanitize(label);
+    let kind = crate::formats::ContainerKind::TfRecord;
+    write_log_line(out, label, kind, compression, tally)?;
+    write_file_problems(out, findings)
+}
+
+/// The first line of a log's head: what it is and how many records of each kind.
+fn write_log_line(
+    out: &mut dyn Write,
+    label: &str,
+    kind: crate::formats::ContainerKind,
+    compression: Option<crate::formats::compression::Compression>,
+    tally: &crate::formats::LogTally,
+) -> io::Result<()> {
+    use style::*;
+    let by: Vec<String> = tally
+        .kinds
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    let what = if kind == crate::formats::ContainerKind::TfRecord {
+        "TFRecord of PredictionLog"
+    } else {
+        "PredictionLog messages without TFRecord framing (TF Serving refuses this as a warm-up file)"
+    };
+    let by = if by.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", by.join(", "))
+    };
+    let how = compression.map_or(String::new(), |z| format!("{z}-compressed "));
+    writeln!(
+        out,
+        "{BOLD}{label}{RESET}: {how}{what}, {} record{}{by}",
+        tally.entries,
+        if tally.entries == 1 { "" } else { "s" },
+    )
+}
+
+/// A file's findings under its head (nothing when there are none).
+fn write_file_problems(out: &mut dyn Write, findings: &[Finding]) -> io::Result<()> {
+    if !findings.is_empty() {
+        writeln!(out, "file problems ({}):", findings.len())?;
+        write_findings(out, findings, crate::render::Color::Always)?;
     }
     Ok(())
 }
@@ -553,31 +583,50 @@ pub fn write_entries(
     bare: bool,
     color: crate::render::Color,
 ) -> io::Result<()> {
-    use crate::formats::Content;
     let mut after_message = false;
     let entries = c.entries.get(range.clone()).unwrap_or(&[]);
     let problems = problems.get(range).unwrap_or(&[]);
     for (e, p) in entries.iter().zip(problems) {
-        let elabel = if bare {
-            label.to_string()
-        } else {
-            format!("{label} {}", e.label(c.kind))
-        };
-        match &e.content {
-            Content::Message(msg) => {
-                if !bare {
-                    writeln!(out)?;
-                }
-                write_summary(out, &elabel, msg, p, color)?;
-                after_message = true;
+        write_entry(out, label, c.kind, e, p, bare, &mut after_message, color)?;
+    }
+    Ok(())
+}
+
+/// One entry of [`write_entries`], for a caller that walks a file's entries without
+/// keeping them: `kind` is the file's, `problems` the entry's findings;
+/// `after_message` says whether the entry before was a message (false before the
+/// first) and is updated.
+#[allow(clippy::too_many_arguments)]
+pub fn write_entry(
+    out: &mut dyn Write,
+    label: &str,
+    kind: crate::formats::ContainerKind,
+    e: &crate::formats::Entry,
+    problems: &[Finding],
+    bare: bool,
+    after_message: &mut bool,
+    color: crate::render::Color,
+) -> io::Result<()> {
+    use crate::formats::Content;
+    let elabel = if bare {
+        label.to_string()
+    } else {
+        format!("{label} {}", e.label(kind))
+    };
+    match &e.content {
+        Content::Message(msg) => {
+            if !bare {
+                writeln!(out)?;
             }
-            _ => {
-                if after_message {
-                    writeln!(out)?;
-                }
-                write_entry_line(out, &elabel, e, color)?;
-                after_message = false;
+            write_summary(out, &elabel, msg, problems, color)?;
+            *after_message = true;
+        }
+        _ => {
+            if *after_message {
+                writeln!(out)?;
             }
+            write_entry_line(out, &elabel, e, color)?;
+            *after_message = false;
         }
     }
     Ok(())

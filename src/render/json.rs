@@ -468,6 +468,64 @@ pub fn write_container(
     Ok(())
 }
 
+/// The document of [`write_container`] for a TFRecord log whose entries are not kept,
+/// written in two parts: [`write_log_start`] (the file's kind, compression, entry
+/// count and findings, which the caller gathered first) opens it, then each entry
+/// ([`write_log_entry`], `first` for the first), then [`write_log_end`]. The bytes are
+/// those [`write_container`] writes for the same file.
+pub fn write_log_start(
+    out: &mut dyn Write,
+    file: &str,
+    compression: Option<crate::formats::compression::Compression>,
+    entries: usize,
+    findings: &[Finding],
+) -> io::Result<()> {
+    write!(out, "{{\"container\":")?;
+    crate::escape::json_write(
+        &mut *out,
+        &crate::formats::ContainerKind::TfRecord.as_str(),
+        false,
+    )?;
+    if let Some(z) = compression {
+        out.write_all(b",\"compression\":")?;
+        crate::escape::json_write(&mut *out, &z.to_string(), false)?;
+    }
+    write!(out, ",\"entries_count\":{entries},\"file\":")?;
+    crate::escape::json_write(&mut *out, &file, false)?;
+    out.write_all(b",\"problems\":")?;
+    crate::escape::json_write(&mut *out, &FindingsJson(findings), false)?;
+    out.write_all(b",\"entries\":[")
+}
+
+/// One entry of a log's document (see [`write_log_start`]), with its findings.
+pub fn write_log_entry(
+    out: &mut dyn Write,
+    file: &str,
+    e: &crate::formats::Entry,
+    problems: &[Finding],
+    mode: ValuesMode,
+    first: bool,
+) -> io::Result<()> {
+    use crate::formats::Content;
+    if !first {
+        out.write_all(b",")?;
+    }
+    let label = format!(
+        "{file} {}",
+        e.label(crate::formats::ContainerKind::TfRecord)
+    );
+    let specs = match &e.content {
+        Content::Log(log) => log.request_model_specs(),
+        _ => Vec::new(),
+    };
+    crate::escape::json_write(out, &entry_json(e, &label, &specs, problems, mode), false)
+}
+
+/// Closes a log's document (see [`write_log_start`]).
+pub fn write_log_end(out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(b"]}")
+}
+
 /// One entry's object in a container document.
 fn entry_json<'a>(
     e: &'a crate::formats::Entry,

@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bounded_logs;
 mod cli_conventions;
 mod cli_inspect;
 mod cli_outputs;

@@ -1,0 +1,149 @@
+//! `inspect`, `diff`, `check` and `convert` walk a TFRecord log record by record, from a
+//! file or from standard input: a run's peak resident set stays far under the log's
+//! size (docs/performance.md, "`inspect`, `diff`, `check` and `convert` of a realistic
+//! log"). A log file read whole was mapped and every record's request held, so its run
+//! peaked above the file's size.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Records in the log: every sixth a small predict request, the others 4 MiB
+/// `session_run_log`s (shown, counted and given back, not decoded further: the test's
+/// run stays short in a debug build), 120 MiB in all, so the file is mapped
+/// (`tfreq::io::MAP_THRESHOLD`).
+const RECORDS: usize = 36;
+/// The bytes of each large record.
+const LARGE: usize = 4 << 20;
+
+fn varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn field(num: u64, payload: &[u8], out: &mut Vec<u8>) {
+    varint(num << 3 | 2, out);
+    varint(payload.len() as u64, out);
+    out.extend_from_slice(payload);
+}
+
+/// A TF Serving `PredictRequest` for tests/data/models/half_plus_two: `x`, `DT_FLOAT`
+/// of shape `[n]` in `tensor_content`, fetch `y`.
+fn request(n: usize) -> Vec<u8> {
+    let mut spec = Vec::new();
+    field(1, b"half_plus_two", &mut spec);
+    field(3, b"serving_default", &mut spec);
+    let mut dim = Vec::new();
+    dim.push(0x08); // size
+    varint(n as u64, &mut dim);
+    let mut shape = Vec::new();
+    field(2, &dim, &mut shape);
+    let mut tensor = vec![0x08, 0x01]; // DT_FLOAT
+    field(2, &shape, &mut tensor);
+    let content: Vec<u8> = (0..n).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    field(4, &content, &mut tensor);
+    let mut entry = Vec::new();
+    field(1, b"x", &mut entry);
+    field(2, &tensor, &mut entry);
+    let mut req = Vec::new();
+    field(1, &spec, &mut req);
+    field(2, &entry, &mut req);
+    field(3, b"y", &mut req);
+    req
+}
+
+/// A log of `records` records, every sixth a predict request of `n` floats (from the
+/// first), the others `session_run_log`s of `large` bytes; its size.
+fn write_log(path: &Path, n: usize, records: usize, large: usize) -> u64 {
+    let predict = tfreq::formats::prediction_log::encode_predict_log(&request(n));
+    let mut session = Vec::new();
+    field(15, &vec![0u8; large], &mut session); // a field the reader skips
+    let mut run = Vec::new();
+    field(1, &session, &mut run); // SessionRunLog.request
+    let mut log = Vec::new();
+    field(5, &run, &mut log); // PredictionLog.session_run_log
+    let (mut small, mut big) = (Vec::new(), Vec::new());
+    tfreq::formats::tfrecord::write_record(&mut small, &predict);
+    tfreq::formats::tfrecord::write_record(&mut big, &log);
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut size = 0;
+    for i in 0..records {
+        let one = if i % 6 == 0 { &small } else { &big };
+        f.write_all(one).unwrap();
+        size += one.len() as u64;
+    }
+    f.flush().unwrap();
+    size
+}
+
+/// Runs `tfreq ARGS` (standard input from `stdin` when given, the output thrown away):
+/// its exit code and peak resident set in KiB (wait4's `ru_maxrss`: this child's own).
+fn peak_kib(args: &[&str], stdin: Option<&Path>) -> (i32, u64) {
+    let input = match stdin {
+        Some(p) => Stdio::from(std::fs::File::open(p).unwrap()),
+        None => Stdio::null(),
+    };
+    // Reaped by wait4 below, which `Child::wait` cannot stand in for (no rusage).
+    #[allow(clippy::zombie_processes)]
+    let child = Command::new(env!("CARGO_BIN_EXE_tfreq"))
+        .args(args)
+        .stdin(input)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child; `status` and `usage` outlive the call.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid, "wait4");
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -libc::WTERMSIG(status)
+    };
+    (code, usage.ru_maxrss as u64)
+}
+
+#[test]
+fn inspect_diff_check_and_convert_of_a_log_keep_far_less_than_the_log_resident() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.tfrecord");
+    let size = write_log(&log, 4, RECORDS, LARGE);
+    let warmup = dir.path().join("warmup.tfrecord");
+    write_log(&warmup, 4, 1, 0);
+    let out = dir.path().join("out.tfrecord");
+    let model = crate::common::data_dir().join("models/half_plus_two.metadata.json");
+    let model = model.to_str().unwrap();
+    let (l, w, o) = (
+        log.to_str().unwrap(),
+        warmup.to_str().unwrap(),
+        out.to_str().unwrap(),
+    );
+    // A third of the log: a run that holds the log, mapped or read, is over it.
+    let bound = size / 3 / 1024;
+    let runs: [(&[&str], bool); 6] = [
+        (&["inspect", l], false),
+        (&["inspect", "-f", "json", l], false),
+        (&["diff", w, l], false),
+        (&["diff", w, "-"], true),
+        (&["check", l, "--model", model], false),
+        (&["convert", l, "--wire", "tfrecord", "-o", o], false),
+    ];
+    for (args, stdin) in runs {
+        let (code, kib) = peak_kib(args, stdin.then_some(log.as_path()));
+        let run = format!("tfreq {args:?}{}", if stdin { " < LOG" } else { "" });
+        // The session_run_log records are errors (UNSUPPORTED_LOG_TYPE): exit 1.
+        assert!((0..=1).contains(&code), "{run}: exit {code}");
+        assert!(
+            kib < bound,
+            "{run}: peak RSS {kib} KiB, over {bound} KiB (the log is {} KiB)",
+            size / 1024
+        );
+    }
+}
