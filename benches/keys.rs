@@ -1,5 +1,7 @@
 //! Throughput of `tfreq keys` on a TFRecord request log (framing, CRC, decode, key
-//! counting; two workers), built from the SDK/TensorFlow test files and read from the page cache.
+//! counting; two workers), built from the SDK/TensorFlow test files and read from the page cache,
+//! and on a log of classify and regress records only (`tf.train.Example`s, each checked
+//! field by field: `src/scan/fingerprint/examples.rs`), generated here.
 //!
 //!     cargo bench --bench keys
 //!
@@ -7,7 +9,10 @@
 //! README's `tfreq keys` section.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use tfreq::formats::{prediction_log::encode_predict_log, tfrecord, InputOptions};
+use tfreq::formats::prediction_log::{encode_predict_log, encode_request_log};
+use tfreq::formats::{tfrecord, InputOptions};
+use tfreq::wire::put_bytes_field;
+use tfreq::Method;
 
 fn log() -> Vec<u8> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
@@ -29,6 +34,76 @@ fn log() -> Vec<u8> {
     out
 }
 
+/// A `tf.train.Feature` map entry (`kind`: 1 bytes, 2 float, 3 int64 list) holding
+/// `values` as the list's field 1.
+fn feature(out: &mut Vec<u8>, name: &str, kind: u32, values: &[u8]) {
+    let mut list = Vec::new();
+    put_bytes_field(&mut list, 1, values);
+    let mut f = Vec::new();
+    put_bytes_field(&mut f, kind, &list);
+    let mut e = Vec::new();
+    put_bytes_field(&mut e, 1, name.as_bytes());
+    put_bytes_field(&mut e, 2, &f);
+    put_bytes_field(out, 1, &e);
+}
+
+/// Classify and regress records of 1 to 64 examples of five features each (the
+/// features of `benches/make_realistic_log.rs`'s classify requests), 3,000 distinct
+/// requests drawn again and again, 48 MiB: more distinct bytes than a worker keeps of
+/// the records it printed (`src/scan/repeats.rs`), so most are checked field by field.
+fn examples_log() -> Vec<u8> {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut requests = Vec::new();
+    for i in 0..3000u64 {
+        let mut list = Vec::new();
+        for _ in 0..1 + next() % 64 {
+            let mut fs = Vec::new();
+            feature(&mut fs, "age", 3, &[(next() % 100) as u8]);
+            feature(&mut fs, "country", 1, b"se");
+            let floats: Vec<u8> = (0..16)
+                .flat_map(|_| (next() as f32).to_le_bytes())
+                .collect();
+            feature(&mut fs, "embedding", 2, &floats);
+            let mut history = Vec::new();
+            for _ in 0..next() % 40 {
+                tfreq::wire::put_varint(&mut history, next() % (1 << 20));
+            }
+            feature(&mut fs, "history", 3, &history);
+            feature(&mut fs, "title", 1, b"a title of a few words");
+            let mut example = Vec::new();
+            put_bytes_field(&mut example, 1, &fs);
+            put_bytes_field(&mut list, 1, &example);
+        }
+        let mut input = Vec::new();
+        put_bytes_field(&mut input, 1, &list);
+        let mut spec = Vec::new();
+        put_bytes_field(&mut spec, 1, b"ranker");
+        let mut request = Vec::new();
+        put_bytes_field(&mut request, 1, &spec);
+        put_bytes_field(&mut request, 2, &input);
+        let method = if i % 3 == 0 {
+            Method::Regress
+        } else {
+            Method::Classify
+        };
+        requests.push(encode_request_log(method, &request).expect("an examples method"));
+    }
+    let mut out = Vec::new();
+    while out.len() < 48 << 20 {
+        // Skewed towards the first requests, as logged traffic is.
+        let a = next() % requests.len() as u64;
+        let b = next() % requests.len() as u64;
+        tfrecord::write_record(&mut out, &requests[a.min(b) as usize]);
+    }
+    out
+}
+
 fn bench(c: &mut Criterion) {
     // Written to a file once: the bench reads it from the page cache, as `keys` does.
     let data = log();
@@ -43,6 +118,18 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let c = tfreq::scan::count(&[path.as_path()], &opts, false);
             assert!(c.errors.is_empty(), "{:?}", c.errors);
+            c.counts
+        })
+    });
+    let examples = examples_log();
+    let path = dir.path().join("examples.tfrecord");
+    std::fs::write(&path, &examples).expect("written");
+    g.throughput(Throughput::Bytes(examples.len() as u64));
+    g.bench_function("scan::count 48 MiB log of classify/regress records", |b| {
+        b.iter(|| {
+            let c = tfreq::scan::count(&[path.as_path()], &opts, false);
+            assert!(c.errors.is_empty(), "{:?}", c.errors);
+            assert!(c.counts.unreadable.is_empty() && c.counts.requests > 0);
             c.counts
         })
     });

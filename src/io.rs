@@ -30,6 +30,13 @@ pub const DEFAULT_MAX_SIZE: u64 = 2 << 30;
 /// and every pipe or device, are read into memory.
 pub const MAP_THRESHOLD: u64 = 64 << 20;
 
+/// A TFRecord log of at least this many bytes (4 MiB) is mapped too, when large files
+/// may be ([`ReadOptions::map_large_files`]), by the readers that walk a log in parts
+/// read from the file itself (`tfreq keys`, [`crate::scan`]): they read a part at a
+/// time into a small buffer of their own, so a 56 MB log is not copied whole into
+/// memory first (which cost more than the walk, and its size in resident memory).
+pub const LOG_MAP_THRESHOLD: u64 = 4 << 20;
+
 fn io_err(path: &Path, source: io::Error) -> Error {
     Error::from(ErrorDetail::Io {
         path: path.display().to_string(),
@@ -88,7 +95,7 @@ impl ReadOptions {
     }
 
     /// Memory-maps regular files of [`MAP_THRESHOLD`] bytes or more instead of copying
-    /// them.
+    /// them (TFRecord logs that [`crate::scan`] walks: from [`LOG_MAP_THRESHOLD`]).
     ///
     /// # Safety
     ///
@@ -145,6 +152,15 @@ impl ReadOptions {
 /// assert!(err.to_string().contains("over the size limit of 10 bytes"), "{err}");
 /// ```
 pub fn read_file(path: &Path, opts: &ReadOptions) -> Result<Bytes, Error> {
+    read_mapping_from(path, opts, MAP_THRESHOLD)
+}
+
+/// [`read_file`], mapping regular files from `threshold` bytes on (when `opts` maps files).
+pub(crate) fn read_mapping_from(
+    path: &Path,
+    opts: &ReadOptions,
+    threshold: u64,
+) -> Result<Bytes, Error> {
     let max_size = opts.max_size;
     if path == Path::new("-") {
         return read_capped(io::stdin().lock(), path, max_size, None);
@@ -164,7 +180,7 @@ pub fn read_file(path: &Path, opts: &ReadOptions) -> Result<Bytes, Error> {
     if meta.len() > max_size {
         return Err(too_large(path, Some(meta.len()), max_size));
     }
-    if !opts.map || meta.len() < MAP_THRESHOLD {
+    if !opts.map || meta.len() < threshold {
         // A copy: small files cost less copied than mapped, and a copy cannot fault if
         // the file changes under us. The cap still applies, for a file that grows while
         // it is read.

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
-use tfreq::io::{ReadOptions, MAP_THRESHOLD};
+use tfreq::io::{ReadOptions, LOG_MAP_THRESHOLD, MAP_THRESHOLD};
 
 /// The files that may be mapped, and the message the handler prints (leaked, so the
 /// handler reads it without locking or allocating).
@@ -32,9 +32,11 @@ pub fn read_options<'a>(max_size: u64, paths: impl IntoIterator<Item = &'a Path>
         // SAFETY: see above.
         return unsafe { opts.map_large_files() };
     }
+    // A TFRecord log is mapped from the lower threshold (`keys`).
+    let from = MAP_THRESHOLD.min(LOG_MAP_THRESHOLD);
     let large: Vec<String> = paths
         .into_iter()
-        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() >= MAP_THRESHOLD))
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() >= from))
         .map(|p| tfreq::escape::escape(&p.display().to_string()))
         .collect();
     if large.is_empty() {

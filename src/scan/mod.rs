@@ -315,16 +315,29 @@ fn count_file(
     // memory whatever its size: without a cap on streams (`--max-size` not given), it
     // is read as one, not refused past the cap of an input read whole.
     let unbounded;
-    let opts = if read.streamed_limit().is_none() && read.maps_large_files() && is_log(p) {
+    let log = read.maps_large_files() && is_log(p);
+    let opts = if read.streamed_limit().is_none() && log {
         unbounded = opts.clone().read_options(read.max_size(u64::MAX));
         &unbounded
     } else {
         opts
     };
-    let bytes = crate::io::read_file(p, &opts.read)?;
+    let bytes = read_input(p, &opts.read, log)?;
     // A mapped log's parts are read from the file by the workers (`walk_read`).
     let disk = crate::par::is_mapped(&bytes).then_some(p);
     count_read(bytes, p, i, keep, opts, disk, max_keys).map_err(in_file)
+}
+
+/// The bytes of file `p` as `read` reads them; a TFRecord `log` is mapped from
+/// [`crate::io::LOG_MAP_THRESHOLD`] bytes (not [`crate::io::MAP_THRESHOLD`]) when files
+/// may be mapped, so that its workers read its parts from the file (`walk_read`)
+/// rather than the whole log being copied into memory first.
+fn read_input(p: &Path, read: &crate::io::ReadOptions, log: bool) -> Result<Bytes, Error> {
+    if log {
+        crate::io::read_mapping_from(p, read, crate::io::LOG_MAP_THRESHOLD)
+    } else {
+        crate::io::read_file(p, read)
+    }
 }
 
 /// Counts the requests of one input read whole (`p` names it, for detection), inflated
@@ -463,6 +476,17 @@ impl<R: Read> Read for ByteCounter<R> {
     }
 }
 
+/// The size of the parts a log of `n` bytes is walked in: [`CHUNK`], or for a log of
+/// fewer than eight of them per worker, an eighth of a worker's share (at least
+/// [`MIN_CHUNK`]): a 56 MB log in three 16 MiB parts kept one worker busy for two of
+/// them while the other had one.
+fn part_size(n: usize) -> usize {
+    CHUNK.min((n / (workers() * 8)).max(MIN_CHUNK))
+}
+
+/// The smallest part [`part_size`] cuts.
+const MIN_CHUNK: usize = 1 << 20;
+
 /// Counts the entries of one file read whole (`file` is its number in [`Origin`]);
 /// `bytes` are the file's, for the parallel TFRecord walk.
 fn count_entries(
@@ -474,7 +498,8 @@ fn count_entries(
     max_keys: usize,
 ) -> Result<KeyCounts, Error> {
     if it.kind() == ContainerKind::TfRecord {
-        return count_tfrecord_reads(bytes, file, keep, CHUNK, disk, max_keys).map(|(c, _)| c);
+        let chunk = part_size(bytes.len());
+        return count_tfrecord_reads(bytes, file, keep, chunk, disk, max_keys).map(|(c, _)| c);
     }
     let record = it.kind() != ContainerKind::Bare;
     let mut c = KeyCounts::default();
@@ -557,6 +582,48 @@ mod tests {
             Ok((c, full)) => (summary(Ok(c)), full),
             Err(e) => (summary(Err(e)), 0),
         }
+    }
+
+    /// A log of a few MiB is mapped (its parts then read from the file), a file that
+    /// is not a log of the same size is read into memory, and nothing is mapped unless
+    /// mapping is allowed.
+    #[test]
+    fn a_log_of_a_few_mib_is_mapped() {
+        let dir = tempfile::tempdir().unwrap();
+        let (log, bare) = (dir.path().join("log"), dir.path().join("bare"));
+        let mut one = Vec::new();
+        write_record(&mut one, &encode_predict_log(&data("tfs/faq_prod.bin")));
+        let n = (crate::io::LOG_MAP_THRESHOLD as usize).div_ceil(one.len()) + 1;
+        std::fs::write(&log, one.repeat(n)).unwrap();
+        std::fs::write(&bare, vec![7u8; one.len() * n]).unwrap();
+        assert!(one.len() * n < crate::io::MAP_THRESHOLD as usize);
+        // SAFETY: the files are this test's own; nothing truncates them while mapped.
+        let maps = unsafe { crate::io::ReadOptions::default().map_large_files() };
+        let mapped =
+            |p: &Path, read| crate::par::is_mapped(&read_input(p, &read, is_log(p)).unwrap());
+        assert!(mapped(&log, maps));
+        assert!(!mapped(&bare, maps));
+        assert!(!mapped(&log, crate::io::ReadOptions::default()));
+        // Counted from the file, as the copy is.
+        let opts = InputOptions::new().read_options(maps);
+        let counted = count(&[log.as_path()], &opts, false);
+        assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+        assert_eq!(counted.counts.requests, n as u64);
+    }
+
+    /// Small logs are cut into parts enough for the workers to share; large ones into
+    /// [`CHUNK`]s.
+    #[test]
+    fn small_logs_are_cut_into_smaller_parts() {
+        let w = workers();
+        assert_eq!(part_size(1 << 40), CHUNK);
+        assert_eq!(part_size(1000), MIN_CHUNK);
+        let n = 56_000_000;
+        assert!(
+            n / part_size(n) >= (4 * w).min(n / MIN_CHUNK),
+            "{} parts",
+            n / part_size(n)
+        );
     }
 
     #[test]

@@ -5,13 +5,13 @@
 //! what a predict record's costs. Logs repeat their requests (a few requests are most
 //! of the traffic), so a worker keeps the bytes and print of the examples records it
 //! printed, up to [`BUDGET`] bytes (16 MiB), and a record equal byte for byte to one of them
-//! takes its print: the same bytes read the same way. Looked up by length and CRC-32C,
-//! then compared in full, so a record is never taken for another.
+//! takes its print: the same bytes read the same way. Looked up by length and CRC-32C
+//! (the framing's, checked by the walk), then compared in full, so a record is never
+//! taken for another.
 
 use std::collections::HashMap;
 
 use crate::fields::prediction_log;
-use crate::formats::tfrecord;
 
 use super::fingerprint::{self, Fields, Value};
 
@@ -33,12 +33,14 @@ pub(super) struct Repeats {
 
 impl Repeats {
     /// [`fingerprint::print`] of `record`, taken from an equal record printed before
-    /// when it is a classify, regress or multi-inference record.
-    pub(super) fn print(&mut self, record: &[u8], out: &mut Vec<u8>) -> bool {
+    /// when it is a classify, regress or multi-inference record. `crc` is the record's
+    /// masked CRC-32C ([`crate::formats::tfrecord::masked_crc`]), the one its framing stores and the
+    /// walk checked: it is not computed again.
+    pub(super) fn print(&mut self, record: &[u8], crc: u32, out: &mut Vec<u8>) -> bool {
         if record.len() > MAX_RECORD || !examples_log(record) {
             return fingerprint::print(record, out);
         }
-        let key = (record.len(), tfrecord::masked_crc(record));
+        let key = (record.len(), crc);
         if let Some((bytes, print)) = self.by_crc.get(&key) {
             if bytes == record {
                 out.clear();
@@ -79,6 +81,10 @@ fn examples_log(record: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    fn crc(b: &[u8]) -> u32 {
+        crate::formats::tfrecord::masked_crc(b)
+    }
+
     fn request(name: &str) -> Vec<u8> {
         let b = std::fs::read(format!(
             "{}/tests/data/examples/requests/{name}",
@@ -95,9 +101,9 @@ mod tests {
         let mut r = Repeats::default();
         let a = request("classify_valid.pb");
         let (mut pa, mut again, mut plain) = (Vec::new(), Vec::new(), Vec::new());
-        assert!(r.print(&a, &mut pa));
+        assert!(r.print(&a, crc(&a), &mut pa));
         assert_eq!(r.by_crc.len(), 1);
-        assert!(r.print(&a, &mut again));
+        assert!(r.print(&a, crc(&a), &mut again));
         assert_eq!(pa, again);
         assert!(fingerprint::print(&a, &mut plain));
         assert_eq!(pa, plain);
@@ -107,7 +113,7 @@ mod tests {
         let at = bad.len() - 3;
         bad[at] = 0xff;
         let (mut pb, mut plain_b) = (Vec::new(), Vec::new());
-        let printed = r.print(&bad, &mut pb);
+        let printed = r.print(&bad, crc(&bad), &mut pb);
         assert_eq!(printed, fingerprint::print(&bad, &mut plain_b));
         assert_eq!(
             pb, plain_b,
@@ -122,7 +128,7 @@ mod tests {
             ))
             .unwrap(),
         );
-        assert!(r.print(&p, &mut Vec::new()));
+        assert!(r.print(&p, crc(&p), &mut Vec::new()));
         assert_eq!(r.by_crc.len(), kept, "{kept} kept before a predict record");
     }
 }

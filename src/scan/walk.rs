@@ -199,19 +199,21 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// Counts one record, its data `data`, number `at.entry` in the part: by its print
+    /// Counts one record, its data `data` (of masked CRC-32C `crc`, checked), number
+    /// `at.entry` in the part: by its print
     /// when `seen` (or, for a print new to this worker, another worker) knows it, else
     /// read in full by `full` (which gives its entry). `true` when it was read in full.
     fn record(
         &self,
         data: &[u8],
+        crc: u32,
         at: Origin,
         print: &mut Vec<u8>,
         seen: &mut Seen,
         c: &mut KeyCounts,
         full: impl FnOnce() -> Result<formats::Entry, Error>,
     ) -> Result<bool, Error> {
-        let printed = seen.repeats.print(data, print);
+        let printed = seen.repeats.print(data, crc, print);
         if printed && seen.count(print) {
             return Ok(false);
         }
@@ -280,8 +282,15 @@ fn walk(
             record: true,
         };
         let full = || formats::record_entry(f.record_in(file_bytes), opts);
-        full_reads +=
-            usize::from(w.record(f.data(file_bytes), at, &mut print, seen, &mut c, full)?);
+        full_reads += usize::from(w.record(
+            f.data(file_bytes),
+            f.stored_crc,
+            at,
+            &mut print,
+            seen,
+            &mut c,
+            full,
+        )?);
         trail.read_to(frames.offset().saturating_sub(from));
     }
     Ok(Part {
@@ -363,8 +372,15 @@ fn walk_read(
                 break true;
             }
             let full = || formats::record_entry(r.record_in(map), opts);
-            full_reads +=
-                usize::from(w.record(r.data(map), origin, &mut print, seen, &mut c, full)?);
+            full_reads += usize::from(w.record(
+                r.data(map),
+                r.stored_crc,
+                origin,
+                &mut print,
+                seen,
+                &mut c,
+                full,
+            )?);
             crate::par::release(map.get(offset..offset + whole).unwrap_or_default());
             records += 1;
             offset += whole;
@@ -379,14 +395,15 @@ fn walk_read(
         }
         let record = &buf.bytes[buf.lo..buf.lo + whole];
         let data = &record[HEADER..whole - FOOTER];
-        if tfrecord::masked_crc(data) != le_u32(&record[whole - FOOTER..]) {
+        let crc = le_u32(&record[whole - FOOTER..]);
+        if tfrecord::masked_crc(data) != crc {
             break true;
         }
         let full = || {
             let d = Bytes::copy_from_slice(data);
             formats::log_entry(records, offset, offset + HEADER, d, opts)
         };
-        full_reads += usize::from(w.record(data, origin, &mut print, seen, &mut c, full)?);
+        full_reads += usize::from(w.record(data, crc, origin, &mut print, seen, &mut c, full)?);
         records += 1;
         buf.lo += whole;
         offset += whole;

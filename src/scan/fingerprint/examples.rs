@@ -22,6 +22,7 @@ use crate::fields::{
     classification_request, example, example_list_with_context, feature, features, features_entry,
     float_list, inference_task, input, multi_inference_request, prediction_log,
 };
+use crate::wire::reader::{read_varint, valid_varints};
 
 /// Section tags of an examples request's print (none of them is a predict print's).
 const KIND: u8 = b'K';
@@ -120,17 +121,21 @@ fn list(b: &[u8], with_context: bool) -> Option<u64> {
 
 /// A `tf.train.Example`: `Some` when the full reading reads it without an error and
 /// without a field it does not know.
+///
+/// One loop per nesting level over the bytes, each field's tag compared whole against
+/// the few its place allows (`tag`), so a feature costs a handful of compares and no
+/// dispatch on a decoded field: the examples are most of such a request's bytes. It
+/// takes exactly what [`Fields`] readers of each message would take (a tag is the
+/// varint [`read_varint`] reads, its number 1 to 2^29 - 1; the decoder reads the same),
+/// and refuses the same (`the_example_check_takes_what_a_field_reader_takes` below).
 fn check_example(b: &[u8]) -> Option<()> {
-    let mut f = Fields::new(b);
-    while let Some((n, v)) = f.next()? {
-        let (example::FEATURES, Value::Len(fs)) = (n, v) else {
-            return None;
-        };
-        let mut g = Fields::new(fs);
-        while let Some((m, w)) = g.next()? {
-            let (features::FEATURE, Value::Len(entry)) = (m, w) else {
-                return None;
-            };
+    let mut p = 0;
+    while p < b.len() {
+        // `Example.features`, then `Features.feature` map entries.
+        let fs = len_field(b, &mut p, tag(example::FEATURES, LEN))?;
+        let mut q = 0;
+        while q < fs.len() {
+            let entry = len_field(fs, &mut q, tag(features::FEATURE, LEN))?;
             check_entry(entry)?;
         }
     }
@@ -138,46 +143,115 @@ fn check_example(b: &[u8]) -> Option<()> {
 }
 
 /// One `Features.feature` map entry: a UTF-8 name and a `Feature`.
+#[inline]
 fn check_entry(b: &[u8]) -> Option<()> {
-    let mut f = Fields::new(b);
-    while let Some((n, v)) = f.next()? {
-        match (n, v) {
-            (features_entry::KEY, Value::Len(k)) => utf8(k)?,
-            (features_entry::VALUE, Value::Len(x)) => check_feature(x)?,
+    const KEY: u64 = tag(features_entry::KEY, LEN);
+    const VALUE: u64 = tag(features_entry::VALUE, LEN);
+    let mut p = 0;
+    while p < b.len() {
+        match varint(b, &mut p)? {
+            KEY => utf8(bytes(b, &mut p)?)?,
+            VALUE => check_feature(bytes(b, &mut p)?)?,
             _ => return None,
         }
     }
     Some(())
 }
 
-/// A `Feature`: its list's values as the full reading takes them.
+/// A `Feature`: its list's values as the full reading takes them (bytes: each a LEN
+/// field; floats: fixed32 or packed runs of whole elements; int64s: varints or packed
+/// runs of valid varints).
+#[inline]
 fn check_feature(b: &[u8]) -> Option<()> {
-    let mut f = Fields::new(b);
-    while let Some((n, v)) = f.next()? {
-        let Value::Len(list) = v else { return None };
-        if !matches!(
-            n,
-            feature::BYTES_LIST | feature::FLOAT_LIST | feature::INT64_LIST
-        ) {
-            return None;
-        }
-        let mut g = Fields::new(list);
-        while let Some((m, w)) = g.next()? {
-            let fits = match (n, m, w) {
-                (_, m, _) if m != float_list::VALUE => false,
-                (feature::BYTES_LIST, _, Value::Len(_)) => true,
-                (feature::FLOAT_LIST, _, Value::I32) => true,
-                (feature::FLOAT_LIST, _, Value::Len(x)) => x.len() % 4 == 0,
-                (feature::INT64_LIST, _, Value::Varint(_)) => true,
-                (feature::INT64_LIST, _, Value::Len(x)) => crate::wire::reader::valid_varints(x),
-                _ => false,
-            };
-            if !fits {
-                return None;
+    const BYTES: u64 = tag(feature::BYTES_LIST, LEN);
+    const FLOATS: u64 = tag(feature::FLOAT_LIST, LEN);
+    const INT64S: u64 = tag(feature::INT64_LIST, LEN);
+    // `value` is field 1 of each list.
+    const PACKED: u64 = tag(float_list::VALUE, LEN);
+    const FIXED32: u64 = tag(float_list::VALUE, I32);
+    const VARINT: u64 = tag(float_list::VALUE, 0);
+    let mut p = 0;
+    while p < b.len() {
+        let kind = varint(b, &mut p)?;
+        let list = bytes(b, &mut p)?;
+        let mut q = 0;
+        match kind {
+            BYTES => {
+                while q < list.len() {
+                    len_field(list, &mut q, PACKED)?;
+                }
             }
+            FLOATS => {
+                while q < list.len() {
+                    match varint(list, &mut q)? {
+                        FIXED32 => skip(list, &mut q, 4)?,
+                        PACKED if bytes(list, &mut q)?.len() % 4 == 0 => {}
+                        _ => return None,
+                    }
+                }
+            }
+            INT64S => {
+                while q < list.len() {
+                    match varint(list, &mut q)? {
+                        VARINT => {
+                            varint(list, &mut q)?;
+                        }
+                        PACKED if valid_varints(bytes(list, &mut q)?) => {}
+                        _ => return None,
+                    }
+                }
+            }
+            _ => return None,
         }
     }
     Some(())
+}
+
+/// Wire types of the tags below (the protobuf encoding's).
+const LEN: u32 = 2;
+const I32: u32 = 5;
+
+/// The tag of field `number` of wire type `wire`, as a varint's value.
+const fn tag(number: u32, wire: u32) -> u64 {
+    ((number as u64) << 3) | wire as u64
+}
+
+/// The varint at `*p`, as [`read_varint`] reads it: one byte inline, longer ones by it.
+#[inline(always)]
+fn varint(b: &[u8], p: &mut usize) -> Option<u64> {
+    match b.get(*p) {
+        Some(&x) if x < 0x80 => {
+            *p += 1;
+            Some(u64::from(x))
+        }
+        _ => read_varint(b, p).ok(),
+    }
+}
+
+/// `n` bytes at `*p`, stepped over.
+#[inline(always)]
+fn skip(b: &[u8], p: &mut usize, n: usize) -> Option<()> {
+    let end = p.checked_add(n).filter(|&e| e <= b.len())?;
+    *p = end;
+    Some(())
+}
+
+/// The payload of a LEN field whose tag was read: its length, then its bytes.
+#[inline(always)]
+fn bytes<'a>(b: &'a [u8], p: &mut usize) -> Option<&'a [u8]> {
+    let n = usize::try_from(varint(b, p)?).ok()?;
+    let start = *p;
+    skip(b, p, n)?;
+    b.get(start..*p)
+}
+
+/// The payload of the field at `*p`, which must have the tag `want`.
+#[inline(always)]
+fn len_field<'a>(b: &'a [u8], p: &mut usize, want: u64) -> Option<&'a [u8]> {
+    if varint(b, p)? != want {
+        return None;
+    }
+    bytes(b, p)
 }
 
 /// Test data: a `ClassificationRequest`'s bytes, `model_spec.name` = `model` when given,
@@ -350,6 +424,131 @@ mod tests {
             let rec = log(name, kind, list);
             assert_eq!(full_key(&rec).is_some(), whole, "{name:?} {list:?}");
             assert_eq!(print(&rec, &mut out), whole, "{name:?} {list:?}");
+        }
+    }
+
+    /// The check of an example as it was written over [`Fields`], one field at a time:
+    /// the reference the one-loop check must agree with.
+    fn reference_check(b: &[u8]) -> Option<()> {
+        use super::super::{Fields, Value};
+        use crate::fields::{example, feature, features, features_entry, float_list};
+        let mut f = Fields::new(b);
+        while let Some((n, v)) = f.next()? {
+            let (example::FEATURES, Value::Len(fs)) = (n, v) else {
+                return None;
+            };
+            let mut g = Fields::new(fs);
+            while let Some((m, w)) = g.next()? {
+                let (features::FEATURE, Value::Len(entry)) = (m, w) else {
+                    return None;
+                };
+                let mut h = Fields::new(entry);
+                while let Some((k, x)) = h.next()? {
+                    let b = match (k, x) {
+                        (features_entry::KEY, Value::Len(s)) => {
+                            super::super::utf8(s)?;
+                            continue;
+                        }
+                        (features_entry::VALUE, Value::Len(b)) => b,
+                        _ => return None,
+                    };
+                    let mut i = Fields::new(b);
+                    while let Some((n, v)) = i.next()? {
+                        let Value::Len(list) = v else { return None };
+                        if !matches!(
+                            n,
+                            feature::BYTES_LIST | feature::FLOAT_LIST | feature::INT64_LIST
+                        ) {
+                            return None;
+                        }
+                        let mut j = Fields::new(list);
+                        while let Some((m, w)) = j.next()? {
+                            let fits = match (n, m, w) {
+                                (_, m, _) if m != float_list::VALUE => false,
+                                (feature::BYTES_LIST, _, Value::Len(_)) => true,
+                                (feature::FLOAT_LIST, _, Value::I32) => true,
+                                (feature::FLOAT_LIST, _, Value::Len(x)) => x.len() % 4 == 0,
+                                (feature::INT64_LIST, _, Value::Varint(_)) => true,
+                                (feature::INT64_LIST, _, Value::Len(x)) => {
+                                    crate::wire::reader::valid_varints(x)
+                                }
+                                _ => false,
+                            };
+                            if !fits {
+                                return None;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Some(())
+    }
+
+    /// An example of three features (int64, float and bytes lists, packed and not), its
+    /// fields' tags and lengths written with long varints when `long` says.
+    fn example(long: bool) -> Vec<u8> {
+        use crate::wire::put_bytes_field;
+        // A LEN field, its tag and length each padded to two bytes when `long`.
+        let put = |out: &mut Vec<u8>, field: u32, b: &[u8]| {
+            if long {
+                out.extend_from_slice(&[0x80 | ((field << 3) | 2) as u8, 0]);
+                out.extend_from_slice(&[0x80 | (b.len() as u8 & 0x7f), (b.len() >> 7) as u8]);
+                out.extend_from_slice(b);
+            } else {
+                put_bytes_field(out, field, b);
+            }
+        };
+        let mut fs = Vec::new();
+        for (name, kind, list) in [
+            (&b"age"[..], 3, vec![0x08, 0x2a, 0x0a, 0x02, 0x81, 0x01]),
+            (
+                b"embedding",
+                2,
+                vec![0x0d, 0, 0, 0x80, 0x3f, 0x0a, 4, 1, 2, 3, 4],
+            ),
+            (b"title", 1, vec![0x0a, 0x03, b'a', b'b', b'c', 0x0a, 0x00]),
+        ] {
+            let mut f = Vec::new();
+            put(&mut f, kind, &list);
+            let mut e = Vec::new();
+            put(&mut e, 1, name);
+            put(&mut e, 2, &f);
+            put(&mut fs, 1, &e);
+        }
+        let mut ex = Vec::new();
+        put(&mut ex, 1, &fs);
+        ex
+    }
+
+    /// Both examples are taken whole.
+    #[test]
+    fn whole_examples_are_taken() {
+        for long in [false, true] {
+            let e = example(long);
+            assert!(reference_check(&e).is_some() && super::check_example(&e).is_some());
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20000))]
+        /// Mutated examples: the one-loop check takes exactly what the field reader takes.
+        #[test]
+        fn the_example_check_takes_what_a_field_reader_takes(
+            long: bool,
+            edits in proptest::collection::vec((0usize..256, 0u8..=255, 0u8..3), 1..4),
+        ) {
+            let mut e = example(long);
+            for &(at, byte, op) in &edits {
+                let at = at % (e.len() + 1);
+                match op {
+                    0 if at < e.len() => e[at] = byte,
+                    1 => e.insert(at, byte),
+                    _ if at < e.len() => { e.remove(at); }
+                    _ => {}
+                }
+            }
+            proptest::prop_assert_eq!(super::check_example(&e), reference_check(&e));
         }
     }
 
