@@ -178,11 +178,14 @@ fn error_kind(e: &NetError) -> String {
     match e {
         NetError::Refused { status, .. } => status.kind(),
         NetError::Timeout(_) => "timeout".into(),
-        NetError::Unreachable(_) => "unreachable".into(),
+        NetError::Unreachable(_) | NetError::Untrusted(_) => "unreachable".into(),
         NetError::TooLarge { .. } => "answer too large".into(),
         NetError::BadResponse(_) => "unreadable answer".into(),
         NetError::NotGrpc(_) => "not a gRPC service".into(),
-        NetError::BadRequest(_) | NetError::BadUrl(_) => "request not sent".into(),
+        NetError::BadRequest(_)
+        | NetError::BadUrl(_)
+        | NetError::UnknownProtocol
+        | NetError::NoModelName(_) => "request not sent".into(),
     }
 }
 
