@@ -29,7 +29,7 @@
 //!     examples: vec![Example { features: vec![Feature { name: "x".into(), values: FeatureValues::Int64(vec![1, 2]) }] }],
 //!     ..Default::default()
 //! };
-//! let found = check(&input, &spec);
+//! let found = check_examples(&input, &spec);
 //! assert_eq!(found[0].code.as_str(), "FEATURE_KIND");
 //! assert_eq!(found[0].message, "Key: x, Index: 0.  Data types don't match. Data type: int64 but expected type: float");
 //! ```
