@@ -138,7 +138,7 @@ fn run_diff(mut a: Args) -> Result<u8, Fatal> {
         prod.report_problems(&mut report);
         report.model = a.model.as_ref().map(|p| p.display().to_string());
         drop(progress);
-        return Ok(render(&report, a.format)?);
+        return Ok(render(&mut report, a.format)?);
     };
     // The batch sizes are judged over all production requests at once: they are held.
     let prod = inputs.requests(&prod_files, &progress, false);

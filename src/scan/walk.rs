@@ -199,14 +199,13 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// Counts one record, its data `data` (of masked CRC-32C `crc`, checked), number
+    /// Counts one record, `(data, crc)`: its data and its masked CRC-32C (checked), number
     /// `at.entry` in the part: by its print
     /// when `seen` (or, for a print new to this worker, another worker) knows it, else
     /// read in full by `full` (which gives its entry). `true` when it was read in full.
     fn record(
         &self,
-        data: &[u8],
-        crc: u32,
+        (data, crc): (&[u8], u32),
         at: Origin,
         print: &mut Vec<u8>,
         seen: &mut Seen,
@@ -283,8 +282,7 @@ fn walk(
         };
         let full = || formats::record_entry(f.record_in(file_bytes), opts);
         full_reads += usize::from(w.record(
-            f.data(file_bytes),
-            f.stored_crc,
+            (f.data(file_bytes), f.stored_crc),
             at,
             &mut print,
             seen,
@@ -373,8 +371,7 @@ fn walk_read(
             }
             let full = || formats::record_entry(r.record_in(map), opts);
             full_reads += usize::from(w.record(
-                r.data(map),
-                r.stored_crc,
+                (r.data(map), r.stored_crc),
                 origin,
                 &mut print,
                 seen,
@@ -403,7 +400,7 @@ fn walk_read(
             let d = Bytes::copy_from_slice(data);
             formats::log_entry(records, offset, offset + HEADER, d, opts)
         };
-        full_reads += usize::from(w.record(data, crc, origin, &mut print, seen, &mut c, full)?);
+        full_reads += usize::from(w.record((data, crc), origin, &mut print, seen, &mut c, full)?);
         records += 1;
         buf.lo += whole;
         offset += whole;
