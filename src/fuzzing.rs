@@ -14,7 +14,9 @@ use bytes::Bytes;
 use crate::analysis::key::{ExecutorKey, ShapeKey};
 use crate::analysis::lint;
 use crate::analysis::{diff, DiffOptions};
-use crate::decode::{decode_as, decode_tensor as decode_one_tensor, decode_with, DecodeOptions};
+use crate::decode::{
+    decode_as, decode_message, decode_tensor as decode_one_tensor, decode_with, DecodeOptions,
+};
 use crate::encode::{encode, TfsEncoding};
 use crate::formats::{self, rest_json, savedmodel, text_format, tfrecord, Content, InputOptions};
 use crate::model::{Kind, Message, Tensor, WireFormat};
@@ -129,6 +131,34 @@ pub fn decode_auto(data: &[u8]) {
     assert!(
         data.is_empty() || decode_with(Bytes::copy_from_slice(data), opts).is_err(),
         "max_size {limit} did not refuse {} bytes",
+        data.len()
+    );
+    // `decode_message` decides as detection does, with every option.
+    same_as_detection(data, opts);
+    for wire in [None, Some(WireFormat::Eas), Some(WireFormat::TfServing)] {
+        for kind in [None, Some(Kind::Request), Some(Kind::Response)] {
+            let opts = DecodeOptions {
+                wire,
+                kind,
+                ..DecodeOptions::default()
+            };
+            same_as_detection(data, opts);
+        }
+    }
+}
+
+/// `decode_message` gives the message (or the error) `decode_with` gives.
+pub fn same_as_detection(data: &[u8], opts: DecodeOptions) {
+    let b = Bytes::copy_from_slice(data);
+    let fast = decode_message(b.clone(), opts)
+        .map(|m| format!("{m:?}"))
+        .map_err(|e| e.to_string());
+    let full = decode_with(b, opts)
+        .map(|(m, _)| format!("{m:?}"))
+        .map_err(|e| e.to_string());
+    assert!(
+        fast == full,
+        "decode_message and decode_with differ on {} bytes with {opts:?}:\n{fast:?}\n{full:?}",
         data.len()
     );
 }

@@ -146,7 +146,8 @@ pub mod wire;
 
 pub use builder::{FeedElement, FeedValues, TFRequest, TFResponse};
 pub use decode::{
-    decode, decode_as, decode_request, decode_tensor, decode_with, DecodeOptions, Detection,
+    decode, decode_as, decode_message, decode_request, decode_tensor, decode_with, DecodeOptions,
+    Detection,
 };
 pub use dtype::{DType, DTypeCode, DTypeInfo, ValueField};
 pub use encode::{encode, encode_example, encode_tensor, TfsEncoding};

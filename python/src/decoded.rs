@@ -555,8 +555,9 @@ pub(crate) fn base_of(b: &Bound<'_, PyBytes>) -> (usize, usize) {
 }
 
 /// The decoded message as a dict for the Python half (`tfreq.Message` wraps it): what it
-/// says, with its tensors as `(name, dtype number, dtype name, shape, numpy type)` and
-/// `source`, the [`Decoded`] that makes values on demand.
+/// says, with its tensors as `(name, dtype number, dtype name, shape, numpy type)`, its
+/// model spec, tasks and features as the named tuples of `tfreq.results`, and `source`,
+/// the [`Decoded`] that makes values on demand (python/tfreq/_tfreq.pyi types it).
 pub(crate) fn message_dict<'py>(
     py: Python<'py>,
     msg: Message,
@@ -585,14 +586,10 @@ pub(crate) fn message_dict<'py>(
     d.set_item("fetches", msg.fetches.clone())?;
     d.set_item(
         "model_spec",
-        msg.model_spec.as_ref().map(|m| {
-            (
-                m.name.clone(),
-                m.version,
-                m.version_label.clone(),
-                m.signature_name.clone(),
-            )
-        }),
+        msg.model_spec
+            .as_ref()
+            .map(|m| crate::results::model_spec(py, m))
+            .transpose()?,
     )?;
     let tensors = PyList::empty(py);
     for t in &msg.tensors {
@@ -631,7 +628,10 @@ pub(crate) fn message_dict<'py>(
                     }
                 }
             }
-            fd.set_item(&f.name, (f.values.kind(), values))?;
+            fd.set_item(
+                &f.name,
+                crate::results::feature(py, f.values.kind(), values)?,
+            )?;
         }
         Ok(fd)
     };
@@ -658,10 +658,7 @@ pub(crate) fn message_dict<'py>(
     }
     let tasks = PyList::empty(py);
     for t in &msg.tasks {
-        tasks.append((
-            t.method_name.clone(),
-            t.model_spec.as_ref().map(|s| s.signature_name.clone()),
-        ))?;
+        tasks.append(crate::results::task(py, t)?)?;
     }
     d.set_item("tasks", tasks)?;
     d.set_item("log_kind", py.None())?;

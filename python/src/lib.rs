@@ -407,7 +407,8 @@ fn decode<'py>(
         m.kind = opts.kind.unwrap_or(tfreq::Kind::Request);
         m
     } else {
-        py.detach(|| tfreq::decode_with(b.clone(), opts).map(|(m, _)| m))
+        // Detection's result without its account of every reading (src/decode/mod.rs).
+        py.detach(|| tfreq::decode_message(b.clone(), opts))
             .map_err(|e| to_py(py, e))?
     };
     let name = decoded::text_name(&msg);
@@ -530,9 +531,8 @@ fn check_json(
 /// names sorted, a plain tuple (hashable, picklable).
 #[pyfunction]
 fn executor_key<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Bound<'py, PyTuple>> {
-    let msg = tfreq::decode_with(bytes_of(data), Default::default())
-        .map(|(m, _)| m)
-        .map_err(|e| to_py(py, e))?;
+    let msg =
+        tfreq::decode_message(bytes_of(data), Default::default()).map_err(|e| to_py(py, e))?;
     let k = tfreq::analysis::key::ExecutorKey::of(&msg);
     let feeds = PyTuple::new(py, k.feeds.iter())?;
     let fetches = PyTuple::new(py, k.fetches.iter())?;
@@ -653,6 +653,9 @@ fn merge_summaries(py: Python<'_>, summaries: Vec<String>) -> PyResult<String> {
     }
     Ok(merged.to_json())
 }
+
+// The named tuples of `tfreq.results` the decoded messages hold.
+mod results;
 
 #[pymodule]
 fn _tfreq(m: &Bound<'_, PyModule>) -> PyResult<()> {

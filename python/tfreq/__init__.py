@@ -30,13 +30,18 @@ array([[1., 2.]], dtype=float32)
 
 from __future__ import annotations
 
+import importlib as _importlib
 import json as _json
 import os as _os
 import sys as _sys
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from . import _tfreq
+from . import _tfreq, results
 from ._tfreq import DecodeError, Error, __version__
+from .results import ExampleInput, ExecutorKey, Finding, Kind, Method, ModelSpec, Report, Summary, Task, Value, Wire
+
+if TYPE_CHECKING:
+    from ._tfreq import _Message
 
 __all__ = [
     "TFRequest",
@@ -53,6 +58,13 @@ __all__ = [
     "get_max_tensor_bytes",
     "DecodeError",
     "Error",
+    "ExecutorKey",
+    "ModelSpec",
+    "Task",
+    "Report",
+    "Summary",
+    "Finding",
+    "results",
     "__version__",
 ]
 
@@ -177,10 +189,11 @@ def _shape_of(name: str, shape: Any) -> List[int]:
     return dims
 
 
-def _numpy():
-    """numpy, or an ImportError that names the extra to install."""
+def _numpy() -> Any:
+    """numpy, or an ImportError that names the extra to install (numpy is optional: it is
+    imported by name, and typed as Any)."""
     try:
-        import numpy
+        numpy = _importlib.import_module("numpy")
     except ImportError as e:  # pragma: no cover - exercised in the no-numpy environment
         raise ImportError(
             "this needs numpy: pip install 'tfreq[numpy]' (or pip install numpy)"
@@ -202,14 +215,14 @@ def _where(name: str, i: int) -> str:
     return f"feed {_q(name)}: value {i}"
 
 
-def _list_values(name: str, dtype: int, content: Iterable[Any]) -> Tuple[str, list]:
+def _list_values(name: str, dtype: int, content: Iterable[Any]) -> Tuple[str, List[Any]]:
     """Checks and converts a sequence of Python values for ``dtype``, as protobuf's type
     checks do, and refuses what the dtype cannot hold (which the SDK lets through)."""
     if isinstance(content, (str, bytes)):
         raise TypeError(f"feed {_q(name)}: content must be a sequence of values, not one {type(content).__name__}")
     values = list(content)
+    out: List[Any] = []
     if dtype in _FLOAT_KIND:
-        out = []
         for i, v in enumerate(values):
             if isinstance(v, (str, bytes, complex)) or not hasattr(v, "__float__"):
                 raise TypeError(f"{_where(name, i)} is {type(v).__name__} {v!r}; {_dtype_name(dtype)} takes numbers")
@@ -219,7 +232,6 @@ def _list_values(name: str, dtype: int, content: Iterable[Any]) -> Tuple[str, li
         return _FLOAT_KIND[dtype], out
     if dtype in _INT_RANGE:
         lo, hi = _INT_RANGE[dtype]
-        out = []
         for i, v in enumerate(values):
             if isinstance(v, float) or not hasattr(v, "__index__"):
                 raise TypeError(f"{_where(name, i)} is {type(v).__name__} {v!r}; {_dtype_name(dtype)} takes integers")
@@ -231,7 +243,6 @@ def _list_values(name: str, dtype: int, content: Iterable[Any]) -> Tuple[str, li
             out.append(n)
         return ("u64" if dtype == 23 else "i64"), out
     if dtype == 10:
-        out = []
         for i, v in enumerate(values):
             if isinstance(v, bool) or (hasattr(v, "__index__") and v.__index__() in (0, 1)):
                 out.append(bool(v))
@@ -239,7 +250,6 @@ def _list_values(name: str, dtype: int, content: Iterable[Any]) -> Tuple[str, li
                 raise ValueError(f"{_where(name, i)} is {v!r}; DT_BOOL takes True, False, 1 or 0")
         return "bool", out
     if dtype == 7:
-        out = []
         for i, v in enumerate(values):
             if isinstance(v, str):
                 out.append(v.encode("utf-8"))
@@ -249,7 +259,6 @@ def _list_values(name: str, dtype: int, content: Iterable[Any]) -> Tuple[str, li
                 raise TypeError(f"{_where(name, i)} is {type(v).__name__} {v!r}; DT_STRING takes bytes or str")
         return "bytes", out
     if dtype in (8, 18):
-        out = []
         for i, v in enumerate(values):
             if not isinstance(v, (int, float, complex)):
                 raise TypeError(f"{_where(name, i)} is {type(v).__name__} {v!r}; {_dtype_name(dtype)} takes numbers")
@@ -341,7 +350,28 @@ class TFRequest:
     ValueError: feed "x": value 1 is 300, outside DT_INT8's range [-128, 127]
     """
 
-    locals().update(_DTYPES)
+    # TensorFlow's DataType numbers, as the SDK names them (the values of _DTYPES).
+    DT_FLOAT = 1
+    DT_DOUBLE = 2
+    DT_INT32 = 3
+    DT_UINT8 = 4
+    DT_INT16 = 5
+    DT_INT8 = 6
+    DT_STRING = 7
+    DT_COMPLEX64 = 8
+    DT_INT64 = 9
+    DT_BOOL = 10
+    DT_QINT8 = 11
+    DT_QUINT8 = 12
+    DT_QINT32 = 13
+    DT_BFLOAT16 = 14
+    DT_QINT16 = 15
+    DT_QUINT16 = 16
+    DT_UINT16 = 17
+    DT_COMPLEX128 = 18
+    DT_HALF = 19
+    DT_UINT32 = 22
+    DT_UINT64 = 23
 
     def __init__(self, signature_name: Optional[str] = None, wire: str = "eas") -> None:
         self.signature_name = signature_name
@@ -425,7 +455,8 @@ class Message:
     ``'response'``; from :func:`read`, also ``'log'`` for a log record that holds no
     request and ``'line'`` for a line of a text warm-up, in ``line``), ``log_kind`` (the
     record's ``PredictionLog`` kind, ``'predict_log'``..., or None), ``signature_name``,
-    ``model_spec`` (``(name, version, version_label, signature_name)`` or None),
+    ``model_spec`` (a :class:`~tfreq.results.ModelSpec`: ``(name, version, version_label,
+    signature_name)``, or None),
     ``fetches`` (``output_filter``), ``findings`` (what tfreq notices, as the CLI's JSON
     has them), ``dtypes`` (name → ``'DT_FLOAT'``...), ``shapes`` (name → list) and
     ``label`` (where in its file it was). ``inputs`` (requests) or ``outputs``
@@ -441,33 +472,36 @@ class Message:
     TF Serving's tf.Example requests: ``method`` (``'predict'``, ``'classify'``,
     ``'regress'``, ``'classify_or_regress'`` for a bare request whose bytes cannot tell, or
     ``'multi_inference'``), ``input`` (None, or ``{'list', 'examples', 'context'}`` where
-    each example maps a feature name to ``(kind, values)``) and ``tasks`` (``(method_name,
-    signature_name)`` of each multi-inference task).
+    each example maps a feature name to a :class:`~tfreq.results.Feature` ``(kind,
+    values)``) and ``tasks`` (a :class:`~tfreq.results.Task` ``(method_name,
+    signature_name)`` for each multi-inference task). The types are in
+    :mod:`tfreq.results`.
     """
 
-    def __init__(self, d: Dict[str, Any], data: bytes) -> None:
+    def __init__(self, d: "_Message", data: bytes) -> None:
         self._d = d
         self._data = data
         self._arrays: Optional[Dict[str, Any]] = None
         self.label: str = d["label"]
-        self.wire: str = d["wire"]
-        self.kind: str = d["kind"]
+        self.wire: Wire = d["wire"]
+        self.kind: Kind = d["kind"]
         self.signature_name: str = d["signature_name"]
         self.fetches: List[str] = d["fetches"]
-        self.model_spec = d["model_spec"]
+        self.model_spec: Optional[ModelSpec] = d["model_spec"]
         self.log_kind: Optional[str] = d["log_kind"]
         self.line: Optional[bytes] = d.get("line")
         self._src = d["source"]
-        self._findings: Optional[List[Dict[str, Any]]] = None
-        self.dtypes: Dict[str, str] = {t[0]: t[2] for t in d["tensors"]}
-        self.shapes: Dict[str, List[int]] = {t[0]: list(t[3]) for t in d["tensors"]}
-        self.names: List[str] = [t[0] for t in d["tensors"]]
-        self.method: str = d["method"]
-        self.input: Optional[Dict[str, Any]] = d["input"]
-        self.tasks: List[Tuple[str, Optional[str]]] = d["tasks"]
+        self._findings: Optional[List[Finding]] = None
+        tensors = d["tensors"]
+        self.dtypes: Dict[str, str] = {t[0]: t[2] for t in tensors}
+        self.shapes: Dict[str, List[int]] = {t[0]: list(t[3]) for t in tensors}
+        self.names: List[str] = [t[0] for t in tensors]
+        self.method: Method = d["method"]
+        self.input: Optional[ExampleInput] = d["input"]
+        self.tasks: List[Task] = d["tasks"]
 
     @property
-    def findings(self) -> List[Dict[str, Any]]:
+    def findings(self) -> List[Finding]:
         """What tfreq notices about the message, as the CLI's JSON has it."""
         if self._findings is None:
             self._findings = self._src.findings()
@@ -484,7 +518,7 @@ class Message:
             self._arrays = out
         return self._arrays
 
-    def _values(self, name: str) -> list:
+    def _values(self, name: str) -> List[Value]:
         """The stored values of tensor ``name`` as Python objects (no fill)."""
         for i, t in enumerate(self._d["tensors"]):
             if t[0] == name:
@@ -513,7 +547,7 @@ class Message:
         return f"Message(wire={self.wire!r}, kind={self.kind!r}, signature_name={self.signature_name!r}, tensors={self.names!r}, fetches={self.fetches!r})"
 
 
-def _to_array(np: Any, ml: Any, shape: List[int], data: tuple, base: bytes) -> Any:
+def _to_array(np: Any, ml: Any, shape: List[int], data: Tuple[Any, ...], base: bytes) -> Any:
     """The numpy array of one tensor's values as ``Decoded.array`` hands them over: a
     view of ``base``, an array over the bytes made for it, or an object array (strings);
     the bits of bfloat16 and the 8- and 4-bit types viewed as ml_dtypes' type."""
@@ -544,10 +578,9 @@ def _ml_dtypes() -> Any:
     global _ml
     if _ml is False:
         try:
-            import ml_dtypes
+            _ml = _importlib.import_module("ml_dtypes")
         except ImportError:
-            ml_dtypes = None
-        _ml = ml_dtypes
+            _ml = None
     return _ml
 
 
@@ -616,51 +649,57 @@ def read(data: Union[bytes, str, "_os.PathLike[str]"], max_size: int = _DEFAULT_
     return (Message(d, b) for d in _tfreq.read(b, max_size, path))
 
 
-def diff(warmup: Any, production: Any, strict_shapes: bool = False) -> Dict[str, Any]:
+def diff(warmup: Any, production: Any, strict_shapes: bool = False) -> Report:
     """Will the warm-up warm the executors production uses? The report ``tfreq diff
-    --format json`` prints, as Python objects. ``warmup`` and ``production`` are each
+    --format json`` prints, as Python objects (a dict; its keys in
+    :class:`~tfreq.results.Report`). ``warmup`` and ``production`` are each
     bytes, a path, or a list of them (each may hold several requests: a TFRecord file)."""
     w = [_bytes_of(x) for x in _as_list(warmup)]
     p = [_bytes_of(x) for x in _as_list(production)]
-    return _json.loads(_tfreq.diff_json(w, p, strict_shapes))
+    report: Report = _json.loads(_tfreq.diff_json(w, p, strict_shapes))
+    return report
 
 
-def check(requests: Any, model: Union[str, "_os.PathLike[str]"], signature: Optional[str] = None) -> Dict[str, Any]:
+def check(requests: Any, model: Union[str, "_os.PathLike[str]"], signature: Optional[str] = None) -> Report:
     """Checks requests against a model's signatures (a SavedModel directory, GetModelMetadata
     JSON or ``saved_model_cli show --all`` text): the report ``tfreq check --format json``
-    prints, as Python objects."""
+    prints, as Python objects (a dict; its keys in :class:`~tfreq.results.Report`)."""
     r = [_bytes_of(x) for x in _as_list(requests)]
-    return _json.loads(_tfreq.check_json(r, _os.fspath(model), signature))
+    report: Report = _json.loads(_tfreq.check_json(r, _os.fspath(model), signature))
+    return report
 
 
-def executor_key(data: Union[bytes, str, "_os.PathLike[str]"]) -> Tuple[str, Tuple[str, ...], Tuple[str, ...], bool]:
-    """The key TensorFlow compiles an executor for: ``(signature, feeds, fetches,
-    fetch_all)``, names sorted. A plain tuple: hashable and picklable, for Spark or Beam.
+def executor_key(data: Union[bytes, str, "_os.PathLike[str]"]) -> ExecutorKey:
+    """The key TensorFlow compiles an executor for: an :class:`~tfreq.results.ExecutorKey`
+    ``(signature, feeds, fetches, fetch_all)``, names sorted. A named tuple: equal to the
+    plain tuple, hashable and picklable, for Spark or Beam.
 
     >>> a = TFRequest('s'); a.add_feed('x', [1], TFRequest.DT_FLOAT, [1.0]); a.add_fetch('p')
     >>> b = TFRequest('s'); b.add_feed('x', [2], TFRequest.DT_FLOAT, [1.0, 2.0]); b.add_fetch('p')
     >>> executor_key(a.to_string()) == executor_key(b.to_string())
     True
     >>> executor_key(a.to_string())
-    ('s', ('x',), ('p',), False)
+    ExecutorKey(signature='s', feeds=('x',), fetches=('p',), fetch_all=False)
     """
-    return _tfreq.executor_key(_bytes_of(data))
+    return ExecutorKey._make(_tfreq.executor_key(_bytes_of(data)))
 
 
-def summarize(paths: Any) -> Dict[str, Any]:
+def summarize(paths: Any) -> Summary:
     """The ``tfreq keys --format json`` summary of files (a path or a list of paths; gzip
-    and plain TFRecord logs, bare requests), as Python objects. Summaries of parts merge
-    exactly (:func:`merge_summaries`).
+    and plain TFRecord logs, bare requests), as Python objects (a dict; its keys in
+    :class:`~tfreq.results.Summary`). Summaries of parts merge exactly
+    (:func:`merge_summaries`).
 
     >>> s = summarize('tests/data/tfrecord/warmup_predict.tfrecord')
     >>> s['schema'], s['requests'], s['executor_keys']
     (1, 3, 2)
     """
     files = [_os.fspath(p) for p in _as_list(paths)]
-    return _json.loads(_tfreq.summarize_paths(files))
+    summary: Summary = _json.loads(_tfreq.summarize_paths(files))
+    return summary
 
 
-def merge_summaries(summaries: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
+def merge_summaries(summaries: Iterable[Summary]) -> Summary:
     """Merges summaries as ``tfreq keys merge`` does: the summary of one run over every
     file they name.
 
@@ -669,10 +708,11 @@ def merge_summaries(summaries: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
     >>> merge_summaries([a, b]) == summarize(['tests/data/tfrecord/warmup_predict.tfrecord', 'tests/data/eas/faq_prod.bin'])
     True
     """
-    return _json.loads(_tfreq.merge_summaries([_json.dumps(s) for s in summaries]))
+    summary: Summary = _json.loads(_tfreq.merge_summaries([_json.dumps(s) for s in summaries]))
+    return summary
 
 
-def _as_list(x: Any) -> list:
+def _as_list(x: Any) -> List[Any]:
     if isinstance(x, (bytes, bytearray, memoryview, str)) or hasattr(x, "__fspath__"):
         return [x]
     return list(x)
@@ -695,7 +735,7 @@ class TFResponse:
         """The shape of an output, as a list."""
         return list(self.response.shapes[output_name])
 
-    def get_values(self, output_name: str) -> list:
+    def get_values(self, output_name: str) -> List[Value]:
         """The values of an output as the SDK returns them: the stored values, a list of
         Python floats, ints, bools or bytes (``json.dumps`` takes it). For dtypes the SDK
         returns None for (``DT_UINT8``, ``DT_HALF``...), the values too.

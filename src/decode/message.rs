@@ -12,7 +12,7 @@ use crate::fields::{
 use crate::model::{Kind, Message, ModelSpec, Scope, Shape, Tensor, UnknownField, WireFormat};
 
 use super::tensor::tensor;
-use super::{holds_request, len_or_unknown, unknown, utf8, varint_or_unknown, Where, TOP};
+use super::{holds_request, len_or_unknown, unknown, utf8, varint_or_unknown, Tally, Where, TOP};
 use crate::wire::reader::{Reader, WireValue};
 
 /// How many top-level fields of a reading are fields of the schema's own content
@@ -30,17 +30,22 @@ pub(super) struct Content {
 /// Decodes one top-level message: the message, its anomalies, and its [`Content`]. With `check_bytes`, a TF Serving request's bytes field that
 /// holds a request ([`holds_request`]) is an anomaly (checked one level deep only, so
 /// the cost stays linear).
+///
+/// With a `limit`, the reading may stop, unfinished, once it has more anomalies than
+/// that ([`Tally`]): what it returns then is a count above the limit, and a message or
+/// an error of no further use. Below or at the limit it is the whole reading.
 pub(super) fn decode_top(
     bytes: Bytes,
     wire: WireFormat,
     kind: Kind,
     check_bytes: bool,
+    limit: Option<usize>,
 ) -> Result<(Message, usize, Content), DecodeError> {
     let size = bytes.len();
     let mut r = Reader::new(bytes);
     let mut msg = Message::new(wire, kind);
     msg.size = size;
-    let mut anomalies = 0usize;
+    let mut anomalies = Tally::new(limit);
     // Field numbers by (wire, kind).
     let (sig_or_spec, map_field, filter_field, spec_field) = match (wire, kind) {
         (WireFormat::Eas, Kind::Request) => (
@@ -82,6 +87,9 @@ pub(super) fn decode_top(
     let mut seen_singular = [false; predict_request::REQUEST_OPTIONS as usize + 1];
     let (mut content_fields, mut clean_fields, mut foreign_fields) = (0usize, 0usize, 0usize);
     while let Some(f) = r.next_field_named(names)? {
+        if anomalies.over() {
+            break;
+        }
         let n = f.number;
         let before = anomalies;
         // Every field of every schema is length-delimited.
@@ -111,7 +119,7 @@ pub(super) fn decode_top(
             }
         }
         if Some(n) == sig_or_spec {
-            let b = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies);
+            let b = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies.n);
             if let Some(b) = b {
                 let s = utf8(&b, f.value_offset).map_err(|e| e.within("signature_name"))?;
                 if s.bytes().any(|c| c < 0x20) {
@@ -120,7 +128,7 @@ pub(super) fn decode_top(
                 msg.signature_name = s;
             }
         } else if n == map_field {
-            if let Some(b) = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies) {
+            if let Some(b) = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies.n) {
                 let sub = r.nested(b, f.value_offset)?;
                 let t = map_entry(sub, wire, map_name, index, f.offset, &mut anomalies)?;
                 index += 1;
@@ -137,17 +145,17 @@ pub(super) fn decode_top(
                 }
             }
         } else if Some(n) == filter_field {
-            if let Some(b) = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies) {
+            if let Some(b) = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies.n) {
                 let i = msg.fetches.len();
                 let s = utf8(&b, f.value_offset)
                     .map_err(|e| e.within(format!("output_filter[{i}]")))?;
                 msg.fetches.push(s);
             }
         } else if Some(n) == spec_field {
-            if let Some(b) = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies) {
+            if let Some(b) = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies.n) {
                 let sub = r.nested(b, f.value_offset)?;
                 let spec = msg.model_spec.take().unwrap_or_default();
-                let spec = model_spec(sub, spec, &mut msg.unknown, &mut anomalies)
+                let spec = model_spec(sub, spec, &mut msg.unknown, &mut anomalies.n)
                     .map_err(|e| e.within("model_spec"))?;
                 msg.signature_name = spec.signature_name.clone();
                 msg.model_spec = Some(spec);
@@ -155,7 +163,7 @@ pub(super) fn decode_top(
         } else if let Some(name) = crate::fields::kept_raw_name(n)
             .filter(|_| wire == WireFormat::TfServing && kind == Kind::Request)
         {
-            if let Some(b) = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies) {
+            if let Some(b) = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies.n) {
                 if check_bytes && n == predict_request::CLIENT_ID && holds_request(&b) {
                     anomalies += 1;
                 }
@@ -174,7 +182,7 @@ pub(super) fn decode_top(
     }
     Ok((
         msg,
-        anomalies,
+        anomalies.n,
         Content {
             fields: content_fields,
             clean: clean_fields,
@@ -266,7 +274,7 @@ pub(super) fn map_entry(
     map_name: &str,
     index: usize,
     entry_offset: usize,
-    anomalies: &mut usize,
+    anomalies: &mut Tally,
 ) -> Result<Tensor, DecodeError> {
     let mut key: Option<String> = None;
     let mut value: Option<(Bytes, usize)> = None;
@@ -283,9 +291,13 @@ pub(super) fn map_entry(
         .next_field_named(map_entry::FIELDS)
         .map_err(|e| e.within(seg(&key)))?
     {
+        if anomalies.over() {
+            break;
+        }
         match f.number {
             map_entry::KEY => {
-                if let Some(b) = len_or_unknown(&f, &mut unknown_fields, entry_at, anomalies) {
+                if let Some(b) = len_or_unknown(&f, &mut unknown_fields, entry_at, &mut anomalies.n)
+                {
                     key = Some(
                         utf8(&b, f.value_offset)
                             .map_err(|e| e.within(format!("{}.key", seg(&None))))?,
@@ -293,7 +305,8 @@ pub(super) fn map_entry(
                 }
             }
             map_entry::VALUE => {
-                if let Some(b) = len_or_unknown(&f, &mut unknown_fields, entry_at, anomalies) {
+                if let Some(b) = len_or_unknown(&f, &mut unknown_fields, entry_at, &mut anomalies.n)
+                {
                     // A repeated message field merges; a map value given twice keeps the last
                     // (what protobuf's map parsing does).
                     value = Some((b, f.value_offset));

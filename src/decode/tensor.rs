@@ -8,7 +8,7 @@ use crate::error::{DecodeError, DecodeErrorKind};
 use crate::fields::{array_proto, array_shape, dim, tensor_proto, tensor_shape};
 use crate::model::{Dim, Elems, Ints, Scope, Shape, Tensor, Values, WireFormat};
 
-use super::{len_or_unknown, unknown, utf8, varint_or_unknown, Where, LAZY_VARINTS};
+use super::{len_or_unknown, unknown, utf8, varint_or_unknown, Tally, Where, LAZY_VARINTS};
 use crate::wire::reader::{packed_varints, PackedVarints, Reader, WireField, WireValue};
 
 /// Accumulates one repeated value field across packed chunks and unpacked elements.
@@ -35,7 +35,7 @@ pub(super) fn tensor(
     wire: WireFormat,
     path: String,
     _entry_offset: usize,
-    anomalies: &mut usize,
+    anomalies: &mut Tally,
 ) -> Result<Tensor, DecodeError> {
     let mut t = Tensor::new(String::new(), DTypeCode(0), Shape::default());
     let at = Where {
@@ -48,6 +48,9 @@ pub(super) fn tensor(
         WireFormat::TfServing => tensor_proto::FIELDS,
     };
     while let Some(f) = r.next_field_named(names)? {
+        if anomalies.over() {
+            break;
+        }
         let field = match wire {
             WireFormat::Eas => ValueField::from_eas_number(f.number),
             WireFormat::TfServing => ValueField::from_tf_number(f.number),
@@ -55,29 +58,35 @@ pub(super) fn tensor(
         match (f.number, field) {
             // dtype and the shape have the same numbers in both messages (asserted below).
             (tensor_proto::DTYPE, _) => {
-                if let Some(v) = varint_or_unknown(&f, &mut t.unknown, at, anomalies) {
+                if let Some(v) = varint_or_unknown(&f, &mut t.unknown, at, &mut anomalies.n) {
                     t.dtype = DTypeCode(v as i32);
                 }
             }
             (tensor_proto::TENSOR_SHAPE, _) => {
-                if let Some(b) = len_or_unknown(&f, &mut t.unknown, at, anomalies) {
+                if let Some(b) = len_or_unknown(&f, &mut t.unknown, at, &mut anomalies.n) {
                     let sub = r.nested(b, f.value_offset)?;
                     let name = if wire == WireFormat::Eas {
                         "array_shape"
                     } else {
                         "tensor_shape"
                     };
-                    shape(sub, wire, &mut t, &format!("{path}.{name}"), anomalies)
-                        .map_err(|e| e.within(name))?;
+                    shape(
+                        sub,
+                        wire,
+                        &mut t,
+                        &format!("{path}.{name}"),
+                        &mut anomalies.n,
+                    )
+                    .map_err(|e| e.within(name))?;
                 }
             }
             (tensor_proto::VERSION_NUMBER, _) if wire == WireFormat::TfServing => {
-                if let Some(v) = varint_or_unknown(&f, &mut t.unknown, at, anomalies) {
+                if let Some(v) = varint_or_unknown(&f, &mut t.unknown, at, &mut anomalies.n) {
                     t.version_number = v as i32;
                 }
             }
             (tensor_proto::TENSOR_CONTENT, _) if wire == WireFormat::TfServing => {
-                if let Some(b) = len_or_unknown(&f, &mut t.unknown, at, anomalies) {
+                if let Some(b) = len_or_unknown(&f, &mut t.unknown, at, &mut anomalies.n) {
                     t.content = if b.is_empty() { None } else { Some(b) };
                 }
             }
@@ -93,6 +102,14 @@ pub(super) fn tensor(
                 if !ok {
                     *anomalies += 1;
                     t.unknown.push(unknown(at, &f));
+                } else if let (Acc::Bytes(out), WireValue::Len(_)) = (&mut accs[pos].1, &f.value) {
+                    // The same field again and again (`string_val` of a batch of strings):
+                    // read in one run, each element as the loop would push it.
+                    if let Ok(tag) = u8::try_from(f.number << 3 | 2) {
+                        if tag < 0x80 {
+                            r.len_run(tag, out);
+                        }
+                    }
                 }
             }
             _ => {

@@ -58,7 +58,7 @@ pub mod savedmodel;
 
 use bytes::Bytes;
 
-use crate::decode::{decode_with, DecodeOptions};
+use crate::decode::{decode_message, decode_with, DecodeOptions};
 use crate::encode::{encode, TfsEncoding};
 use crate::error::{Error, ErrorDetail};
 use crate::finding::{Code, Finding};
@@ -396,7 +396,7 @@ pub(crate) fn log_entry(
     };
     let (content, bytes) = match (log.kind, log.requests.first()) {
         (LogKind::Predict, Some(b)) => {
-            let (m, _) = decode_with(b.clone(), opts).map_err(in_record)?;
+            let m = decode_message(b.clone(), opts).map_err(in_record)?;
             (Content::Message(m), b.clone())
         }
         // The classify, regress and multi-inference requests (the log type says which

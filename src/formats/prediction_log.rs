@@ -21,7 +21,7 @@ use std::fmt;
 
 use bytes::Bytes;
 
-use crate::decode::{decode_with, DecodeOptions};
+use crate::decode::{decode_message, DecodeOptions};
 use crate::error::{DecodeError, Error};
 use crate::fields::{log_metadata, predict_log, prediction_log};
 use crate::model::{Kind, Message, ModelSpec, WireFormat};
@@ -227,7 +227,7 @@ impl PredictionLog {
             kind: Some(Kind::Request),
             max_size: None,
         };
-        Some(decode_with(b.clone(), opts).map(|(m, _)| m))
+        Some(decode_message(b.clone(), opts))
     }
 }
 

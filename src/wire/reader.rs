@@ -181,6 +181,30 @@ impl Reader {
         }
     }
 
+    /// Reads the length-delimited fields that follow, as long as each has the one-byte
+    /// tag `tag` (a field number below 16, wire type 2: a repeated `bytes` field such as
+    /// `string_val`) and reads whole, pushing their payloads onto `out`: what
+    /// [`Reader::next_field`] would read, one field at a time, without the field's
+    /// bookkeeping. It stops before any other field, or one that does not read (the next
+    /// `next_field` reports it).
+    pub(crate) fn len_run(&mut self, tag: u8, out: &mut Vec<Bytes>) {
+        while self.buf.get(self.pos) == Some(&tag) {
+            let mut at = self.pos + 1;
+            let Ok(len) = read_varint(&self.buf, &mut at) else {
+                return;
+            };
+            let Some(end) = usize::try_from(len)
+                .ok()
+                .and_then(|n| at.checked_add(n))
+                .filter(|&e| e <= self.buf.len())
+            else {
+                return;
+            };
+            out.push(self.buf.slice(at..end));
+            self.pos = end;
+        }
+    }
+
     /// Reads the next field, or `None` at the end of the message.
     pub fn next_field(&mut self) -> Result<Option<WireField>, DecodeError> {
         if self.is_empty() {

@@ -483,3 +483,140 @@ proptest! {
         }
     }
 }
+
+/// The requests and responses of `tests/data` (EAS, TF Serving, tf.Example; `.bin` and `.pb`
+/// files of at most 64 KiB), read once.
+fn seed_messages() -> &'static [Vec<u8>] {
+    static SEEDS: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
+    SEEDS.get_or_init(|| {
+        fn walk(dir: &std::path::Path, out: &mut Vec<Vec<u8>>) {
+            let Ok(rd) = std::fs::read_dir(dir) else {
+                return;
+            };
+            let mut paths: Vec<_> = rd.flatten().map(|e| e.path()).collect();
+            paths.sort();
+            for p in paths {
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if matches!(p.extension().and_then(|e| e.to_str()), Some("bin" | "pb"))
+                    && p.metadata().is_ok_and(|m| m.len() <= 64 << 10)
+                {
+                    out.push(std::fs::read(&p).unwrap_or_default());
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data"),
+            &mut out,
+        );
+        out
+    })
+}
+
+/// Every combination of told wire format and kind, and none told.
+fn told() -> Vec<tfreq::DecodeOptions> {
+    let mut out = Vec::new();
+    for wire in [None, Some(WireFormat::Eas), Some(WireFormat::TfServing)] {
+        for kind in [None, Some(Kind::Request), Some(Kind::Response)] {
+            out.push(tfreq::DecodeOptions {
+                wire,
+                kind,
+                ..Default::default()
+            });
+        }
+    }
+    out
+}
+
+/// `decode_message` (the reading that stops at the first anomaly, src/decode/mod.rs) gives
+/// what `decode_with` gives on every seed message, whatever is told.
+#[test]
+fn decode_message_decides_as_detection_on_the_seeds() {
+    let seeds = seed_messages();
+    assert!(seeds.len() > 100, "{} seed messages", seeds.len());
+    for b in seeds {
+        for opts in told() {
+            tfreq::fuzzing::same_as_detection(b, opts);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// The same on seed messages with bytes changed, cut or inserted: readings that were
+    /// clean get anomalies, ties and errors.
+    #[test]
+    fn decode_message_decides_as_detection_on_changed_seeds(
+        i in any::<prop::sample::Index>(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..4),
+    ) {
+        let seeds = seed_messages();
+        let mut b = seeds[i.index(seeds.len())].clone();
+        for (at, byte, op) in edits {
+            if b.is_empty() {
+                break;
+            }
+            let k = at.index(b.len());
+            match op {
+                0 => b[k] = byte,
+                1 => b.truncate(k),
+                _ => b.insert(k, byte),
+            }
+        }
+        for opts in told() {
+            tfreq::fuzzing::same_as_detection(&b, opts);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// A `string_val` given as runs of fields, with other fields between the runs and an
+    /// element cut short at the end, reads element by element: the run reader
+    /// (`Reader::len_run`) takes each element the field loop would, in order, and leaves a
+    /// cut one to the loop, which refuses it.
+    #[test]
+    fn string_val_runs_read_element_by_element(
+        runs in prop::collection::vec(prop::collection::vec(prop::collection::vec(any::<u8>(), 0..200), 0..20), 1..5),
+        cut in any::<bool>(),
+    ) {
+        fn len_field(out: &mut Vec<u8>, tag: u8, payload: &[u8]) {
+            out.push(tag);
+            let mut n = payload.len();
+            while n >= 0x80 {
+                out.push((n as u8) | 0x80);
+                n >>= 7;
+            }
+            out.push(n as u8);
+            out.extend_from_slice(payload);
+        }
+        let mut b = Vec::new();
+        let mut want: Vec<Vec<u8>> = Vec::new();
+        for run in &runs {
+            // dtype (field 1, varint) between the runs: DT_STRING.
+            b.extend_from_slice(&[0x08, 7]);
+            for s in run {
+                len_field(&mut b, 0x42, s);
+                want.push(s.clone());
+            }
+        }
+        if cut {
+            b.extend_from_slice(&[0x42, 5, b'x']);
+        }
+        let r = tfreq::decode_tensor(Bytes::from(b), WireFormat::TfServing);
+        if cut {
+            prop_assert!(r.is_err());
+        } else {
+            let t = r.map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let got: Vec<Vec<u8>> = match t.fields.first().map(|(_, v)| v) {
+                Some(tfreq::Values::Bytes(v)) => v.iter().map(|x| x.to_vec()).collect(),
+                None => Vec::new(),
+                other => return Err(TestCaseError::fail(format!("{other:?}"))),
+            };
+            prop_assert_eq!(got, want);
+        }
+    }
+}
