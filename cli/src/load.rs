@@ -3,8 +3,8 @@
 //! manner of hey (<https://github.com/rakyll/hey>) and ghz (<https://ghz.sh>) for EAS,
 //! TF Serving gRPC and REST.
 //!
-//! The engine is the library's ([`tfreq::net::load`]), the report its
-//! ([`tfreq::analysis::load::LoadReport`]), written by [`tfreq::render::load`]; here are
+//! The engine is the library's ([`tfreq::net::Load`]), the report its
+//! ([`tfreq::analysis::load::LoadReport`]), written by [`tfreq::render::write_load`]; here are
 //! the arguments, the Ctrl-C flag and the output files.
 
 use std::io::Write;
@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use tfreq::analysis::key::ExecutorKey;
 use tfreq::analysis::load::{parse_duration, parse_rate};
-use tfreq::net::load::{Load, LoadRequest};
 use tfreq::net::{prepare, Client};
+use tfreq::net::{Load, LoadRequest};
 
 use crate::common::{in_file, report_error, stdout, Failure, Outcome, Progress};
 use crate::input::{InputArgs, Inputs};
@@ -107,7 +107,7 @@ pub fn run(a: Args) -> Outcome {
     }
     let report = load.run(&mut clients, &planned, &interrupt_flag());
     if let Some(path) = &a.html {
-        let page = tfreq::render::load::load_html(&report);
+        let page = tfreq::render::load_html(&report);
         crate::output::write_atomic(path, page.as_bytes())
             .map_err(|e| in_file(&path.display().to_string(), e))?;
     }
@@ -117,7 +117,7 @@ pub fn run(a: Args) -> Outcome {
             tfreq::escape::json_write(&mut out, &report, true)?;
             writeln!(out)?;
         }
-        LoadFormat::Human => tfreq::render::load::write_load(&mut out, &report)?,
+        LoadFormat::Human => tfreq::render::write_load(&mut out, &report)?,
     }
     out.flush()?;
     if report.errors_total > 0 {

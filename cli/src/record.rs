@@ -10,8 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tfreq::analysis::load::parse_duration;
+use tfreq::analysis::plan::By;
 use tfreq::formats::Layout;
-use tfreq::net::record::{self, By, Counters, Events, ProxyOptions, RecordOptions, Recorder, Wire};
+use tfreq::net::record::{self, Counters, Events, ProxyOptions, RecordOptions, Recorder, Wire};
 
 use crate::args::{parse_fill, Fill, PlainFormat};
 use crate::common::{stdout, Failure, Outcome};

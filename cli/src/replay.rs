@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 use tfreq::analysis::report::{Labeled, Verdict};
-use tfreq::analysis::timing::{ms, ColdRule, Timing};
 use tfreq::analysis::{diff_labeled, DiffOptions};
+use tfreq::analysis::{ms, ColdRule, Timing};
 use tfreq::analysis::{Code, Finding, Severity};
 use tfreq::net::{prepare, NetError};
 use tfreq::render::human;

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use tfreq::analysis::expect::{compare, Tolerance};
-use tfreq::analysis::timing::ms;
+use tfreq::analysis::ms;
 use tfreq::analysis::Finding;
 use tfreq::net::pool::{self, InOrder};
 use tfreq::net::queue::Ticket;

@@ -20,10 +20,11 @@ pub mod plan;
 pub mod report;
 pub mod summary;
 pub mod synth;
-pub mod timing;
+mod timing;
 pub mod warmup;
 
 pub use crate::finding::{Code, Commands, Finding, Hint, Rule, Severity};
 pub use check::{check, check_labeled, check_one, CheckOptions};
 pub use diff::{diff, diff_batches, diff_batches_with_model, diff_labeled, DiffOptions, Differ};
 pub use lint::lint;
+pub use timing::{ms, ColdRule, Timing};

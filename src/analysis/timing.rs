@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use tfreq::analysis::timing::{ColdRule, Timing};
+//! use tfreq::analysis::{ColdRule, Timing};
 //! let ms = |x: f64| Duration::from_secs_f64(x / 1000.0);
 //! let t = Timing::new(vec![ms(48.0), ms(1.1)]);
 //! assert!(t.is_cold(ColdRule::default()));

@@ -25,7 +25,7 @@
 mod budget;
 pub mod eas;
 pub mod grpc;
-pub mod load;
+mod load;
 pub mod pool;
 pub mod queue;
 pub mod record;
@@ -44,6 +44,7 @@ use crate::encode::{encode, TfsEncoding};
 use crate::model::{Kind, Message, WireFormat};
 use crate::signature::ModelSignatures;
 
+pub use load::{Load, LoadRequest, DEFAULT_REQUESTS};
 pub use status::Status;
 
 /// The largest gRPC message, sent or received: 2 GiB − 1, protobuf's own limit and TF

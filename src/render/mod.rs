@@ -5,7 +5,7 @@ pub(crate) mod escape;
 pub mod human;
 pub mod json;
 #[cfg(feature = "net")]
-pub mod load;
+mod load;
 pub mod report;
 pub mod signature;
 pub mod text;
@@ -88,6 +88,8 @@ pub(crate) use crate::pyfloat;
 /// assert_eq!(tfreq::render::group_digits(2147483648), "2,147,483,648");
 /// ```
 pub use crate::digits::group_digits;
+#[cfg(feature = "net")]
+pub use load::{load_html, write_load};
 
 /// `1 error`, `2 errors`, `12,345 requests`: a count with its noun, grammatical, with
 /// digit groups.

@@ -20,7 +20,8 @@
 //! token) and no answer ever reaches the recorder.
 //!
 //! ```
-//! use tfreq::net::record::{By, Recorder, RecordOptions, Wire};
+//! use tfreq::analysis::plan::By;
+//! use tfreq::net::record::{Recorder, RecordOptions, Wire};
 //! use tfreq::net::Protocol;
 //! let mut r = Recorder::new(RecordOptions::default());
 //! let body = std::fs::read("tests/data/eas/faq_prod.bin")?;
@@ -46,6 +47,7 @@ pub use recorder::*;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::plan::By;
     use crate::formats;
     use crate::model::{Method, WireFormat};
     use crate::net::Protocol;

@@ -25,7 +25,7 @@ pub const DEFAULT_MAX_REQUEST_SIZE: u64 = 64 << 20;
 /// The default [`ProxyOptions::max_models`](super::ProxyOptions::max_models) and [`RecordOptions::max_models`].
 pub const DEFAULT_MAX_MODELS: usize = 1024;
 
-pub use crate::analysis::plan::By;
+use crate::analysis::plan::By;
 
 /// The layout of the file written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
