@@ -14,8 +14,7 @@
 //! ```
 //! use std::sync::atomic::AtomicBool;
 //! use tfreq::analysis::key::ExecutorKey;
-//! use tfreq::net::load::{Load, LoadRequest};
-//! use tfreq::net::{prepare, Client, Options, Target};
+//! use tfreq::net::{prepare, Client, Load, LoadRequest, Options, Target};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // A port nothing listens on: every call fails, and is counted by kind.
 //! let target = Target::parse("http://127.0.0.1:9/api/predict/faq", None)?;
@@ -32,7 +31,7 @@
 //! assert_eq!(report.errors["unreachable"].count, 3);
 //! assert_eq!(report.first_calls.len(), 1);
 //! let mut text = Vec::new();
-//! tfreq::render::load::write_load(&mut text, &report)?;
+//! tfreq::render::write_load(&mut text, &report)?;
 //! assert!(String::from_utf8(text)?.starts_with("load: 3 requests to http://127.0.0.1:9/"));
 //! # Ok(()) }
 //! ```

@@ -125,9 +125,11 @@ fn inspect_diff_check_and_convert_of_a_log_keep_far_less_than_the_log_resident()
         warmup.to_str().unwrap(),
         out.to_str().unwrap(),
     );
-    // Half the log: a run that holds the log, mapped or read, is over it (the
-    // commands before this walk peaked at 130 MB and more here).
-    let bound = size / 2 / 1024;
+    // Three quarters of the log: a run that holds the log, mapped or read, is over it
+    // (the commands before this walk peaked at 130 MB and more here). Alone, every run
+    // here stays under half the log; `check` reached 72 MiB once with the whole test
+    // suite running beside it on two cores.
+    let bound = size * 3 / 4 / 1024;
     let runs: [(&[&str], bool); 6] = [
         (&["inspect", l], false),
         (&["inspect", "-f", "json", l], false),

@@ -779,7 +779,7 @@ fn grpc_predict_and_metadata() {
     )
     .unwrap_err();
     assert!(
-        matches!(e, NetError::BadRequest(ref s) if s.contains("--model-name")),
+        matches!(e, NetError::NoModelName(_)) && e.to_string().contains("needs a model name"),
         "{e}"
     );
     let mut o = opts(None, EasAuth::Raw);
