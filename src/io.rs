@@ -59,7 +59,7 @@ fn too_large(path: &Path, size: Option<u64>, limit: u64) -> Error {
     io_err(path, io::Error::new(io::ErrorKind::FileTooLarge, msg))
 }
 
-/// How [`read`] reads an input: the size cap, and whether large regular files may be
+/// How [`read_file`] reads an input: the size cap, and whether large regular files may be
 /// memory-mapped.
 ///
 /// ```

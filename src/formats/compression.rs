@@ -53,7 +53,7 @@ impl std::fmt::Display for Compression {
 
 /// Whether the bytes start like gzip or zlib data: the gzip magic `1f 8b 08`, or one of
 /// the four headers zlib writes without a preset dictionary (`78 01`, `78 5e`, `78 9c`,
-/// `78 da`, one per compression level). A zlib header is only a hint: [`detect`]
+/// `78 da`, one per compression level). A zlib header is only a hint: [`inflate_any`]
 /// inflates to decide, and `formats::detect::compression` asks that the bytes not be a
 /// clean protobuf message.
 pub fn sniff(b: &[u8]) -> Option<Compression> {

@@ -9,7 +9,7 @@
 //! - the text **`saved_model_cli show --all`** prints (<https://github.com/tensorflow/tensorflow/blob/master/tensorflow/python/tools/saved_model_cli.py>). It carries no
 //!   signature defaults.
 //!
-//! [`read_model`] sniffs which one a path is ([`sniff`]).
+//! [`read_model`] sniffs which one a path is ([`model_source`]).
 //!
 //! ```
 //! use tfreq::formats::savedmodel::{read_model, ModelSource};

@@ -2,7 +2,7 @@
 //! connection ([`super::Client`] or [`super::queue::Queue`]), taking the next item
 //! until none is left. [`each`] hands every result back to the calling thread as it
 //! comes (`tfreq send --concurrency`); a worker that keeps its own tally instead (the
-//! open loop of [`super::load`]) runs on the same threads through `on_threads`.
+//! open loop of [`super::Load`]) runs on the same threads through `on_threads`.
 //!
 //! One blocking client a thread keeps every call as [`super::Client::send`] makes it
 //! (the same deadline, limits and decoding), and the threads only wait on sockets: on
