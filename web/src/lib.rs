@@ -415,7 +415,7 @@ fn exit_code(r: &Report) -> u8 {
 }
 
 /// A finding's hint worded as the command line words it, whose output the page
-/// mirrors (src/bin/tfreq/report.rs, `flag_hint`).
+/// mirrors (cli/src/report.rs, `flag_hint`).
 fn flag_hint(h: Hint) -> Option<&'static str> {
     Some(match h {
         Hint::StrictShapes => " (an error with --strict-shapes)",
