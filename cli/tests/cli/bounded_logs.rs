@@ -31,28 +31,14 @@ fn field(num: u64, payload: &[u8], out: &mut Vec<u8>) {
 }
 
 /// A TF Serving `PredictRequest` for tests/data/models/half_plus_two: `x`, `DT_FLOAT`
-/// of shape `[n]` in `tensor_content`, fetch `y`.
+/// of shape `[n]`, fetch `y`, written by the library's builder.
 fn request(n: usize) -> Vec<u8> {
-    let mut spec = Vec::new();
-    field(1, b"half_plus_two", &mut spec);
-    field(3, b"serving_default", &mut spec);
-    let mut dim = Vec::new();
-    dim.push(0x08); // size
-    varint(n as u64, &mut dim);
-    let mut shape = Vec::new();
-    field(2, &dim, &mut shape);
-    let mut tensor = vec![0x08, 0x01]; // DT_FLOAT
-    field(2, &shape, &mut tensor);
-    let content: Vec<u8> = (0..n).flat_map(|i| (i as f32).to_le_bytes()).collect();
-    field(4, &content, &mut tensor);
-    let mut entry = Vec::new();
-    field(1, b"x", &mut entry);
-    field(2, &tensor, &mut entry);
-    let mut req = Vec::new();
-    field(1, &spec, &mut req);
-    field(2, &entry, &mut req);
-    field(3, b"y", &mut req);
-    req
+    let mut req = tfreq::TFRequest::new("serving_default");
+    let values: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    req.add_feed("x", &[n as i64], tfreq::DType::Float, values)
+        .unwrap();
+    req.add_fetch("y");
+    req.to_tf_serving_bytes("half_plus_two").unwrap()
 }
 
 /// A log of `records` records, every sixth a predict request of `n` floats (from the
