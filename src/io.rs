@@ -396,12 +396,55 @@ const SPOOL_MEMORY: usize = 8 << 20;
 pub struct Spool {
     held: Vec<u8>,
     file: Option<File>,
+    /// Bytes written to the file.
+    on_file: u64,
 }
 
 impl Spool {
     /// An empty spool.
     pub fn new() -> Spool {
         Spool::default()
+    }
+
+    /// How many bytes were written to the spool (and kept: see [`Spool::truncate`]).
+    pub fn len(&self) -> u64 {
+        self.on_file + self.held.len() as u64
+    }
+
+    /// Whether nothing was written (or everything was taken back).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Takes back everything written after the first `len` bytes (nothing when `len` is
+    /// at least [`Spool::len`]): to undo what was written for an input that failed.
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// let mut spool = tfreq::io::Spool::new();
+    /// write!(spool, "kept ")?;
+    /// let mark = spool.len();
+    /// write!(spool, "taken back")?;
+    /// spool.truncate(mark)?;
+    /// let mut out = Vec::new();
+    /// spool.copy_to(&mut out)?;
+    /// assert_eq!(out, b"kept ");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn truncate(&mut self, len: u64) -> io::Result<()> {
+        use std::io::Seek;
+        if len >= self.on_file {
+            let keep = usize::try_from(len - self.on_file).unwrap_or(usize::MAX);
+            self.held.truncate(keep);
+            return Ok(());
+        }
+        self.held.clear();
+        if let Some(f) = &mut self.file {
+            f.set_len(len)?;
+            f.seek(io::SeekFrom::Start(len))?;
+        }
+        self.on_file = len;
+        Ok(())
     }
 
     /// Writes everything written to the spool to `out`, in order.
@@ -425,6 +468,7 @@ impl Spool {
             None => self.file.insert(spool_file()?),
         };
         f.write_all(&self.held)?;
+        self.on_file += self.held.len() as u64;
         self.held.clear();
         Ok(())
     }

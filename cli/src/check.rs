@@ -12,7 +12,7 @@ use tfreq::analysis::report::Command;
 use crate::args::ReportFormat as Format;
 use crate::common::{Failure, Outcome, Progress};
 use crate::input::{InputArgs, Inputs, Loaded};
-use crate::report::{labeled, load_model, render};
+use crate::report::{labeled, load_model, render, Streamed};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -93,12 +93,16 @@ fn run_check(a: Args) -> Result<Outcome, ModelFailure> {
         // A model read from a file: each request is checked as it is read and dropped,
         // so a log of any length is checked in bounded memory.
         Some(model) if model.meta_graph(&a.tag).is_some() => {
-            let mut judged = Vec::new();
-            let reqs = inputs.requests_into(&files, &progress, true, &mut judged, |l| {
-                check_one(&Labeled::new(&l.file, &l.label, &l.message), &model, &opts)
-            });
+            let mut report = Streamed::new(
+                a.format,
+                Report::new(Command::Check, Vec::new()),
+                |l: &Loaded| check_one(&Labeled::new(&l.file, &l.label, &l.message), &model, &opts),
+            );
+            let reqs = inputs.requests_into(&files, &progress, true, &mut report);
             drop(progress);
-            (reqs, Report::new(Command::Check, judged))
+            reqs.report_problems(report.report_mut());
+            report.report_mut().model = Some(a.model.display().to_string());
+            return Ok(report.finish());
         }
         file_model => {
             // A live model is asked for the first request's model name: the requests

@@ -10,8 +10,8 @@ use tfreq::signature::SERVE_TAG;
 
 use crate::args::ReportFormat;
 use crate::common::{Failure, Outcome, Progress};
-use crate::input::{InputArgs, Inputs};
-use crate::report::{fatal, labeled, load_model, render};
+use crate::input::{InputArgs, Inputs, Loaded};
+use crate::report::{fatal, labeled, load_model, render, Streamed};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -128,17 +128,16 @@ fn run_diff(mut a: Args) -> Result<u8, Fatal> {
         // Each production request is judged as it is read and dropped: a log of any
         // length is compared in bounded memory.
         let differ = tfreq::analysis::Differ::new(&wl, &opts);
-        let mut judged = Vec::new();
-        let prod = inputs.requests_into(&prod_files, &progress, false, &mut judged, |l| {
+        let mut report = Streamed::new(a.format, differ.finish(Vec::new()), |l: &Loaded| {
             differ.report(&Labeled::new(&l.file, &l.label, &l.message))
         });
+        let prod = inputs.requests_into(&prod_files, &progress, false, &mut report);
         progress.step("comparing");
-        let mut report = differ.finish(judged);
-        warm.report_problems(&mut report);
-        prod.report_problems(&mut report);
-        report.model = a.model.as_ref().map(|p| p.display().to_string());
+        warm.report_problems(report.report_mut());
+        prod.report_problems(report.report_mut());
+        report.report_mut().model = a.model.as_ref().map(|p| p.display().to_string());
         drop(progress);
-        return Ok(render(&mut report, a.format)?);
+        return Ok(report.finish()?);
     };
     // The batch sizes are judged over all production requests at once: they are held.
     let prod = inputs.requests(&prod_files, &progress, false);

@@ -117,6 +117,33 @@ pub struct Loaded {
     pub bytes: Bytes,
 }
 
+/// What [`Inputs::requests_into`] hands each request to, and takes back what it was
+/// given of a file that fails.
+pub trait Sink {
+    /// Where the sink is, to go back to.
+    type Mark;
+    /// Takes one request.
+    fn put(&mut self, l: Loaded);
+    /// Where the sink is now.
+    fn mark(&mut self) -> Self::Mark;
+    /// Forgets every request put since `mark`.
+    fn rollback(&mut self, mark: Self::Mark);
+}
+
+/// The requests themselves, in order.
+impl Sink for Vec<Loaded> {
+    type Mark = usize;
+    fn put(&mut self, l: Loaded) {
+        self.push(l);
+    }
+    fn mark(&mut self) -> usize {
+        self.len()
+    }
+    fn rollback(&mut self, mark: usize) {
+        self.truncate(mark);
+    }
+}
+
 /// The requests read from files, the findings about the files themselves (TF
 /// Serving's warm-up loader limits, what detection found), by file, and the files that
 /// could not be read.
@@ -297,31 +324,29 @@ impl<'a> Inputs<'a> {
     /// warm-ups (what TF Serving's loader reads), so a compressed one is a finding.
     pub fn requests(&self, paths: &[PathBuf], progress: &Progress, warmup: bool) -> Requests {
         let mut found = Vec::new();
-        let mut out = self.requests_into(paths, progress, warmup, &mut found, |l| l);
+        let mut out = self.requests_into(paths, progress, warmup, &mut found);
         out.requests = found;
         out
     }
 
     /// [`Inputs::requests`] for a caller that does not keep the requests: each is
-    /// turned into what `judge` makes of it, in order, into `judged`, and dropped (a
-    /// TFRecord log is walked record by record, in bounded memory whatever its size);
-    /// what was judged of a file that fails is taken out again. The [`Requests`]
-    /// returned hold no requests.
-    pub fn requests_into<T>(
+    /// handed to `sink`, in order, and dropped (a TFRecord log is walked record by
+    /// record, in bounded memory whatever its size); what `sink` was given of a file
+    /// that fails is taken back again ([`Sink::rollback`]). The [`Requests`] returned
+    /// hold no requests.
+    pub fn requests_into<S: Sink>(
         &self,
         paths: &[PathBuf],
         progress: &Progress,
         warmup: bool,
-        judged: &mut Vec<T>,
-        mut judge: impl FnMut(Loaded) -> T,
+        sink: &mut S,
     ) -> Requests {
         let mut out = Requests::default();
         for p in paths {
             let file = p.display().to_string();
-            let mark = judged.len();
-            let mut add = |l: Loaded| judged.push(judge(l));
-            if let Err(e) = self.requests_of(&mut out, p, progress, warmup, &mut add) {
-                judged.truncate(mark);
+            let mark = sink.mark();
+            if let Err(e) = self.requests_of(&mut out, p, progress, warmup, &mut |l| sink.put(l)) {
+                sink.rollback(mark);
                 progress.suspend(|| report_error(&e));
                 out.unreadable.push(Unreadable {
                     error: e.message_without(&file),

@@ -4,14 +4,15 @@
 use std::io::Write;
 use std::path::Path;
 
-use tfreq::analysis::report::{Command, Labeled, Report, Unreadable};
+use tfreq::analysis::report::{Command, Labeled, Report, RequestReport, Unreadable};
 use tfreq::analysis::Hint;
+use tfreq::render::report::{Format, Mark, ReportWriter};
 use tfreq::render::Color;
 use tfreq::signature::ModelSignatures;
 
 use crate::args::ReportFormat;
 use crate::common::{report_error, stdout, Failure, Outcome};
-use crate::input::Loaded;
+use crate::input::{Loaded, Sink};
 
 /// The exit code of a report: 0 when nothing fails, 1 when a finding or the verdict
 /// fails, 2 when an input could not be read (README, "Conventions of every command").
@@ -37,6 +38,75 @@ pub fn render(report: &mut Report, format: ReportFormat) -> Outcome {
     }
     out.flush()?;
     Ok(exit_code(report))
+}
+
+/// A report written as its requests are judged: each request is judged as it is read,
+/// its hints worded ([`flag_hint`]), written ([`ReportWriter`]) and dropped, so a log of
+/// any length is reported in bounded memory.
+pub struct Streamed<F> {
+    writer: ReportWriter,
+    /// The requests' text: memory, then a temporary file.
+    spool: tfreq::io::Spool,
+    judge: F,
+    /// The first request that could not be written (the spool's temporary file).
+    error: Option<std::io::Error>,
+}
+
+impl<F: FnMut(&Loaded) -> RequestReport> Streamed<F> {
+    /// Writes `report` (the report without its requests) in `format`, the requests
+    /// judged by `judge` added to it.
+    pub fn new(format: ReportFormat, report: Report, judge: F) -> Self {
+        let format = match format {
+            ReportFormat::Human => Format::Human(Color::Always),
+            ReportFormat::Json => Format::Json,
+            ReportFormat::Github => Format::Github,
+        };
+        Streamed {
+            writer: ReportWriter::new(format, report),
+            spool: tfreq::io::Spool::new(),
+            judge,
+            error: None,
+        }
+    }
+
+    /// The report, to add what is known at the end (problems, unreadable files, the model).
+    pub fn report_mut(&mut self) -> &mut Report {
+        self.writer.report_mut()
+    }
+
+    /// Writes the report and returns its exit code.
+    pub fn finish(mut self) -> Outcome {
+        if let Some(e) = self.error {
+            return Err(e.into());
+        }
+        word_hints(self.writer.report_mut());
+        let mut out = stdout();
+        let spool = self.spool;
+        let report = self.writer.finish(&mut out, |out| spool.copy_to(out))?;
+        out.flush()?;
+        Ok(exit_code(&report))
+    }
+}
+
+impl<F: FnMut(&Loaded) -> RequestReport> Sink for Streamed<F> {
+    type Mark = (Mark, u64);
+    fn put(&mut self, l: Loaded) {
+        let mut r = (self.judge)(&l);
+        drop(l);
+        r.findings.iter_mut().for_each(|f| f.word_hint(flag_hint));
+        if self.error.is_none() {
+            self.error = self.writer.request(&mut self.spool, &r).err();
+        }
+    }
+    fn mark(&mut self) -> (Mark, u64) {
+        (self.writer.mark(), self.spool.len())
+    }
+    fn rollback(&mut self, (mark, len): (Mark, u64)) {
+        self.writer.rollback(mark);
+        if let Err(e) = self.spool.truncate(len) {
+            self.error.get_or_insert(e);
+        }
+    }
 }
 
 /// A run that cannot go on (the warm-up or the model cannot be read): in JSON and

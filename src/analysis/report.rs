@@ -195,6 +195,55 @@ pub struct Counts {
     pub notes: usize,
 }
 
+impl Counts {
+    /// Counts one finding of this severity.
+    pub fn add(&mut self, s: Severity) {
+        match s {
+            Severity::Error => self.errors += 1,
+            Severity::Warning => self.warnings += 1,
+            Severity::Note => self.notes += 1,
+        }
+    }
+}
+
+/// What a report's verdict and counts need of request reports it does not hold: how
+/// many, the worst verdict, the findings by severity ([`Report::summarise_with`]).
+///
+/// ```
+/// use tfreq::analysis::report::{RequestTally, Verdict};
+/// use tfreq::analysis::{diff, DiffOptions};
+/// use tfreq::TFRequest;
+/// let (w, p) = (TFRequest::new("s"), TFRequest::new("other"));
+/// let whole = diff(&[w.message().clone()], p.message(), &DiffOptions::default());
+/// // The report without its requests, and their tally.
+/// let mut head = whole.clone();
+/// let mut tally = RequestTally::default();
+/// std::mem::take(&mut head.requests).iter().for_each(|r| tally.add(r));
+/// head.summarise_with(&tally);
+/// assert_eq!((head.verdict, head.counts), (whole.verdict, whole.counts));
+/// assert_eq!(head.verdict, Verdict::NewExecutor);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestTally {
+    /// Request reports counted.
+    pub requests: u64,
+    /// Their worst verdict (`None`: no request).
+    pub worst: Option<Verdict>,
+    /// Their findings by severity.
+    pub counts: Counts,
+}
+
+impl RequestTally {
+    /// Counts one request report.
+    pub fn add(&mut self, r: &RequestReport) {
+        self.requests += 1;
+        self.worst = self.worst.max(Some(r.verdict));
+        for f in &r.findings {
+            self.counts.add(f.severity);
+        }
+    }
+}
+
 /// The whole result of one `diff` or `check` run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -261,24 +310,24 @@ impl Report {
     /// request verdict, `fail` when a finding about the inputs is an error while every
     /// request passes, and it fails exactly when `failed` is set (exit 1).
     pub fn summarise(&mut self) {
+        self.summarise_with(&RequestTally::default());
+    }
+
+    /// [`Report::summarise`] of this report with the requests `more` tallies added to
+    /// its own: for a report whose requests were written one at a time and dropped
+    /// ([`crate::render::report::ReportWriter`]).
+    pub fn summarise_with(&mut self, more: &RequestTally) {
+        let mut t = *more;
+        self.requests.iter().for_each(|r| t.add(r));
+        for p in &self.problems {
+            t.counts.add(p.finding.severity);
+        }
         let base = match self.command {
             Command::Diff => Verdict::SameExecutor,
             Command::Check => Verdict::Ok,
         };
-        let worst = self
-            .requests
-            .iter()
-            .map(|r| r.verdict)
-            .max()
-            .unwrap_or(base);
-        let mut c = Counts::default();
-        for f in self.findings() {
-            match f.severity {
-                Severity::Error => c.errors += 1,
-                Severity::Warning => c.warnings += 1,
-                Severity::Note => c.notes += 1,
-            }
-        }
+        let worst = t.worst.unwrap_or(base);
+        let c = t.counts;
         self.failed = c.errors > 0 || worst.fails();
         self.verdict = if !self.unreadable.is_empty() {
             Verdict::Unreadable

@@ -65,6 +65,18 @@ fn write_log(path: &Path, n: usize, records: usize, large: usize) -> u64 {
     size
 }
 
+/// A log of `records` predict requests of `n` floats.
+fn write_requests(path: &Path, n: usize, records: usize) {
+    let predict = tfreq::formats::prediction_log::encode_predict_log(&request(n));
+    let mut one = Vec::new();
+    tfreq::formats::tfrecord::write_record(&mut one, &predict);
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for _ in 0..records {
+        f.write_all(&one).unwrap();
+    }
+    f.flush().unwrap();
+}
+
 /// Runs `tfreq ARGS` (standard input from `stdin` when given, the output thrown away):
 /// its exit code and peak resident set in KiB (wait4's `ru_maxrss`: this child's own).
 fn peak_kib(args: &[&str], stdin: Option<&Path>) -> (i32, u64) {
@@ -94,6 +106,58 @@ fn peak_kib(args: &[&str], stdin: Option<&Path>) -> (i32, u64) {
         -libc::WTERMSIG(status)
     };
     (code, usage.ru_maxrss as u64)
+}
+
+/// Runs `tfreq ARGS` as [`peak_kib`] does: its exit code and peak resident set in KiB,
+/// here its `VmHWM` (/proc/PID/status) read every 2 ms until it exits. Not `ru_maxrss`:
+/// a child spawned as `Command` spawns it (posix_spawn: the child shares the parent's
+/// memory until it execs) is charged at its exec with the parent's own peak
+/// (`exec_mmap` in <https://github.com/torvalds/linux/blob/master/fs/exec.c>), that of
+/// the test process, which the other tests running in it raise. `VmHWM` is the new
+/// program's alone; it only grows, so a read misses no more than the last 2 ms.
+fn own_peak_kib(args: &[&str], stdin: Option<&Path>) -> (i32, u64) {
+    let input = match stdin {
+        Some(p) => Stdio::from(std::fs::File::open(p).unwrap()),
+        None => Stdio::null(),
+    };
+    // Reaped by waitpid below.
+    #[allow(clippy::zombie_processes)]
+    let child = Command::new(env!("CARGO_BIN_EXE_tfreq"))
+        .args(args)
+        .stdin(input)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let (mut status, mut peak) = (0, 0);
+    loop {
+        // SAFETY: polls our own child; `status` outlives the call.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if r == pid {
+            break;
+        }
+        assert_eq!(r, 0, "waitpid");
+        let hwm = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|s| {
+                let line = s.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+                line.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            });
+        peak = peak.max(hwm.unwrap_or(0));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    assert!(peak > 0, "no VmHWM read of tfreq {args:?}");
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -libc::WTERMSIG(status)
+    };
+    (code, peak)
 }
 
 #[test]
@@ -133,6 +197,48 @@ fn inspect_diff_check_and_convert_of_a_log_keep_far_less_than_the_log_resident()
             kib < bound,
             "{run}: peak RSS {kib} KiB, over {bound} KiB (the log is {} KiB)",
             size / 1024
+        );
+    }
+}
+
+/// Predict requests in the log of many requests (3.3 MB): each judged request's report
+/// was held until the end (some 2 KiB each for `diff` here: `diff` peaked at 110 MiB);
+/// it is written as it is judged.
+const MANY: usize = 40_000;
+/// The peak resident set `diff` and `check` of that log stay under, in KiB: the report
+/// of one request at a time, the spool's 8 MiB and the program, with room to spare
+/// (alone, each run here peaks at 29 to 33 MiB in a debug build).
+const MANY_BOUND_KIB: u64 = 48 << 10;
+
+#[test]
+fn diff_and_check_of_a_log_of_many_requests_write_each_report_as_it_is_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("many.tfrecord");
+    // Three floats where the warm-up has four: each request has a finding.
+    write_requests(&log, 3, MANY);
+    let warmup = dir.path().join("warmup.tfrecord");
+    write_log(&warmup, 4, 1, 0);
+    let model = crate::common::data_dir().join("models/half_plus_two.metadata.json");
+    let (l, w, m) = (
+        log.to_str().unwrap(),
+        warmup.to_str().unwrap(),
+        model.to_str().unwrap(),
+    );
+    let runs: [(&[&str], bool); 5] = [
+        (&["diff", w, l], false),
+        (&["diff", w, l, "-f", "json"], false),
+        (&["diff", w, "-", "-f", "github"], true),
+        (&["check", l, "--model", m], false),
+        (&["check", "-", "--model", m, "-f", "json"], true),
+    ];
+    for (args, stdin) in runs {
+        let (code, kib) = own_peak_kib(args, stdin.then_some(log.as_path()));
+        let run = format!("tfreq {args:?}{}", if stdin { " < LOG" } else { "" });
+        assert!((0..=1).contains(&code), "{run}: exit {code}");
+        eprintln!("{run}: peak RSS {kib} KiB");
+        assert!(
+            kib < MANY_BOUND_KIB,
+            "{run}: peak RSS {kib} KiB, over {MANY_BOUND_KIB} KiB"
         );
     }
 }
