@@ -315,15 +315,17 @@ pub fn is_tfrecord(bytes: &[u8]) -> bool {
 pub(crate) fn sync_at(buf: &[u8], from: usize, to: usize) -> Option<usize> {
     let header_ok = |p: usize| -> Option<usize> {
         let len = le_u64(buf.get(p..p.checked_add(8)?)?);
-        let crc = le_u32(buf.get(p + 8..p + HEADER_LEN)?);
-        if masked_crc(buf.get(p..p + 8)?) != crc {
-            return None;
-        }
-        // The record's end, if the buffer holds it.
+        // The record's end, if the buffer holds it: checked before the checksum, as it
+        // rules out nearly every offset inside data (the eight bytes read as a length
+        // past the buffer's end) for a comparison instead of a CRC.
         let end = usize::try_from(len)
             .ok()?
             .checked_add(p + HEADER_LEN + FOOTER_LEN)?;
-        (end <= buf.len()).then_some(end)
+        if end > buf.len() {
+            return None;
+        }
+        let crc = le_u32(buf.get(p + 8..p + HEADER_LEN)?);
+        (masked_crc(buf.get(p..p + 8)?) == crc).then_some(end)
     };
     (from..to.min(buf.len()))
         .find(|&p| header_ok(p).is_some_and(|next| next == buf.len() || header_ok(next).is_some()))
