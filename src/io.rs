@@ -37,7 +37,7 @@ pub const MAP_THRESHOLD: u64 = 64 << 20;
 /// memory first (which cost more than the walk, and its size in resident memory).
 pub const LOG_MAP_THRESHOLD: u64 = 4 << 20;
 
-fn io_err(path: &Path, source: io::Error) -> Error {
+pub(crate) fn io_err(path: &Path, source: io::Error) -> Error {
     Error::from(ErrorDetail::Io {
         path: path.display().to_string(),
         source,

@@ -12,7 +12,8 @@ use tfreq::Kind;
 
 use crate::args::{InputFrom, KindArg, MessageFormat as Format, Values};
 use crate::common::{in_file, report_error, stdout, stdout_plain, Failure, Outcome, Progress};
-use crate::input::{InputArgs, Inputs, Log, Opened, Walk};
+use crate::input::{InputArgs, Inputs, Log, Walk};
+use tfreq::formats::Opened;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -67,7 +68,10 @@ pub fn run(mut a: Args) -> Outcome {
             // Standard input: a log is shown record by record as it is read, in
             // constant memory; anything else is read whole.
             match inputs.open(path) {
-                Ok(Opened::Log(r, c)) => {
+                Ok(Opened::Stream {
+                    reader: r,
+                    compression: c,
+                }) => {
                     let outcome = stream_log(&mut out, &a, &inputs, r, c, &mut tally, json_many)?;
                     if let Some(e) = outcome {
                         tally.unreadable += 1;
@@ -76,7 +80,7 @@ pub fn run(mut a: Args) -> Outcome {
                     progress.suspend(|| out.flush())?;
                     continue;
                 }
-                Ok(Opened::Whole(bytes)) => {
+                Ok(Opened::Whole { bytes, .. }) => {
                     let shown = inputs.container_of(path, bytes).map(linted);
                     show_or_report(
                         &mut out, &a, &label, shown, &mut tally, &progress, json_many,

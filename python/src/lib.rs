@@ -443,10 +443,7 @@ fn read(
         .detach(|| {
             // A gzip or zlib log is read inflated, up to `max_size` (its values are then
             // copies, not views of `data`).
-            let b = match tfreq::formats::compression::inflate_any(&b, max_size)? {
-                Some((_, v)) => Bytes::from(v),
-                None => b,
-            };
+            let (b, _) = tfreq::formats::inflated(b, max_size)?;
             tfreq::formats::read(b, &opts)
         })
         .map_err(|e| to_py(py, e))?;

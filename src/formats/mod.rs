@@ -46,6 +46,7 @@ pub mod compression;
 pub mod convert;
 mod detect;
 mod example_spec;
+mod open;
 mod options;
 pub mod prediction_log;
 pub mod rest_json;
@@ -68,6 +69,7 @@ use tfrecord::Records;
 
 pub use detect::DetectError;
 use detect::Kept;
+pub use open::{inflated, open, LogReading, Opened};
 pub use options::{InputFormat, InputOptions};
 
 /// One message found in a file.

@@ -179,12 +179,8 @@ const WHOLE_MAX: u64 = 256 << 20;
 fn container(name: &str, bytes: Bytes) -> Result<(Container, Option<Compression>), tfreq::Error> {
     let opts = InputOptions::new();
     let limit = WHOLE_MAX;
-    let (bytes, compressed) = match tfreq::formats::compression::inflate_any(&bytes, limit)
-        .map_err(|e| e.in_file(name))?
-    {
-        Some((c, inflated)) => (Bytes::from(inflated), Some(c)),
-        None => (bytes, None),
-    };
+    let (bytes, compressed) =
+        tfreq::formats::inflated(bytes, limit).map_err(|e| e.in_file(name))?;
     let opts = opts.max_size(limit).for_path(Path::new(name));
     let mut c = tfreq::formats::read(bytes, &opts)
         .and_then(|e| e.into_container())
