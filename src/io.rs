@@ -221,14 +221,6 @@ pub fn read_input_limited(path: &Path, max_size: u64) -> Result<Bytes, Error> {
 /// data arrives (doubling, never past the cap), so the cap is never allocated up front.
 const CHUNK: usize = 64 << 10;
 
-/// Reads `r` to its end, refusing more than `max_size` bytes. `size_hint` (a regular
-/// file's length) is reserved at once; past it, and for pipes and devices, the buffer
-/// grows as data arrives, doubling and never past the cap, so the cap is checked as the
-/// bytes come and never allocated up front. Growing with `try_reserve` turns a failed
-/// allocation into an error, instead of the allocator's abort; `read_to_end` alone
-/// doubled past the cap (to 512 MiB for a 256 MiB cap and one byte more), so under
-/// `ulimit -v` the error was "out of memory" instead of the size limit
-/// (cli/tests/cli/cli_outputs.rs holds it to the limit).
 /// Reads all of `r` (a pipe, a socket, standard input already partly read) into memory
 /// under `opts`' size cap; `name` names the input in errors.
 ///
@@ -242,6 +234,14 @@ pub fn read_from(r: impl Read, name: &Path, opts: &ReadOptions) -> Result<Bytes,
     read_capped(r, name, opts.max_size, None)
 }
 
+/// Reads `r` to its end, refusing more than `max_size` bytes. `size_hint` (a regular
+/// file's length) is reserved at once; past it, and for pipes and devices, the buffer
+/// grows as data arrives, doubling and never past the cap, so the cap is checked as the
+/// bytes come and never allocated up front. Growing with `try_reserve` turns a failed
+/// allocation into an error, instead of the allocator's abort; `read_to_end` alone
+/// doubled past the cap (to 512 MiB for a 256 MiB cap and one byte more), so under
+/// `ulimit -v` the error was "out of memory" instead of the size limit
+/// (cli/tests/cli/cli_outputs.rs holds it to the limit).
 pub(crate) fn read_capped(
     mut r: impl Read,
     path: &Path,
