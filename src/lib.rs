@@ -26,7 +26,7 @@
 //!   reports: [`analysis::diff`] (warm-up against production requests),
 //!   [`analysis::check`] (a request against the model's signatures), [`analysis::lint`]
 //!   and the warm-up file rules. [`scan`] reads many files and logs on worker threads
-//!   into [`analysis::coverage`]'s tables; [`scrub`] blanks values out of a request.
+//!   into the tables of [`analysis::KeyCounts`]; [`scrub`] blanks values out of a request.
 //! - **Where text is produced.** [`render`] writes models and reports to any
 //!   [`std::io::Write`]: a human summary, Python's protobuf text format, JSON and GitHub
 //!   annotations, with colour only when the caller asks for it.
@@ -75,7 +75,7 @@
 //!
 //! ```
 //! use tfreq::analysis::{diff, DiffOptions};
-//! use tfreq::analysis::{report::Verdict, Code};
+//! use tfreq::analysis::{Verdict, Code};
 //! use tfreq::{DType, TFRequest};
 //!
 //! let mut warm = TFRequest::new("serving_default");
@@ -93,8 +93,8 @@
 //!
 //! ```
 //! use tfreq::analysis::{check, CheckOptions};
-//! use tfreq::analysis::{report::Verdict, Code};
-//! use tfreq::formats::savedmodel::read_model;
+//! use tfreq::analysis::{Verdict, Code};
+//! use tfreq::formats::read_model;
 //! use tfreq::{DType, TFRequest};
 //!
 //! let (model, _) = read_model("tests/data/models/seed.metadata.json".as_ref())?;

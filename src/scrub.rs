@@ -10,7 +10,7 @@
 //! TF Serving's `client_id` / `request_options` / `predict_streamed_options`.
 //!
 //! ```
-//! use tfreq::{analysis::key::ShapeKey, scrub::{scrub, FillMode}, DType, TFRequest};
+//! use tfreq::{analysis::ShapeKey, scrub::{scrub, FillMode}, DType, TFRequest};
 //! let mut req = TFRequest::new("serving_default");
 //! req.add_feed("q", &[2], DType::String, vec!["secret", "data"])?;
 //! req.add_fetch("y");

@@ -70,7 +70,7 @@ pub fn hint(e: &tfreq::Error) -> String {
         D::Unframed(_) => ". Fix: tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests (or read the records as they are with --from unframed-logs)".into(),
         D::Other { source, .. }
             if source.is::<tfreq::scan::TooManyKeys>()
-                || source.is::<tfreq::analysis::summary::TooManyShapeKeys>() =>
+                || source.is::<tfreq::analysis::TooManyShapeKeys>() =>
         {
             " (--max-keys: a higher one holds more keys in memory)".into()
         }
@@ -395,15 +395,15 @@ pub fn human_size(n: u64) -> String {
 pub fn rest_dtypes(
     model: Option<&std::path::Path>,
     dtypes: &[String],
-) -> Result<Option<tfreq::formats::rest_json::Dtypes>, Failure> {
-    use tfreq::formats::rest_json::{dtypes_for_model, Dtypes};
+) -> Result<Option<tfreq::formats::Dtypes>, Failure> {
+    use tfreq::formats::{dtypes_for_model, Dtypes};
     if dtypes.is_empty() && model.is_none() {
         return Ok(None);
     }
     // Every signature's: each REST body is read against the one it names.
     let mut d = match model {
         Some(p) => {
-            let (model, _) = tfreq::formats::savedmodel::read_model(p)?;
+            let (model, _) = tfreq::formats::read_model(p)?;
             dtypes_for_model(&model).map_err(|e| in_file(&p.display().to_string(), e))?
         }
         None => Dtypes::default(),

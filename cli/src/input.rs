@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use bytes::Bytes;
-use tfreq::analysis::report::Unreadable;
 use tfreq::analysis::Finding;
-use tfreq::formats::compression::Compression;
-use tfreq::formats::rest_json::Dtypes;
+use tfreq::analysis::Unreadable;
+use tfreq::formats::Compression;
+use tfreq::formats::Dtypes;
 use tfreq::formats::{Container, ContainerKind, Content, InputOptions};
 use tfreq::{Kind, Message};
 
@@ -132,7 +132,7 @@ pub struct Requests {
 
 impl Requests {
     /// Adds the file findings and the unreadable files to a report.
-    pub fn report_problems(&self, report: &mut tfreq::analysis::report::Report) {
+    pub fn report_problems(&self, report: &mut tfreq::analysis::Report) {
         for (file, found) in &self.problems {
             report.add_problems(file, file, found.clone());
         }
@@ -218,7 +218,7 @@ impl<'a> Inputs<'a> {
     pub fn bytes(&self, path: &Path) -> Result<(Bytes, Option<Compression>), Failure> {
         let opts = crate::sigbus::read_options(self.args.limit(), [path]);
         let bytes = tfreq::io::read_file(path, &opts)?;
-        match tfreq::formats::compression::inflate_any(&bytes, self.args.limit())
+        match tfreq::formats::inflate_any(&bytes, self.args.limit())
             .map_err(|e| e.in_file(path.display().to_string()))?
         {
             Some((c, inflated)) => Ok((Bytes::from(inflated), Some(c))),
@@ -248,7 +248,7 @@ impl<'a> Inputs<'a> {
         let mut c = tfreq::formats::read(bytes, &opts)
             .and_then(|e| e.into_container())
             .map_err(|e| in_file(&path.display().to_string(), e))?;
-        let limits = tfreq::analysis::warmup::file_findings(&c);
+        let limits = tfreq::analysis::file_findings(&c);
         c.findings.extend(limits);
         Ok(c)
     }
@@ -262,10 +262,7 @@ impl<'a> Inputs<'a> {
         c: Option<Compression>,
     ) -> Box<dyn std::io::Read> {
         let (r, what) = match c {
-            Some(c) => (
-                tfreq::formats::compression::reader(r, c),
-                "the inflated stream",
-            ),
+            Some(c) => (tfreq::formats::reader(r, c), "the inflated stream"),
             None => (r, "the input"),
         };
         match self.args.max_size {
@@ -287,7 +284,7 @@ impl<'a> Inputs<'a> {
             kind: self.kind,
             ..Default::default()
         };
-        tfreq::formats::tfrecord::RecordReader::new(r, self.args.limit())
+        tfreq::formats::RecordReader::new(r, self.args.limit())
             .map(move |rec| rec.and_then(|rec| tfreq::formats::record_entry(rec, opts)))
     }
 
@@ -390,7 +387,7 @@ impl<'a> Inputs<'a> {
         };
         let records_file = match self.walk(p, progress)? {
             Walk::Log(mut log) => {
-                let mut check = tfreq::analysis::warmup::FileFindings::default();
+                let mut check = tfreq::analysis::FileFindings::default();
                 for e in &mut log.entries {
                     let e = e.map_err(|e| in_file(&file, e))?;
                     check.entry(&e);
@@ -402,7 +399,7 @@ impl<'a> Inputs<'a> {
                 true
             }
             Walk::Whole(c, compressed) => {
-                let not_compared = tfreq::analysis::warmup::not_compared(&c.entries);
+                let not_compared = tfreq::analysis::not_compared(&c.entries);
                 findings = c.findings;
                 findings_tail(&mut findings, compressed, as_warmup, p, not_compared);
                 // A warm-up file may hold no predict request (0 bytes, or only
@@ -467,7 +464,7 @@ impl<'a> Inputs<'a> {
             }));
         }
         let mut c = entries.into_container().map_err(|e| in_file(&file, e))?;
-        let limits = tfreq::analysis::warmup::file_findings(&c);
+        let limits = tfreq::analysis::file_findings(&c);
         c.findings.extend(limits);
         c.compression = compressed;
         if let Some(comp) = compressed.filter(|_| is_warmup_path(path)) {
@@ -508,7 +505,7 @@ pub struct Log {
 impl Log {
     /// The file's findings once `found` has seen every entry: those of the file read
     /// whole ([`Walk::Whole`]), in the same order.
-    pub fn findings(&mut self, found: tfreq::analysis::warmup::FileFindings) -> Vec<Finding> {
+    pub fn findings(&mut self, found: tfreq::analysis::FileFindings) -> Vec<Finding> {
         let mut out = std::mem::take(&mut self.findings);
         out.extend(found.finish());
         if let Some(comp) = self.compression.filter(|_| self.warmup_path) {
@@ -571,8 +568,8 @@ impl Inputs<'_> {
             .take(16)
             .read_to_end(&mut head)
             .map_err(|e| in_file(&file, e))?;
-        let framed = tfreq::formats::tfrecord::is_tfrecord(&head);
-        let c = tfreq::formats::compression::sniff(&head);
+        let framed = tfreq::formats::is_tfrecord(&head);
+        let c = tfreq::formats::sniff(&head);
         let streams = matches!(self.args.from, InputFrom::Auto | InputFrom::Tfrecord)
             && (c == Some(Compression::Gzip) || (c.is_none() && framed));
         let stream = std::io::Cursor::new(head).chain(input);
@@ -581,7 +578,7 @@ impl Inputs<'_> {
         }
         let read = tfreq::io::ReadOptions::default().max_size(self.args.limit());
         let bytes = tfreq::io::read_from(stream, path, &read).map_err(|e| in_file(&file, e))?;
-        match tfreq::formats::compression::inflate_any(&bytes, self.args.limit())
+        match tfreq::formats::inflate_any(&bytes, self.args.limit())
             .map_err(|e| in_file(&file, e))?
         {
             Some((c, inflated)) => Ok((Opened::Whole(Bytes::from(inflated)), Some(c))),
@@ -599,7 +596,7 @@ fn is_warmup_path(path: &Path) -> bool {
 
 /// `WARMUP_COMPRESSED`, with the command that writes the file uncompressed.
 fn compressed_warmup(comp: Compression) -> Finding {
-    let mut f = tfreq::analysis::warmup::compressed(comp);
+    let mut f = tfreq::analysis::compressed(comp);
     f.message
         .push_str(" (tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests)");
     f

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
-use tfreq::analysis::synth::{synthesize, SynthOptions, Synthesized};
+use tfreq::analysis::{synthesize, SynthOptions, Synthesized};
 use tfreq::signature::ModelSignatures;
 
 use crate::common::Failure;
@@ -181,7 +181,7 @@ pub fn requests(
 }
 
 /// The batch sizes asked for: --batch-sizes, else the batching rule's, else 1.
-pub fn batch_sizes(a: &SynthArgs, rule: Option<&tfreq::analysis::batch::BatchRule>) -> Vec<u64> {
+pub fn batch_sizes(a: &SynthArgs, rule: Option<&tfreq::analysis::BatchRule>) -> Vec<u64> {
     match (&a.batch_sizes, rule) {
         (Some(s), _) => s.clone(),
         (None, Some(r)) => r.warmup_sizes(),
@@ -203,8 +203,8 @@ pub fn wrote_line(s: &Synthesized, path: Option<&Path>) -> String {
 }
 
 /// A note's message with its [`SynthHint`] worded as this command line's flag.
-fn note_text(n: &tfreq::analysis::synth::SynthNote) -> String {
-    use tfreq::analysis::synth::SynthHint;
+fn note_text(n: &tfreq::analysis::SynthNote) -> String {
+    use tfreq::analysis::SynthHint;
     let input = n.input.as_deref().unwrap_or("NAME");
     match n.hint {
         Some(SynthHint::Dims) => format!("{} (--dim {input}=SHAPE to choose)", n.message),

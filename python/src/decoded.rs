@@ -150,7 +150,7 @@ impl Decoded {
     fn text(&self, py: Python<'_>) -> PyResult<Option<String>> {
         match self.text_name {
             None => Ok(None),
-            Some(name) => tfreq::render::text::to_text(&self.bytes, name)
+            Some(name) => tfreq::render::to_text(&self.bytes, name)
                 .map(Some)
                 .map_err(|e| to_py(py, e)),
         }

@@ -2,8 +2,8 @@
 //! mapped log in parts read from the file, so it is not held to the cap of an input read
 //! whole; a cap on streams (`--max-size` given) still bounds it.
 
-use tfreq::formats::prediction_log::encode_predict_log;
-use tfreq::formats::tfrecord::write_record;
+use tfreq::formats::encode_predict_log;
+use tfreq::formats::write_record;
 use tfreq::formats::InputOptions;
 use tfreq::io::ReadOptions;
 

@@ -13,7 +13,7 @@ use crate::common::{data_dir, read};
 use base64::Engine;
 use bytes::Bytes;
 use serde_json::Value;
-use tfreq::formats::convert::{convert_file, ConvertOptions};
+use tfreq::formats::{convert_file, ConvertOptions};
 use tfreq::formats::{InputOptions, Layout};
 use tfreq::scrub::FillMode;
 

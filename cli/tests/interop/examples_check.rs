@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 use tfreq::analysis::{check, CheckOptions, Severity};
-use tfreq::formats::savedmodel::read_model;
+use tfreq::formats::read_model;
 use tfreq::formats::{read, InputOptions};
 
 fn dir() -> std::path::PathBuf {

@@ -191,7 +191,7 @@ fn text_is_python_text_format_byte_for_byte() {
         } else {
             tfreq::wire::message_name(m.wire, m.kind)
         };
-        let text = tfreq::render::text::to_text(&std::fs::read(&path).unwrap(), name).unwrap();
+        let text = tfreq::render::to_text(&std::fs::read(&path).unwrap(), name).unwrap();
         assert_eq!(text, want, "{f}");
         n += 1;
     }
