@@ -34,8 +34,8 @@ impl BatchArgs {
             return Ok(None);
         };
         let name = p.display().to_string();
-        let opts = tfreq::io::ReadOptions::default().max_size(tfreq::formats::MAX_LEN as u64);
-        let bytes = tfreq::io::read_file(p, &opts).map_err(Failure::from)?;
+        let opts = tfreq::ReadOptions::default().max_size(tfreq::formats::MAX_LEN as u64);
+        let bytes = tfreq::read_file(p, &opts).map_err(Failure::from)?;
         let text = std::str::from_utf8(&bytes)
             .map_err(|e| in_file(&name, Failure::msg(format!("not UTF-8 text: {e}"))))?;
         let params = tfreq::formats::parse_params(text)

@@ -88,7 +88,7 @@ pub fn with_hint(e: &tfreq::Error) -> String {
 #[cfg(feature = "net")]
 pub fn net_text(e: &tfreq::net::NetError) -> String {
     use tfreq::net::NetError;
-    let s = tfreq::escape::sanitize;
+    let s = tfreq::sanitize;
     match e {
         NetError::Timeout(_) => format!("{e} (--timeout)"),
         NetError::TooLarge { .. } => e
@@ -204,7 +204,7 @@ impl std::fmt::Display for Failure {
                 None => write!(f, "{e}"),
             },
             Failure::InFile { file, source } => {
-                write!(f, "{}: {source}", tfreq::escape::sanitize(file))
+                write!(f, "{}: {source}", tfreq::sanitize(file))
             }
             Failure::Msg(s) => f.write_str(s),
         }
@@ -220,7 +220,7 @@ pub fn report_error(e: &Failure) {
     // (src/escape.rs). The file names in a message are escaped where it is made, so the
     // line breaks left are the message's own (a list of what a conversion leaves out).
     let text = e.to_string();
-    let lines: Vec<_> = text.split('\n').map(tfreq::escape::sanitize).collect();
+    let lines: Vec<_> = text.split('\n').map(tfreq::sanitize).collect();
     let _ = writeln!(err, "tfreq: error: {}", lines.join("\n"));
 }
 
@@ -430,13 +430,9 @@ pub fn report_left_out(file: &str, why: &str, items: &[String]) {
         return;
     }
     let mut err = anstream::stderr();
-    let _ = writeln!(
-        err,
-        "tfreq: warning: {}: {why}:",
-        tfreq::escape::sanitize(file)
-    );
+    let _ = writeln!(err, "tfreq: warning: {}: {why}:", tfreq::sanitize(file));
     for i in items {
-        let _ = writeln!(err, "  {}", tfreq::escape::sanitize(i));
+        let _ = writeln!(err, "  {}", tfreq::sanitize(i));
     }
 }
 

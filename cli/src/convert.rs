@@ -84,8 +84,8 @@ pub fn run(a: Args) -> Outcome {
             return stream(&a, r, rewrite.input.limit(), &opts, compress);
         }
         Opened::Log(r, c) => {
-            let read = tfreq::io::ReadOptions::default().max_size(rewrite.input.limit());
-            let b = tfreq::io::read_from(r, &a.input, &read)?;
+            let read = tfreq::ReadOptions::default().max_size(rewrite.input.limit());
+            let b = tfreq::read_from(r, &a.input, &read)?;
             match c {
                 Some(c) => {
                     bytes::Bytes::from(tfreq::formats::inflate(&b, c, rewrite.input.limit())?)

@@ -76,7 +76,7 @@ impl InputArgs {
     /// The cap on an input read whole, and on one record of a streamed log:
     /// `--max-size`, or 2 GiB.
     pub fn limit(&self) -> u64 {
-        self.max_size.unwrap_or(tfreq::io::DEFAULT_MAX_SIZE)
+        self.max_size.unwrap_or(tfreq::DEFAULT_MAX_SIZE)
     }
 }
 
@@ -217,7 +217,7 @@ impl<'a> Inputs<'a> {
     /// stream). The error names the file.
     pub fn bytes(&self, path: &Path) -> Result<(Bytes, Option<Compression>), Failure> {
         let opts = crate::sigbus::read_options(self.args.limit(), [path]);
-        let bytes = tfreq::io::read_file(path, &opts)?;
+        let bytes = tfreq::read_file(path, &opts)?;
         match tfreq::formats::inflate_any(&bytes, self.args.limit())
             .map_err(|e| e.in_file(path.display().to_string()))?
         {
@@ -266,7 +266,7 @@ impl<'a> Inputs<'a> {
             None => (r, "the input"),
         };
         match self.args.max_size {
-            Some(max) => Box::new(tfreq::io::limited(r, max, what)),
+            Some(max) => Box::new(tfreq::limited(r, max, what)),
             None => r,
         }
     }
@@ -576,8 +576,8 @@ impl Inputs<'_> {
         if streams {
             return Ok((Opened::Log(Box::new(stream), c), c));
         }
-        let read = tfreq::io::ReadOptions::default().max_size(self.args.limit());
-        let bytes = tfreq::io::read_from(stream, path, &read).map_err(|e| in_file(&file, e))?;
+        let read = tfreq::ReadOptions::default().max_size(self.args.limit());
+        let bytes = tfreq::read_from(stream, path, &read).map_err(|e| in_file(&file, e))?;
         match tfreq::formats::inflate_any(&bytes, self.args.limit())
             .map_err(|e| in_file(&file, e))?
         {

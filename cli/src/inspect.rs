@@ -319,7 +319,7 @@ type Loaded = (Container, Vec<Vec<Finding>>);
 
 /// Shows a TFRecord log file walked record by record, in bounded memory: the same
 /// output as for the file read whole ([`show`]), its head (which counts every record)
-/// written first. Each record is written as it is read to a [`tfreq::io::Spool`]
+/// written first. Each record is written as it is read to a [`tfreq::Spool`]
 /// (memory, then a temporary file), which follows the head once the log has been read
 /// to its end; a log with a record that cannot be read shows nothing, as when read
 /// whole.
@@ -333,7 +333,7 @@ fn show_log(
     json_many: bool,
 ) -> Result<(), Failure> {
     let mode = values_mode(a.values);
-    let mut spool = tfreq::io::Spool::new();
+    let mut spool = tfreq::Spool::new();
     let mut counts = tfreq::formats::LogTally::default();
     let mut found = tfreq::analysis::FileFindings::default();
     let mut entry_tally = Tally::default();

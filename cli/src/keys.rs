@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use tfreq::analysis::KeyCounts;
 use tfreq::formats::write;
-use tfreq::scrub::scrub;
+use tfreq::scrub;
 
 use crate::args::{Fill, OutWire, PlainFormat as Format};
 use crate::common::{
@@ -157,8 +157,8 @@ fn run_merge(a: MergeArgs) -> Outcome {
     let mut merged = Summary::empty();
     let mut bad = false;
     for p in &a.summaries {
-        let opts = tfreq::io::ReadOptions::default().max_size(a.max_size);
-        let read = tfreq::io::read_file(p, &opts)
+        let opts = tfreq::ReadOptions::default().max_size(a.max_size);
+        let read = tfreq::read_file(p, &opts)
             .map_err(Failure::from)
             .and_then(|b| {
                 // Parsed where it was read: the text is held once.
@@ -458,7 +458,7 @@ fn warmup_batches(
     let mut msgs = Vec::with_capacity(records);
     for g in &groups[..n] {
         for &size in &sizes {
-            let mut s = tfreq::scrub::scrub_batch(g.request, mode, size)?;
+            let mut s = tfreq::scrub_batch(g.request, mode, size)?;
             if let Some(name) = &a.model_name {
                 tfreq::formats::set_model_name(&mut s, name);
             }
@@ -472,11 +472,7 @@ fn warmup_batches(
         let covered: u64 = groups[..n].iter().map(|g| g.count).sum();
         let mut err = anstream::stderr();
         for s in &skipped {
-            let _ = writeln!(
-                err,
-                "tfreq: skipped {}",
-                tfreq::escape::sanitize(&s.to_string())
-            );
+            let _ = writeln!(err, "tfreq: skipped {}", tfreq::sanitize(&s.to_string()));
         }
         let _ = writeln!(
             err,

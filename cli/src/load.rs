@@ -114,7 +114,7 @@ pub fn run(a: Args) -> Outcome {
     let mut out = stdout();
     match a.format {
         LoadFormat::Json => {
-            tfreq::escape::json_write(&mut out, &report, true)?;
+            tfreq::json_write(&mut out, &report, true)?;
             writeln!(out)?;
         }
         LoadFormat::Human => tfreq::render::write_load(&mut out, &report)?,

@@ -199,14 +199,14 @@ pub fn run(a: Args) -> Outcome {
         let _ = writeln!(
             anstream::stderr(),
             "tfreq: warning: listening on {local}, not a loopback address: anyone who can reach it can send through the proxy to {}",
-            tfreq::escape::sanitize(&a.to)
+            tfreq::sanitize(&a.to)
         );
     }
     if !quiet {
         let _ = writeln!(
             anstream::stderr(),
             "tfreq: listening on {local}, forwarding to {}, recording into {} (Ctrl-C to stop)",
-            tfreq::escape::sanitize(&a.to),
+            tfreq::sanitize(&a.to),
             a.output.display()
         );
     }
@@ -330,7 +330,7 @@ fn summary(rec: &Recorder, a: &Args) -> Outcome {
             crate::common::count(*n, "request")
         ));
         for name in names {
-            lines.push(format!("  {}", tfreq::escape::sanitize(name)));
+            lines.push(format!("  {}", tfreq::sanitize(name)));
         }
     }
     let mut out = stdout();

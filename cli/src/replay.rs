@@ -171,7 +171,7 @@ pub fn run(a: Args) -> Outcome {
     };
     let mut out = stdout();
     match a.format {
-        Format::Json => writeln!(out, "{}", tfreq::escape::json_string(&rep, true))?,
+        Format::Json => writeln!(out, "{}", tfreq::json_string(&rep, true))?,
         Format::Human => write_human(&mut out, &rep)?,
     }
     out.flush()?;
@@ -241,7 +241,7 @@ fn refuse_too_many_records(warmup: &std::path::Path, n: usize) -> Result<(), Fai
     if n > max {
         return Err(Failure::msg(format!(
             "{}: {} warm-up records, more than TF Serving reads: its loader fails the model's load past {max} records (WarmupConsts::kMaxNumRecords, tensorflow_serving/servables/tensorflow/saved_model_warmup_util.cc); nothing was sent",
-            tfreq::escape::escape(&warmup.display().to_string()),
+            tfreq::escape(&warmup.display().to_string()),
             crate::common::group_digits(n as u64)
         )));
     }

@@ -305,7 +305,7 @@ impl Printer<'_> {
                 self.out.flush()?;
                 let mut err = anstream::stderr();
                 let text = crate::common::net_text(&e);
-                writeln!(err, "tfreq: {}: {text}", tfreq::escape::sanitize(&r.label))?;
+                writeln!(err, "tfreq: {}: {text}", tfreq::sanitize(&r.label))?;
                 self.code = self.code.max(if e.is_refusal() { 1 } else { 2 });
                 return Ok(());
             }
@@ -424,9 +424,9 @@ fn refuse_colliding_saves(dir: &Path, reqs: &[Req], protocol: Protocol) -> Resul
         if let Some(first) = seen.get(&path) {
             return Err(Failure::msg(format!(
                 "--save: the responses to {} and {} would both be written to {}, the second replacing the first; nothing was sent. Send them in separate runs, with different --save directories, or rename one of the files",
-                tfreq::escape::escape(first),
-                tfreq::escape::escape(&r.label),
-                tfreq::escape::escape(&path.display().to_string())
+                tfreq::escape(first),
+                tfreq::escape(&r.label),
+                tfreq::escape(&path.display().to_string())
             )));
         }
         seen.insert(path, &r.label);
@@ -461,7 +461,7 @@ fn expected_for(
         p.to_path_buf()
     };
     let label = path.display().to_string();
-    let bytes = tfreq::io::read_input(&path).map_err(|e| in_file(&label, e))?;
+    let bytes = tfreq::read_input(&path).map_err(|e| in_file(&label, e))?;
     let msg = if path.extension().is_some_and(|e| e == "json") {
         tfreq::net::Outputs::default()
             .response(&bytes, r.message.effective_signature(), &r.message.fetches)
@@ -569,6 +569,6 @@ fn write_json(
         to,
         response: MessageJson::new(&r.label, &o.exchange.response, &[], mode),
     };
-    tfreq::escape::json_write(out, &doc, false)?;
+    tfreq::json_write(out, &doc, false)?;
     Ok(())
 }

@@ -420,7 +420,7 @@ fn decode<'py>(
 /// each with its label. `max_size` caps the input, inflated or not, and each message, as
 /// the command's `--max-size` does. `path` is the file's, when it was read from one.
 #[pyfunction]
-#[pyo3(signature = (data, max_size = tfreq::io::DEFAULT_MAX_SIZE, path = None))]
+#[pyo3(signature = (data, max_size = tfreq::DEFAULT_MAX_SIZE, path = None))]
 fn read(
     py: Python<'_>,
     data: &Bound<'_, PyBytes>,

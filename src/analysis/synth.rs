@@ -613,7 +613,7 @@ fn examples_requests(
 /// ```
 /// use tfreq::analysis::example_for;
 /// use tfreq::formats::read_model;
-/// use tfreq::scrub::FillMode;
+/// use tfreq::FillMode;
 /// let (m, _) = read_model("tests/data/examples/models/tf1_examples".as_ref())?;
 /// let spec = m.meta_graphs[0].signatures["serving_default"].examples.clone().unwrap();
 /// let e = example_for(&spec, FillMode::Constant(1.0)).expect("a small example");

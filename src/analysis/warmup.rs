@@ -32,7 +32,7 @@ pub fn compressed(comp: crate::formats::compression::Compression) -> Finding {
 ///
 /// ```
 /// use tfreq::formats::{read, InputOptions};
-/// let bytes = tfreq::io::read_input("tests/data/check/warmup_classify_empty.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/check/warmup_classify_empty.tfrecord".as_ref())?;
 /// let c = read(bytes, &InputOptions::new())?.into_container()?;
 /// let codes: Vec<_> = tfreq::analysis::empty_inputs(&c.entries).iter().map(|f| f.code.as_str()).collect();
 /// assert_eq!(codes, ["EMPTY_INPUT", "EMPTY_INPUT"]);
@@ -82,7 +82,7 @@ pub fn empty_inputs(entries: &[crate::formats::Entry]) -> Vec<Finding> {
 ///
 /// ```
 /// use tfreq::formats::{read, InputOptions};
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
 /// let c = read(bytes, &InputOptions::new())?.into_container()?;
 /// // Its classify, regress and multi-inference records hold requests: all compared.
 /// assert!(tfreq::analysis::not_compared(&c.entries).is_empty());
@@ -125,7 +125,7 @@ pub const MAX_RECORDS: usize = 1000;
 ///
 /// ```
 /// use tfreq::formats::{read, InputOptions};
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_unsupported.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_unsupported.tfrecord".as_ref())?;
 /// let c = read(bytes, &InputOptions::new())?.into_container()?;
 /// let codes: Vec<_> = tfreq::analysis::file_findings(&c).iter().map(|f| f.code.as_str()).collect();
 /// assert_eq!(codes, ["UNSUPPORTED_LOG_TYPE", "UNSUPPORTED_LOG_TYPE"]);
@@ -220,10 +220,10 @@ fn record_limit(i: usize, k: LogKind) -> Option<Finding> {
 /// use tfreq::formats::{read, InputOptions};
 /// let path = "tests/data/tfrecord/warmup_mixed.tfrecord";
 /// let mut found = FileFindings::default();
-/// for e in read(tfreq::io::read_input(path.as_ref())?, &InputOptions::new())? {
+/// for e in read(tfreq::read_input(path.as_ref())?, &InputOptions::new())? {
 ///     found.entry(&e?);
 /// }
-/// let c = read(tfreq::io::read_input(path.as_ref())?, &InputOptions::new())?.into_container()?;
+/// let c = read(tfreq::read_input(path.as_ref())?, &InputOptions::new())?.into_container()?;
 /// assert_eq!(found.finish(), file_findings(&c));
 /// # Ok::<(), tfreq::Error>(())
 /// ```
@@ -268,7 +268,7 @@ impl FileFindings {
 /// ```
 /// use tfreq::analysis::RecordCheck;
 /// use tfreq::formats::{read, InputOptions};
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_unsupported.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_unsupported.tfrecord".as_ref())?;
 /// let mut check = RecordCheck::default();
 /// let mut codes = Vec::new();
 /// for e in read(bytes, &InputOptions::new())? {

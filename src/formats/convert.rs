@@ -17,7 +17,7 @@
 //! ```
 //! use tfreq::formats::{convert_file, ConvertOptions};
 //! use tfreq::formats::Layout;
-//! let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+//! let bytes = tfreq::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
 //! let out = convert_file(bytes.clone(), &Default::default(), Some(Layout::TfRecord),
 //!     &ConvertOptions::default())?;
 //! assert_eq!(out.records, 6); // every record, whatever its kind

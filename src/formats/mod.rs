@@ -210,7 +210,7 @@ pub struct Container {
 ///
 /// ```
 /// use tfreq::formats::{read, InputOptions, LogTally};
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
 /// let mut tally = LogTally::default();
 /// for e in read(bytes, &InputOptions::new())? {
 ///     tally.add(&e?);
@@ -302,7 +302,7 @@ impl Entries {
     ///
     /// ```
     /// use tfreq::formats::{read, InputOptions};
-    /// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+    /// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
     /// let entries = read(bytes, &InputOptions::new())?.release_behind();
     /// assert_eq!(entries.count(), 6);
     /// # Ok::<(), tfreq::Error>(())
@@ -515,7 +515,7 @@ fn rebuilt_entries(
 /// ```
 /// use tfreq::formats::{read, ContainerKind, InputOptions};
 /// let path = std::path::Path::new("tests/data/tfrecord/warmup_mixed.tfrecord");
-/// let bytes = tfreq::io::read_input(path)?;
+/// let bytes = tfreq::read_input(path)?;
 /// let c = read(bytes, &InputOptions::new().for_path(path))?.into_container()?;
 /// assert_eq!(c.kind, ContainerKind::TfRecord);
 /// assert_eq!(c.entries.len(), 6);
@@ -523,12 +523,12 @@ fn rebuilt_entries(
 /// assert!(limits.iter().any(|f| f.code.as_str() == "NO_LOG_TYPE"));
 ///
 /// // Only the requests and responses, labelled by where they are:
-/// let bytes = tfreq::io::read_input("tests/data/eas/seed_warm_up.bin".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/eas/seed_warm_up.bin".as_ref())?;
 /// let records = read(bytes, &InputOptions::new())?.into_records()?;
 /// assert_eq!((records.len(), records[0].message.tensors.len()), (1, 5));
 ///
 /// // Concatenated PredictionLogs are refused, saying how many of which log type.
-/// let bytes = tfreq::io::read_input("tests/data/detect/unframed_logs.bin".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/detect/unframed_logs.bin".as_ref())?;
 /// let err = read(bytes, &InputOptions::new()).unwrap_err();
 /// assert!(matches!(err.detail(), tfreq::ErrorDetail::Unframed(_)));
 /// assert!(err.to_string().contains("without TFRecord framing"), "{err}");
@@ -578,7 +578,7 @@ pub fn read(bytes: Bytes, opts: &InputOptions) -> Result<Entries, Error> {
 ///
 /// ```
 /// use tfreq::formats::{detect, ContainerKind, InputOptions};
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
 /// assert_eq!(detect(&bytes, &InputOptions::new())?, ContainerKind::TfRecord);
 /// # Ok::<(), tfreq::Error>(())
 /// ```
@@ -651,7 +651,7 @@ impl Layout {
 ///
 /// ```
 /// use tfreq::formats::{read, write, InputOptions, Layout};
-/// let bytes = tfreq::io::read_input("tests/data/eas/faq_prod.bin".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/eas/faq_prod.bin".as_ref())?;
 /// let records = read(bytes, &InputOptions::new())?.into_records()?;
 /// let msgs: Vec<_> = records.into_iter().map(|r| r.message).collect();
 /// let file = write(&msgs, Layout::TfRecord)?;

@@ -239,7 +239,7 @@ impl PredictionLog {
     /// multi_inference, each task's field 1). Specs that do not decode are left out.
     ///
     /// ```
-    /// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+    /// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
     /// let rec = tfreq::formats::Records::new(bytes).nth(1).unwrap()?;
     /// let log = tfreq::formats::PredictionLog::decode(rec.data, 0)?;
     /// assert_eq!(log.request_model_specs()[0].signature_name, "classify_x_to_y");
@@ -345,7 +345,7 @@ pub(crate) fn raw_fields(msg: &Bytes) -> Result<Vec<(WireValue, u32, Bytes)>, De
 /// file has no room for these.
 ///
 /// ```
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
 /// let rec = tfreq::formats::Records::new(bytes).next().unwrap()?;
 /// let parts = tfreq::formats::beside_request(&rec.data)?;
 /// assert_eq!(parts, ["log_metadata"]);

@@ -565,7 +565,7 @@ pub fn write_entry_line(
 ///
 /// ```
 /// use tfreq::formats::{read, InputOptions};
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
 /// let c = read(bytes, &InputOptions::new())?.into_container()?;
 /// let problems = vec![Vec::new(); c.entries.len()];
 /// let mut out = Vec::new();

@@ -569,7 +569,7 @@ fn entry_json<'a>(
 /// ```
 /// use tfreq::formats::{read, InputOptions};
 /// use tfreq::render::StreamedContainer;
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
 /// let mut out = Vec::new();
 /// let mut doc = StreamedContainer::start(&mut out, "-", Default::default())?;
 /// for e in read(bytes, &InputOptions::new())? {

@@ -5,7 +5,7 @@
 use tfreq::formats::encode_predict_log;
 use tfreq::formats::write_record;
 use tfreq::formats::InputOptions;
-use tfreq::io::ReadOptions;
+use tfreq::ReadOptions;
 
 #[test]
 fn a_mapped_log_is_counted_past_the_whole_input_cap_unless_a_stream_cap_is_given() {
@@ -18,7 +18,7 @@ fn a_mapped_log_is_counted_past_the_whole_input_cap_unless_a_stream_cap_is_given
     .unwrap();
     let mut one = Vec::new();
     write_record(&mut one, &encode_predict_log(&req));
-    // Past 64 MiB, so the file is mapped (`tfreq::io::MAP_THRESHOLD`).
+    // Past 64 MiB, so the file is mapped (`tfreq::MAP_THRESHOLD`).
     let n = (65 << 20) / one.len() + 1;
     std::fs::write(&path, one.repeat(n)).unwrap();
     // SAFETY: the file is this test's own; nothing truncates it while it is mapped.

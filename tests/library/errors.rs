@@ -52,7 +52,7 @@ fn scrub_error_of_scrub() {
     // A constant that is not an integer, for an int32 feed.
     let bytes = std::fs::read("tests/data/eas/seed_warm_up.bin").unwrap();
     let msg = tfreq::decode(&bytes).unwrap();
-    let e = tfreq::scrub::scrub(&msg, tfreq::scrub::FillMode::Constant(0.5))
+    let e = tfreq::scrub(&msg, tfreq::FillMode::Constant(0.5))
         .map(|_| ())
         .unwrap_err();
     let err = via_question_mark(Err(e)).unwrap_err();
@@ -60,7 +60,7 @@ fn scrub_error_of_scrub() {
     assert!(err.to_string().contains("not an integer"), "{err}");
     assert!(err
         .source()
-        .and_then(|s| s.downcast_ref::<tfreq::scrub::ScrubError>())
+        .and_then(|s| s.downcast_ref::<tfreq::ScrubError>())
         .is_some());
 }
 

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 /// Records in the log: every sixth a small predict request, the others 4 MiB
 /// `session_run_log`s (shown, counted and given back, not decoded further: the test's
 /// run stays short in a debug build), 120 MiB in all, so the file is mapped
-/// (`tfreq::io::MAP_THRESHOLD`).
+/// (`tfreq::MAP_THRESHOLD`).
 const RECORDS: usize = 36;
 /// The bytes of each large record.
 const LARGE: usize = 4 << 20;

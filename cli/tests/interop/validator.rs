@@ -17,7 +17,7 @@ use tfreq::Message;
 const MODELS: [&str; 3] = ["faq", "two_sigs", "half_plus_two"];
 
 fn msg(p: &str) -> Message {
-    let b = tfreq::io::read_input(&data(p)).unwrap();
+    let b = tfreq::read_input(&data(p)).unwrap();
     tfreq::decode(&b).unwrap()
 }
 
