@@ -63,10 +63,10 @@ fn too_large(path: &Path, size: Option<u64>, limit: u64) -> Error {
 /// memory-mapped.
 ///
 /// ```
-/// let opts = tfreq::io::ReadOptions::default().max_size(1 << 20);
+/// let opts = tfreq::ReadOptions::default().max_size(1 << 20);
 /// assert_eq!(opts.limit(), 1 << 20);
 /// assert!(!opts.maps_large_files());
-/// let b = tfreq::io::read_file("tests/data/eas/spec_vector.bin".as_ref(), &opts)?;
+/// let b = tfreq::read_file("tests/data/eas/spec_vector.bin".as_ref(), &opts)?;
 /// assert_eq!(b.len(), 45);
 /// # Ok::<(), tfreq::Error>(())
 /// ```
@@ -115,7 +115,7 @@ impl ReadOptions {
     /// [`ReadOptions::limit`] then bounding each record.
     ///
     /// ```
-    /// let opts = tfreq::io::ReadOptions::default().max_streamed(Some(1 << 20));
+    /// let opts = tfreq::ReadOptions::default().max_streamed(Some(1 << 20));
     /// assert_eq!(opts.streamed_limit(), Some(1 << 20));
     /// ```
     pub fn max_streamed(self, max: Option<u64>) -> Self {
@@ -147,8 +147,8 @@ impl ReadOptions {
 /// standard input).
 ///
 /// ```
-/// let opts = tfreq::io::ReadOptions::default().max_size(10);
-/// let err = tfreq::io::read_file("tests/data/eas/spec_vector.bin".as_ref(), &opts).unwrap_err();
+/// let opts = tfreq::ReadOptions::default().max_size(10);
+/// let err = tfreq::read_file("tests/data/eas/spec_vector.bin".as_ref(), &opts).unwrap_err();
 /// assert!(err.to_string().contains("over the size limit of 10 bytes"), "{err}");
 /// ```
 pub fn read_file(path: &Path, opts: &ReadOptions) -> Result<Bytes, Error> {
@@ -197,7 +197,7 @@ pub(crate) fn read_mapping_from(
 /// for standard input.
 ///
 /// ```
-/// let b = tfreq::io::read_input("tests/data/eas/spec_vector.bin".as_ref())?;
+/// let b = tfreq::read_input("tests/data/eas/spec_vector.bin".as_ref())?;
 /// assert_eq!(b.len(), 45);
 /// # Ok::<(), tfreq::Error>(())
 /// ```
@@ -209,7 +209,7 @@ pub fn read_input(path: &Path) -> Result<Bytes, Error> {
 /// whatever it is (regular file, pipe, device or standard input).
 ///
 /// ```
-/// let err = tfreq::io::read_input_limited("tests/data/eas/spec_vector.bin".as_ref(), 10)
+/// let err = tfreq::read_input_limited("tests/data/eas/spec_vector.bin".as_ref(), 10)
 ///     .unwrap_err();
 /// assert!(err.to_string().contains("over the size limit of 10 bytes"), "{err}");
 /// ```
@@ -225,9 +225,9 @@ const CHUNK: usize = 64 << 10;
 /// under `opts`' size cap; `name` names the input in errors.
 ///
 /// ```
-/// let opts = tfreq::io::ReadOptions::default().max_size(4);
-/// assert_eq!(&tfreq::io::read_from(&b"abc"[..], "-".as_ref(), &opts)?[..], b"abc");
-/// assert!(tfreq::io::read_from(&b"abcdef"[..], "-".as_ref(), &opts).is_err());
+/// let opts = tfreq::ReadOptions::default().max_size(4);
+/// assert_eq!(&tfreq::read_from(&b"abc"[..], "-".as_ref(), &opts)?[..], b"abc");
+/// assert!(tfreq::read_from(&b"abcdef"[..], "-".as_ref(), &opts).is_err());
 /// # Ok::<(), tfreq::Error>(())
 /// ```
 pub fn read_from(r: impl Read, name: &Path, opts: &ReadOptions) -> Result<Bytes, Error> {
@@ -311,7 +311,7 @@ pub(crate) fn read_capped(
 ///
 /// ```
 /// use std::io::Read;
-/// let mut r = tfreq::io::limited(&b"abcdef"[..], 4, "the input");
+/// let mut r = tfreq::limited(&b"abcdef"[..], 4, "the input");
 /// let mut got = Vec::new();
 /// let err = r.read_to_end(&mut got).unwrap_err();
 /// assert_eq!(got, b"abcd");
@@ -385,7 +385,7 @@ const SPOOL_MEMORY: usize = 8 << 20;
 ///
 /// ```
 /// use std::io::Write;
-/// let mut spool = tfreq::io::Spool::new();
+/// let mut spool = tfreq::Spool::new();
 /// writeln!(spool, "record 0")?;
 /// let mut out = b"2 records\n".to_vec();
 /// spool.copy_to(&mut out)?;

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use tfreq::formats::compression::{Compression, Compressor};
-use tfreq::formats::convert::{convert_file, convert_stream, ConvertOptions};
 use tfreq::formats::ContainerKind;
+use tfreq::formats::{convert_file, convert_stream, ConvertOptions};
+use tfreq::formats::{Compression, Compressor};
 
 use crate::args::OutWire;
 use crate::common::{
@@ -91,14 +91,12 @@ pub fn run(a: Args) -> Outcome {
             reader: r,
             compression: c,
         } => {
-            let read = tfreq::io::ReadOptions::default().max_size(rewrite.input.limit());
-            let b = tfreq::io::read_from(r, &a.input, &read)?;
+            let read = tfreq::ReadOptions::default().max_size(rewrite.input.limit());
+            let b = tfreq::read_from(r, &a.input, &read)?;
             match c {
-                Some(c) => bytes::Bytes::from(tfreq::formats::compression::inflate(
-                    &b,
-                    c,
-                    rewrite.input.limit(),
-                )?),
+                Some(c) => {
+                    bytes::Bytes::from(tfreq::formats::inflate(&b, c, rewrite.input.limit())?)
+                }
                 None => b,
             }
         }
@@ -121,7 +119,7 @@ pub fn run(a: Args) -> Outcome {
         .map_err(|e| in_file(&label, lossy_hint(e)))?;
     let data = match compress {
         None => out.data,
-        Some(c) => tfreq::formats::compression::compress(&out.data, c)?,
+        Some(c) => tfreq::formats::compress(&out.data, c)?,
     };
     progress.step(format!("writing {}", human_size(data.len() as u64)));
     write_output(a.output.as_deref(), &data)?;

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use bytes::Bytes;
-use tfreq::analysis::report::Unreadable;
 use tfreq::analysis::Finding;
-use tfreq::formats::compression::Compression;
-use tfreq::formats::rest_json::Dtypes;
+use tfreq::analysis::Unreadable;
+use tfreq::formats::Compression;
+use tfreq::formats::Dtypes;
 use tfreq::formats::{Container, ContainerKind, Content, InputOptions, LogReading, Opened};
 use tfreq::{Kind, Message};
 
@@ -76,7 +76,7 @@ impl InputArgs {
     /// The cap on an input read whole, and on one record of a streamed log:
     /// `--max-size`, or 2 GiB.
     pub fn limit(&self) -> u64 {
-        self.max_size.unwrap_or(tfreq::io::DEFAULT_MAX_SIZE)
+        self.max_size.unwrap_or(tfreq::DEFAULT_MAX_SIZE)
     }
 }
 
@@ -132,7 +132,7 @@ pub struct Requests {
 
 impl Requests {
     /// Adds the file findings and the unreadable files to a report.
-    pub fn report_problems(&self, report: &mut tfreq::analysis::report::Report) {
+    pub fn report_problems(&self, report: &mut tfreq::analysis::Report) {
         for (file, found) in &self.problems {
             report.add_problems(file, file, found.clone());
         }
@@ -260,7 +260,7 @@ impl<'a> Inputs<'a> {
         let mut c = tfreq::formats::read(bytes, &opts)
             .and_then(|e| e.into_container())
             .map_err(|e| in_file(&path.display().to_string(), e))?;
-        let limits = tfreq::analysis::warmup::file_findings(&c);
+        let limits = tfreq::analysis::file_findings(&c);
         c.findings.extend(limits);
         Ok(c)
     }
@@ -274,14 +274,11 @@ impl<'a> Inputs<'a> {
         c: Option<Compression>,
     ) -> Box<dyn std::io::Read> {
         let (r, what) = match c {
-            Some(c) => (
-                tfreq::formats::compression::reader(r, c),
-                "the inflated stream",
-            ),
+            Some(c) => (tfreq::formats::reader(r, c), "the inflated stream"),
             None => (r, "the input"),
         };
         match self.args.max_size {
-            Some(max) => Box::new(tfreq::io::limited(r, max, what)),
+            Some(max) => Box::new(tfreq::limited(r, max, what)),
             None => r,
         }
     }
@@ -299,7 +296,7 @@ impl<'a> Inputs<'a> {
             kind: self.kind,
             ..Default::default()
         };
-        tfreq::formats::tfrecord::RecordReader::new(r, self.args.limit())
+        tfreq::formats::RecordReader::new(r, self.args.limit())
             .map(move |rec| rec.and_then(|rec| tfreq::formats::record_entry(rec, opts)))
     }
 
@@ -402,7 +399,7 @@ impl<'a> Inputs<'a> {
         };
         let records_file = match self.walk(p, progress)? {
             Walk::Log(mut log) => {
-                let mut check = tfreq::analysis::warmup::FileFindings::default();
+                let mut check = tfreq::analysis::FileFindings::default();
                 for e in &mut log.entries {
                     let e = e.map_err(|e| in_file(&file, e))?;
                     check.entry(&e);
@@ -414,7 +411,7 @@ impl<'a> Inputs<'a> {
                 true
             }
             Walk::Whole(c, compressed) => {
-                let not_compared = tfreq::analysis::warmup::not_compared(&c.entries);
+                let not_compared = tfreq::analysis::not_compared(&c.entries);
                 findings = c.findings;
                 findings_tail(&mut findings, compressed, as_warmup, p, not_compared);
                 // A warm-up file may hold no predict request (0 bytes, or only
@@ -473,7 +470,7 @@ impl<'a> Inputs<'a> {
         let mut opts = self.options_for(path, &bytes)?;
         if compressed.is_none()
             && self.args.max_size.is_none()
-            && tfreq::formats::tfrecord::is_tfrecord(&bytes)
+            && tfreq::formats::is_tfrecord(&bytes)
         {
             // A plain log file is walked whatever its size (`formats::open` mapped it
             // past the default cap of an input read whole); --max-size given holds.
@@ -489,7 +486,7 @@ impl<'a> Inputs<'a> {
             }));
         }
         let mut c = entries.into_container().map_err(|e| in_file(&file, e))?;
-        let limits = tfreq::analysis::warmup::file_findings(&c);
+        let limits = tfreq::analysis::file_findings(&c);
         c.findings.extend(limits);
         c.compression = compressed;
         if let Some(comp) = compressed.filter(|_| is_warmup_path(path)) {
@@ -530,7 +527,7 @@ pub struct Log {
 impl Log {
     /// The file's findings once `found` has seen every entry: those of the file read
     /// whole ([`Walk::Whole`]), in the same order.
-    pub fn findings(&mut self, found: tfreq::analysis::warmup::FileFindings) -> Vec<Finding> {
+    pub fn findings(&mut self, found: tfreq::analysis::FileFindings) -> Vec<Finding> {
         let mut out = std::mem::take(&mut self.findings);
         out.extend(found.finish());
         if let Some(comp) = self.compression.filter(|_| self.warmup_path) {
@@ -568,7 +565,7 @@ fn is_warmup_path(path: &Path) -> bool {
 
 /// `WARMUP_COMPRESSED`, with the command that writes the file uncompressed.
 fn compressed_warmup(comp: Compression) -> Finding {
-    let mut f = tfreq::analysis::warmup::compressed(comp);
+    let mut f = tfreq::analysis::compressed(comp);
     f.message
         .push_str(" (tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests)");
     f

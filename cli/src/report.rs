@@ -4,8 +4,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use tfreq::analysis::report::{Command, Labeled, Report, Unreadable};
 use tfreq::analysis::Hint;
+use tfreq::analysis::{Command, Labeled, Report, Unreadable};
 use tfreq::render::Color;
 use tfreq::signature::ModelSignatures;
 
@@ -31,9 +31,9 @@ pub fn render(report: &mut Report, format: ReportFormat) -> Outcome {
     let report = &*report;
     let mut out = stdout();
     match format {
-        ReportFormat::Human => tfreq::render::report::write_human(&mut out, report, Color::Always)?,
-        ReportFormat::Github => tfreq::render::report::write_github(&mut out, report)?,
-        ReportFormat::Json => tfreq::render::report::write_json(&mut out, report)?,
+        ReportFormat::Human => tfreq::render::write_human(&mut out, report, Color::Always)?,
+        ReportFormat::Github => tfreq::render::write_github(&mut out, report)?,
+        ReportFormat::Json => tfreq::render::write_json(&mut out, report)?,
     }
     out.flush()?;
     Ok(exit_code(report))
@@ -84,7 +84,7 @@ pub fn labeled(v: &[Loaded]) -> Vec<Labeled<'_>> {
 
 /// Reads --model.
 pub fn load_model(path: &Path) -> Result<ModelSignatures, Failure> {
-    tfreq::formats::savedmodel::read_model(path)
+    tfreq::formats::read_model(path)
         .map(|(m, _)| m)
         .map_err(Failure::from)
 }

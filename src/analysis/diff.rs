@@ -2,7 +2,7 @@
 //!
 //! TensorFlow builds executors per **set** of feed names and **sorted list** of fetch
 //! names (`DirectSession`, TFRT and TF Serving's batching all sort the names first;
-//! `DirectSession` keeps a repeated fetch: [`crate::analysis::key`]), so:
+//! `DirectSession` keeps a repeated fetch: [`crate::analysis::ExecutorKey`]), so:
 //! - the same signature and names: the warm-up built the executor production uses
 //!   ([`Verdict::SameExecutor`]); another order is only a note;
 //! - another signature, a feed or a fetch more or less: the first production request
@@ -18,7 +18,7 @@
 //!
 //! ```
 //! use tfreq::analysis::{diff, DiffOptions};
-//! use tfreq::analysis::report::Verdict;
+//! use tfreq::analysis::Verdict;
 //! use tfreq::{DType, TFRequest};
 //! let mut warm = TFRequest::new("serving_default");
 //! warm.add_feed("x", &[1], DType::Float, vec![1.0f32])?.add_fetch("a").add_fetch("b");
@@ -91,7 +91,7 @@ pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) ->
 /// from them), the same as [`diff_labeled`] of them all.
 ///
 /// ```
-/// use tfreq::analysis::report::Labeled;
+/// use tfreq::analysis::Labeled;
 /// use tfreq::analysis::{DiffOptions, Differ};
 /// let m = tfreq::decode(&std::fs::read("tests/data/eas/faq_prod.bin")?)?;
 /// let warm = [Labeled::new("w", "w", &m)];
@@ -431,7 +431,7 @@ fn wire_format_changed(Pair { w, p, .. }: &Pair) -> Option<Finding> {
 }
 
 /// `SIGNATURE_DEFAULTED`: an EAS request that names no signature, compared as
-/// `serving_default`, as `check` checks it ([`crate::analysis::key::signature_of`]).
+/// `serving_default`, as `check` checks it ([`crate::analysis::signature_of`]).
 fn signature_defaulted(Pair { w, p, .. }: &Pair) -> Vec<Finding> {
     [("production's request", *p), ("the warm-up request", *w)]
         .into_iter()
@@ -844,7 +844,7 @@ fn same_tensor(
 }
 
 /// The features of a request's examples, as TF Serving sends each example (the context's
-/// features, then the example's own: [`crate::analysis::features`]): how many examples
+/// features, then the example's own: [`crate::analysis::check_examples`]): how many examples
 /// carry each name.
 struct FeatureSets {
     /// Examples in the request.
@@ -1176,7 +1176,7 @@ pub fn diff_batches_with_model(
     diff_batches(report, rule, source, &w2, &p2, strict);
 }
 
-/// With batching parameters ([`crate::analysis::batch`]): adds the batch-size comparison
+/// With batching parameters ([`crate::analysis::BatchRule`]): adds the batch-size comparison
 /// of the same warm-up and production requests to their [`diff_labeled`] report: each
 /// production request gets its batch
 /// findings, and its `BATCH_SIZE_CHANGED` is judged again by padded size (a note when

@@ -229,7 +229,7 @@ pub struct Report {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<Unreadable>,
     /// `diff` with batching parameters: the padded batch sizes production and the
-    /// warm-up run ([`crate::analysis::batch`]).
+    /// warm-up run ([`crate::analysis::BatchRule`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub batching: Option<crate::analysis::batch::BatchSizes>,
 }

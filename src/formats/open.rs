@@ -23,8 +23,8 @@ pub enum LogReading {
     /// inflating).
     Whole,
     /// A log walked record by record where it lies: a plain log file mapped (from
-    /// [`crate::io::LOG_MAP_THRESHOLD`] bytes, and whatever its size unless
-    /// [`crate::io::ReadOptions::max_streamed`] set a cap), a gzip log and a log on
+    /// [`crate::LOG_MAP_THRESHOLD`] bytes, and whatever its size unless
+    /// [`crate::ReadOptions::max_streamed`] set a cap), a gzip log and a log on
     /// standard input or a pipe as a stream.
     Walk,
     /// Every log as a stream, a plain log file too (a caller that writes each record as
@@ -36,8 +36,8 @@ pub enum LogReading {
 pub enum Opened {
     /// A TFRecord log, plain or gzip, to read as a stream: the input's bytes (those
     /// looked at put back in front) and their compression, to inflate with
-    /// [`compression::reader`]. Its size is not checked: a reader bounds each record
-    /// (and the whole stream, when [`crate::io::ReadOptions::max_streamed`] says so).
+    /// [`crate::formats::reader`]. Its size is not checked: a reader bounds each record
+    /// (and the whole stream, when [`crate::ReadOptions::max_streamed`] says so).
     Stream {
         /// The bytes as they come.
         reader: Box<dyn Read + Send>,
@@ -84,7 +84,7 @@ const HEAD: usize = 16;
 /// Opens the input `path` names (`-`: standard input) and tells how to read it, as
 /// `how` asks and `opts` allows: a log is read as a stream or mapped only when
 /// `opts.format` is [`InputFormat::Auto`] or [`InputFormat::TfRecord`]; everything read
-/// whole is refused past `opts.read`'s cap ([`crate::io::read_file`]'s rules). A gzip or
+/// whole is refused past `opts.read`'s cap ([`crate::read_file`]'s rules). A gzip or
 /// zlib file streams only when what it inflates to starts as a log (a compressed request
 /// or JSON body is read whole); on standard input a gzip stream is taken for a log (zlib's
 /// two-byte mark is too weak to tell without reading on: a zlib input there is read
@@ -195,8 +195,8 @@ fn whole(path: &Path, opts: &InputOptions) -> Result<Opened, Error> {
 /// ```
 /// let gz = std::fs::read("tests/data/compressed/warmup_gzip.tfrecord.gz")?;
 /// let (b, c) = tfreq::formats::inflated(gz.into(), 1 << 20)?;
-/// assert_eq!(c, Some(tfreq::formats::compression::Compression::Gzip));
-/// assert!(tfreq::formats::tfrecord::is_tfrecord(&b));
+/// assert_eq!(c, Some(tfreq::formats::Compression::Gzip));
+/// assert!(tfreq::formats::is_tfrecord(&b));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn inflated(bytes: Bytes, limit: u64) -> Result<(Bytes, Option<Compression>), Error> {

@@ -8,11 +8,11 @@
 //! bounded memory.
 //!
 //! ```
-//! use tfreq::formats::tfrecord::{frame, Records};
+//! use tfreq::formats::{frame, Records};
 //! let file = frame([&b"hello"[..], b"", b"world"]);
 //! let data: Vec<_> = Records::new(file.into()).map(|r| r.map(|r| r.data)).collect::<Result<_, _>>()?;
 //! assert_eq!(data, vec![&b"hello"[..], b"", b"world"]);
-//! # Ok::<(), tfreq::formats::tfrecord::TfRecordError>(())
+//! # Ok::<(), tfreq::formats::TfRecordError>(())
 //! ```
 
 use bytes::Bytes;
@@ -29,7 +29,7 @@ const MASK_DELTA: u32 = 0xa282_ead8;
 /// TensorFlow's CRC mask: rotate right by 15, add a constant.
 ///
 /// ```
-/// use tfreq::formats::tfrecord::{mask, unmask};
+/// use tfreq::formats::{mask, unmask};
 /// assert_eq!(unmask(mask(0xE306_9283)), 0xE306_9283);
 /// ```
 pub fn mask(crc: u32) -> u32 {
@@ -123,7 +123,7 @@ fn le_u64(b: &[u8]) -> u64 {
 /// stream.
 ///
 /// ```
-/// use tfreq::formats::tfrecord::{frame, RecordReader};
+/// use tfreq::formats::{frame, RecordReader};
 /// let file = frame([&b"hello"[..], b"", b"world"]);
 /// let data: Vec<_> = RecordReader::new(&file[..], 1 << 20)
 ///     .map(|r| r.map(|r| r.data))
@@ -296,7 +296,7 @@ fn fill(r: &mut impl std::io::Read, buf: &mut [u8]) -> Result<usize, crate::erro
 /// first record's length CRC: a 1 in 2^32 chance for other data).
 ///
 /// ```
-/// use tfreq::formats::tfrecord::{frame, is_tfrecord};
+/// use tfreq::formats::{frame, is_tfrecord};
 /// assert!(is_tfrecord(&frame([&b"x"[..]])));
 /// assert!(!is_tfrecord(b"\x0a\x01x"));
 /// ```

@@ -67,7 +67,7 @@ pub fn write_json(out: &mut dyn Write, r: &Report) -> io::Result<()> {
 /// p.add_feed("x", &[1], DType::Float, vec![1.0f32])?.add_fetch("a").add_fetch("b");
 /// let report = diff(&[w.message().clone()], p.message(), &DiffOptions::default());
 /// let mut out = Vec::new();
-/// tfreq::render::report::write_human(&mut out, &report, Default::default())?;
+/// tfreq::render::write_human(&mut out, &report, Default::default())?;
 /// let text = String::from_utf8(out).unwrap();
 /// assert!(text.contains("+ b"), "{text}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -330,7 +330,7 @@ fn gh_prop(s: &str) -> String {
 /// p.add_fetch("b");
 /// let report = diff(&[w.message().clone()], p.message(), &DiffOptions::default());
 /// let mut out = Vec::new();
-/// tfreq::render::report::write_github(&mut out, &report)?;
+/// tfreq::render::write_github(&mut out, &report)?;
 /// let text = String::from_utf8(out).unwrap();
 /// assert!(text.starts_with("::error file=production,title=FETCH_ADDED::"), "{text}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -395,14 +395,14 @@ pub fn write_github_finding(
 /// The `::notice` annotation (title `EXAMPLES`) that shows a classify, regress or
 /// multi-inference request's examples on one line: the input list, then each shown
 /// example's features as `name kind[length] preview` (at most
-/// [`crate::render::human::EXAMPLES_SHOWN`] examples and
-/// [`crate::render::human::PREVIEW`] values each). Nothing for a predict request.
+/// [`crate::render::EXAMPLES_SHOWN`] examples and
+/// [`crate::render::PREVIEW`] values each). Nothing for a predict request.
 ///
 /// ```
 /// let b = std::fs::read("tests/data/examples/requests/classify_valid_context.pb")?;
 /// let m = tfreq::decode_request(b.into(), tfreq::Method::Classify)?;
 /// let mut out = Vec::new();
-/// tfreq::render::report::write_github_examples(&mut out, "r.pb", "r.pb", &m)?;
+/// tfreq::render::write_github_examples(&mut out, "r.pb", "r.pb", &m)?;
 /// let line = String::from_utf8(out)?;
 /// assert!(line.starts_with("::notice file=r.pb,title=EXAMPLES::ClassificationRequest, example_list_with_context of 3 examples; context: age int64[1] 40, tags bytes[1] \"ctx\"; example 0: x float[2] 1.0 2.0;"), "{line}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -1,4 +1,4 @@
-//! Reading many request files and logs into [`crate::analysis::coverage`]'s tables: the
+//! Reading many request files and logs into the tables of [`crate::analysis::KeyCounts`]: the
 //! file access and the worker threads the pure analysis layer leaves to its callers.
 //!
 //! [`count`] reads bare request files, TF Serving TFRecord `PredictionLog` logs (plain

@@ -365,10 +365,9 @@ fn a_timed_out_call_frees_its_stream_slot() {
         .unwrap();
     let t = Duration::from_millis(1500);
     rt.block_on(async {
-        let g =
-            tfreq::net::grpc::Grpc::connect(&format!("http://127.0.0.1:{port}"), t, None, 1 << 20)
-                .await
-                .unwrap();
+        let g = tfreq::net::Grpc::connect(&format!("http://127.0.0.1:{port}"), t, None, 1 << 20)
+            .await
+            .unwrap();
         let (mut a, mut b) = (g.clone(), g.clone());
         let never = a.predict(Bytes::from_static(b"1"), t);
         let answered = async {
@@ -421,10 +420,9 @@ fn a_call_that_times_out_is_reset_and_the_next_is_not_stuck_behind_it() {
         .unwrap();
     let t = Duration::from_millis(800);
     rt.block_on(async {
-        let g =
-            tfreq::net::grpc::Grpc::connect(&format!("http://127.0.0.1:{port}"), t, None, 1 << 20)
-                .await
-                .unwrap();
+        let g = tfreq::net::Grpc::connect(&format!("http://127.0.0.1:{port}"), t, None, 1 << 20)
+            .await
+            .unwrap();
         let (mut a, mut b) = (g.clone(), g.clone());
         let first = a.predict(Bytes::from_static(b"one"), t).await;
         assert_eq!(first, Err(tfreq::net::NetError::Timeout(t)));
@@ -618,7 +616,7 @@ fn a_protocol_error_mid_frame_leaves_the_clients_bytes_whole_frames() {
     let t = Duration::from_secs(10);
     let r = rt.block_on(async {
         let mut g =
-            tfreq::net::grpc::Grpc::connect(&format!("http://127.0.0.1:{port}"), t, None, 1 << 20)
+            tfreq::net::Grpc::connect(&format!("http://127.0.0.1:{port}"), t, None, 1 << 20)
                 .await
                 .unwrap();
         let r = g.predict(Bytes::from(vec![b'q'; 32 << 20]), t).await;
