@@ -33,7 +33,8 @@
 //! # Ok::<(), tfreq::BuildError>(())
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
 
 use crate::analysis::batch::BatchRule;
 use crate::analysis::key::ExecutorKey;
@@ -106,8 +107,26 @@ pub fn diff_labeled(warmup: &[Labeled], prod: &[Labeled], opts: &DiffOptions) ->
 pub struct Differ<'w> {
     warmup: &'w [Labeled<'w>],
     wkeys: Vec<ExecutorKey>,
+    /// Each warm-up request's example features, made once (not once per production
+    /// request it is weighed against).
+    wsets: Vec<Option<FeatureSets>>,
     opts: &'w DiffOptions<'w>,
+    /// What each production key met so far is to the warm-up ([`Differ::facts`]).
+    facts: Mutex<HashMap<ExecutorKey, Arc<KeyFacts>>>,
 }
+
+/// What one production executor key is to the warm-up requests.
+#[derive(Debug)]
+struct KeyFacts {
+    /// The warm-up requests with that key.
+    warmed: Vec<usize>,
+    /// How far each warm-up request's key is from it.
+    distance: Vec<usize>,
+}
+
+/// Production keys whose [`KeyFacts`] a [`Differ`] keeps (past them they are made for
+/// each request: a log of endless distinct keys costs time, not memory).
+const FACTS_KEPT: usize = 1024;
 
 impl<'w> Differ<'w> {
     /// A comparison with these warm-up requests.
@@ -116,10 +135,13 @@ impl<'w> Differ<'w> {
             .iter()
             .map(|w| resolve(w.message, opts.model))
             .collect();
+        let wsets = warmup.iter().map(|w| FeatureSets::of(w.message)).collect();
         Differ {
             warmup,
             wkeys,
+            wsets,
             opts,
+            facts: Mutex::new(HashMap::new()),
         }
     }
 
@@ -127,20 +149,24 @@ impl<'w> Differ<'w> {
     pub fn report(&self, p: &Labeled) -> RequestReport {
         let (warmup, wkeys, opts) = (self.warmup, &self.wkeys, self.opts);
         let pkey = resolve(p.message, opts.model);
-        let warmed: Vec<usize> = (0..warmup.len())
-            .filter(|&i| same_key(&wkeys[i], &pkey))
-            .collect();
+        let facts = self.facts(&pkey);
+        let warmed = &facts.warmed;
         // The warm-up to compare with: among those with the same key, the one with the
-        // fewest dtype/shape differences; otherwise the closest key.
+        // fewest dtype/shape differences; otherwise the closest key (the first of the
+        // closest, in warm-up order).
         let pool: Vec<usize> = if warmed.is_empty() {
-            (0..warmup.len()).collect()
+            let closest = facts.distance.iter().copied().min();
+            (0..warmup.len())
+                .filter(|&i| Some(facts.distance[i]) == closest)
+                .collect()
         } else {
             warmed.clone()
         };
+        let psets = FeatureSets::of(p.message);
         let best = pool.iter().copied().min_by_key(|&i| {
-            (
-                key_distance(&wkeys[i], &pkey),
-                tensor_distance(warmup[i].message, p.message),
+            tensor_distance(
+                (warmup[i].message, self.wsets[i].as_ref()),
+                (p.message, psets.as_ref()),
             )
         });
         let mut findings = Vec::new();
@@ -193,6 +219,27 @@ impl<'w> Differ<'w> {
             bindings: None,
             findings,
         }
+    }
+
+    /// Which warm-up requests have the production key `pkey` and how far each one's key
+    /// is: made once per distinct key (a log's requests share a few), kept for the first
+    /// [`FACTS_KEPT`] keys.
+    fn facts(&self, pkey: &ExecutorKey) -> Arc<KeyFacts> {
+        if let Some(f) = self.facts.lock().ok().and_then(|m| m.get(pkey).cloned()) {
+            return f;
+        }
+        let f = Arc::new(KeyFacts {
+            warmed: (0..self.wkeys.len())
+                .filter(|&i| same_key(&self.wkeys[i], pkey))
+                .collect(),
+            distance: self.wkeys.iter().map(|w| key_distance(w, pkey)).collect(),
+        });
+        if let Ok(mut m) = self.facts.lock() {
+            if m.len() < FACTS_KEPT {
+                m.insert(pkey.clone(), f.clone());
+            }
+        }
+        f
     }
 
     /// The report of these production requests' reports (in order), with the coverage
@@ -346,8 +393,14 @@ fn counted<'a>(a: &'a [String], b: &'a [String]) -> BTreeMap<&'a str, (usize, us
     n
 }
 
-fn tensor_distance(a: &Message, b: &Message) -> usize {
-    if let (Some(x), Some(y)) = (FeatureSets::of(a), FeatureSets::of(b)) {
+/// How far apart two requests' tensors are (each with its [`FeatureSets`], made once by
+/// the caller): for two requests with examples, the features one side's examples carry
+/// and the other's do not; else the feeds of other dtypes and shapes.
+fn tensor_distance(
+    (a, asets): (&Message, Option<&FeatureSets>),
+    (b, bsets): (&Message, Option<&FeatureSets>),
+) -> usize {
+    if let (Some(x), Some(y)) = (asets, bsets) {
         // Among warm-ups of one tf.Example key, the one whose examples carry the features
         // production's do.
         let sym = |x: &BTreeMap<String, usize>, y: &BTreeMap<String, usize>| {
@@ -846,6 +899,7 @@ fn same_tensor(
 /// The features of a request's examples, as TF Serving sends each example (the context's
 /// features, then the example's own: [`crate::analysis::check_examples`]): how many examples
 /// carry each name.
+#[derive(Debug)]
 struct FeatureSets {
     /// Examples in the request.
     examples: usize,
