@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use tfreq::render::json::ValuesMode;
+use tfreq::render::ValuesMode;
 use tfreq::{decode, decode_with, DType, DecodeOptions, TFRequest};
 
 const N: usize = 1_000_000;
@@ -284,14 +284,8 @@ fn render(c: &mut Criterion) {
         g.bench_function("human_summary", |b| {
             b.iter(|| {
                 let mut out = Vec::new();
-                tfreq::render::human::write_summary(
-                    &mut out,
-                    path,
-                    &msg,
-                    &problems,
-                    Default::default(),
-                )
-                .expect("w");
+                tfreq::render::write_summary(&mut out, path, &msg, &problems, Default::default())
+                    .expect("w");
                 out
             })
         });
@@ -299,7 +293,7 @@ fn render(c: &mut Criterion) {
         g.bench_function("text", |b| {
             b.iter(|| {
                 let mut out = Vec::new();
-                tfreq::render::text::write_text(&mut out, bytes.clone(), name).expect("w");
+                tfreq::render::write_text(&mut out, bytes.clone(), name).expect("w");
                 out
             })
         });
@@ -314,8 +308,7 @@ fn render(c: &mut Criterion) {
             g.bench_function(label, |b| {
                 b.iter(|| {
                     let mut out = Vec::new();
-                    tfreq::render::json::write_message(&mut out, path, &msg, &problems, mode)
-                        .expect("w");
+                    tfreq::render::write_message(&mut out, path, &msg, &problems, mode).expect("w");
                     out
                 })
             });

@@ -9,8 +9,8 @@
 //! README's `tfreq keys` section.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use tfreq::formats::prediction_log::{encode_predict_log, encode_request_log};
-use tfreq::formats::{tfrecord, InputOptions};
+use tfreq::formats::{self, InputOptions};
+use tfreq::formats::{encode_predict_log, encode_request_log};
 use tfreq::wire::put_bytes_field;
 use tfreq::Method;
 
@@ -28,7 +28,7 @@ fn log() -> Vec<u8> {
     let mut out = Vec::new();
     let mut i = 0usize;
     while out.len() < 64 << 20 {
-        tfrecord::write_record(&mut out, &reqs[(i * 7 + i / 5) % reqs.len()]);
+        formats::write_record(&mut out, &reqs[(i * 7 + i / 5) % reqs.len()]);
         i += 1;
     }
     out
@@ -99,7 +99,7 @@ fn examples_log() -> Vec<u8> {
         // Skewed towards the first requests, as logged traffic is.
         let a = next() % requests.len() as u64;
         let b = next() % requests.len() as u64;
-        tfrecord::write_record(&mut out, &requests[a.min(b) as usize]);
+        formats::write_record(&mut out, &requests[a.min(b) as usize]);
     }
     out
 }

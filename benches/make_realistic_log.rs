@@ -16,7 +16,7 @@
 //! `log_metadata` (model spec, `saved_model_tags: "serve"`) and a `predict_log`,
 //! `classify_log`, `regress_log` or `multi_inference_log` holding the request and its
 //! response, each record framed with its length and both masked CRC-32Cs
-//! (`tfreq::formats::tfrecord::write_record`).
+//! (`tfreq::formats::write_record`).
 //!
 //! The traffic:
 //! - three models and six signatures: `ranker` (`serving_default`: predict with a float
@@ -44,7 +44,7 @@
 
 use std::io::{BufWriter, Write};
 
-use tfreq::formats::tfrecord::write_record;
+use tfreq::formats::write_record;
 use tfreq::wire::{put_bytes_field, put_varint_field};
 
 /// splitmix64: small, fast, and the same sequence on every machine.

@@ -422,7 +422,7 @@ pub enum ErrorDetail {
     #[error(transparent)]
     Wire(#[from] DecodeError),
     /// An error of a module above this one — a model file
-    /// ([`formats::savedmodel::ModelError`](crate::formats::savedmodel::ModelError)), a scrub
+    /// ([`formats::ModelError`](crate::formats::ModelError)), a scrub
     /// ([`scrub::ScrubError`](crate::scrub::ScrubError)), a network call (`net::NetError`) —
     /// kept whole: [`std::error::Error::source`] gives it back to downcast.
     #[error("{source}")]

@@ -22,11 +22,11 @@
 //! ```
 //! let name = b"x\x1b[2J\r\n::error::fake \xe2\x80\xae ok \xff";
 //! assert_eq!(
-//!     tfreq::escape::escape_bytes(name),
+//!     tfreq::escape_bytes(name),
 //!     r"x\u{1b}[2J\r\n::error::fake \u{202e} ok \xff"
 //! );
-//! assert!(tfreq::escape::is_unsafe(name));
-//! assert!(!tfreq::escape::is_unsafe("sorted_probs".as_bytes()));
+//! assert!(tfreq::is_unsafe(name));
+//! assert!(!tfreq::is_unsafe("sorted_probs".as_bytes()));
 //! ```
 
 use std::fmt::Write as _;
@@ -87,9 +87,9 @@ fn push_bytes(out: &mut String, b: &[u8], max_chars: Option<usize>) -> bool {
 /// The escaped form of bytes from an input or a server (see the module's rule).
 ///
 /// ```
-/// assert_eq!(tfreq::escape::escape_bytes(b"a\nb"), r"a\nb");
-/// assert_eq!(tfreq::escape::escape_bytes(br"a\nb"), r"a\\nb");
-/// assert_eq!(tfreq::escape::escape_bytes(b"\xc2\x9bred"), r"\u{9b}red");
+/// assert_eq!(tfreq::escape_bytes(b"a\nb"), r"a\nb");
+/// assert_eq!(tfreq::escape_bytes(br"a\nb"), r"a\\nb");
+/// assert_eq!(tfreq::escape_bytes(b"\xc2\x9bred"), r"\u{9b}red");
 /// ```
 pub fn escape_bytes(b: &[u8]) -> String {
     let mut s = String::with_capacity(b.len());
@@ -100,7 +100,7 @@ pub fn escape_bytes(b: &[u8]) -> String {
 /// The escaped form of a string from an input or a server (see the module's rule).
 ///
 /// ```
-/// assert_eq!(tfreq::escape::escape("rtl\u{202e}ok"), r"rtl\u{202e}ok");
+/// assert_eq!(tfreq::escape("rtl\u{202e}ok"), r"rtl\u{202e}ok");
 /// ```
 pub fn escape(s: &str) -> String {
     escape_bytes(s.as_bytes())
@@ -109,8 +109,8 @@ pub fn escape(s: &str) -> String {
 /// The escaped form cut to about `max_chars` characters, with `…` when something was cut.
 ///
 /// ```
-/// assert_eq!(tfreq::escape::escape_short(b"abcdef", 3), "abc…");
-/// assert_eq!(tfreq::escape::escape_short(b"a\x07", 10), r"a\u{7}");
+/// assert_eq!(tfreq::escape_short(b"abcdef", 3), "abc…");
+/// assert_eq!(tfreq::escape_short(b"a\x07", 10), r"a\u{7}");
 /// ```
 pub fn escape_short(b: &[u8], max_chars: usize) -> String {
     let mut s = String::new();
@@ -127,9 +127,9 @@ pub fn escape_short(b: &[u8], max_chars: usize) -> String {
 /// Borrows when there is nothing to escape.
 ///
 /// ```
-/// assert_eq!(tfreq::escape::sanitize(r#"feed "x": ok"#), r#"feed "x": ok"#);
-/// assert_eq!(tfreq::escape::sanitize("a\r\n::error::x"), r"a\r\n::error::x");
-/// assert_eq!(tfreq::escape::sanitize("\u{1b}[2J"), r"\u{1b}[2J");
+/// assert_eq!(tfreq::sanitize(r#"feed "x": ok"#), r#"feed "x": ok"#);
+/// assert_eq!(tfreq::sanitize("a\r\n::error::x"), r"a\r\n::error::x");
+/// assert_eq!(tfreq::sanitize("\u{1b}[2J"), r"\u{1b}[2J");
 /// ```
 pub fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
     if !s.chars().any(escaped) {
@@ -151,9 +151,9 @@ pub fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
 /// can change what a terminal or a log viewer shows.
 ///
 /// ```
-/// assert!(tfreq::escape::is_unsafe(b"a\tb"));
-/// assert!(tfreq::escape::is_unsafe(b"\xff"));
-/// assert!(!tfreq::escape::is_unsafe("caf\u{e9} \"q\"".as_bytes()));
+/// assert!(tfreq::is_unsafe(b"a\tb"));
+/// assert!(tfreq::is_unsafe(b"\xff"));
+/// assert!(!tfreq::is_unsafe("caf\u{e9} \"q\"".as_bytes()));
 /// ```
 pub fn is_unsafe(b: &[u8]) -> bool {
     b.utf8_chunks()
@@ -168,7 +168,7 @@ pub fn is_unsafe(b: &[u8]) -> bool {
 ///
 /// ```
 /// let v = serde_json::json!({"name": "x\u{9b}31m\u{202e}"});
-/// let text = tfreq::escape::json_string(&v, false);
+/// let text = tfreq::json_string(&v, false);
 /// assert_eq!(text, r#"{"name":"x\u009b31m\u202e"}"#);
 /// let back: serde_json::Value = serde_json::from_str(&text).unwrap();
 /// assert_eq!(back, v);

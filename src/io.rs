@@ -37,7 +37,7 @@ pub const MAP_THRESHOLD: u64 = 64 << 20;
 /// memory first (which cost more than the walk, and its size in resident memory).
 pub const LOG_MAP_THRESHOLD: u64 = 4 << 20;
 
-fn io_err(path: &Path, source: io::Error) -> Error {
+pub(crate) fn io_err(path: &Path, source: io::Error) -> Error {
     Error::from(ErrorDetail::Io {
         path: path.display().to_string(),
         source,
@@ -63,10 +63,10 @@ fn too_large(path: &Path, size: Option<u64>, limit: u64) -> Error {
 /// memory-mapped.
 ///
 /// ```
-/// let opts = tfreq::io::ReadOptions::default().max_size(1 << 20);
+/// let opts = tfreq::ReadOptions::default().max_size(1 << 20);
 /// assert_eq!(opts.limit(), 1 << 20);
 /// assert!(!opts.maps_large_files());
-/// let b = tfreq::io::read_file("tests/data/eas/spec_vector.bin".as_ref(), &opts)?;
+/// let b = tfreq::read_file("tests/data/eas/spec_vector.bin".as_ref(), &opts)?;
 /// assert_eq!(b.len(), 45);
 /// # Ok::<(), tfreq::Error>(())
 /// ```
@@ -115,7 +115,7 @@ impl ReadOptions {
     /// [`ReadOptions::limit`] then bounding each record.
     ///
     /// ```
-    /// let opts = tfreq::io::ReadOptions::default().max_streamed(Some(1 << 20));
+    /// let opts = tfreq::ReadOptions::default().max_streamed(Some(1 << 20));
     /// assert_eq!(opts.streamed_limit(), Some(1 << 20));
     /// ```
     pub fn max_streamed(self, max: Option<u64>) -> Self {
@@ -147,8 +147,8 @@ impl ReadOptions {
 /// standard input).
 ///
 /// ```
-/// let opts = tfreq::io::ReadOptions::default().max_size(10);
-/// let err = tfreq::io::read_file("tests/data/eas/spec_vector.bin".as_ref(), &opts).unwrap_err();
+/// let opts = tfreq::ReadOptions::default().max_size(10);
+/// let err = tfreq::read_file("tests/data/eas/spec_vector.bin".as_ref(), &opts).unwrap_err();
 /// assert!(err.to_string().contains("over the size limit of 10 bytes"), "{err}");
 /// ```
 pub fn read_file(path: &Path, opts: &ReadOptions) -> Result<Bytes, Error> {
@@ -197,7 +197,7 @@ pub(crate) fn read_mapping_from(
 /// for standard input.
 ///
 /// ```
-/// let b = tfreq::io::read_input("tests/data/eas/spec_vector.bin".as_ref())?;
+/// let b = tfreq::read_input("tests/data/eas/spec_vector.bin".as_ref())?;
 /// assert_eq!(b.len(), 45);
 /// # Ok::<(), tfreq::Error>(())
 /// ```
@@ -209,7 +209,7 @@ pub fn read_input(path: &Path) -> Result<Bytes, Error> {
 /// whatever it is (regular file, pipe, device or standard input).
 ///
 /// ```
-/// let err = tfreq::io::read_input_limited("tests/data/eas/spec_vector.bin".as_ref(), 10)
+/// let err = tfreq::read_input_limited("tests/data/eas/spec_vector.bin".as_ref(), 10)
 ///     .unwrap_err();
 /// assert!(err.to_string().contains("over the size limit of 10 bytes"), "{err}");
 /// ```
@@ -221,6 +221,19 @@ pub fn read_input_limited(path: &Path, max_size: u64) -> Result<Bytes, Error> {
 /// data arrives (doubling, never past the cap), so the cap is never allocated up front.
 const CHUNK: usize = 64 << 10;
 
+/// Reads all of `r` (a pipe, a socket, standard input already partly read) into memory
+/// under `opts`' size cap; `name` names the input in errors.
+///
+/// ```
+/// let opts = tfreq::ReadOptions::default().max_size(4);
+/// assert_eq!(&tfreq::read_from(&b"abc"[..], "-".as_ref(), &opts)?[..], b"abc");
+/// assert!(tfreq::read_from(&b"abcdef"[..], "-".as_ref(), &opts).is_err());
+/// # Ok::<(), tfreq::Error>(())
+/// ```
+pub fn read_from(r: impl Read, name: &Path, opts: &ReadOptions) -> Result<Bytes, Error> {
+    read_capped(r, name, opts.max_size, None)
+}
+
 /// Reads `r` to its end, refusing more than `max_size` bytes. `size_hint` (a regular
 /// file's length) is reserved at once; past it, and for pipes and devices, the buffer
 /// grows as data arrives, doubling and never past the cap, so the cap is checked as the
@@ -229,19 +242,6 @@ const CHUNK: usize = 64 << 10;
 /// doubled past the cap (to 512 MiB for a 256 MiB cap and one byte more), so under
 /// `ulimit -v` the error was "out of memory" instead of the size limit
 /// (cli/tests/cli/cli_outputs.rs holds it to the limit).
-/// Reads all of `r` (a pipe, a socket, standard input already partly read) into memory
-/// under `opts`' size cap; `name` names the input in errors.
-///
-/// ```
-/// let opts = tfreq::io::ReadOptions::default().max_size(4);
-/// assert_eq!(&tfreq::io::read_from(&b"abc"[..], "-".as_ref(), &opts)?[..], b"abc");
-/// assert!(tfreq::io::read_from(&b"abcdef"[..], "-".as_ref(), &opts).is_err());
-/// # Ok::<(), tfreq::Error>(())
-/// ```
-pub fn read_from(r: impl Read, name: &Path, opts: &ReadOptions) -> Result<Bytes, Error> {
-    read_capped(r, name, opts.max_size, None)
-}
-
 pub(crate) fn read_capped(
     mut r: impl Read,
     path: &Path,
@@ -311,7 +311,7 @@ pub(crate) fn read_capped(
 ///
 /// ```
 /// use std::io::Read;
-/// let mut r = tfreq::io::limited(&b"abcdef"[..], 4, "the input");
+/// let mut r = tfreq::limited(&b"abcdef"[..], 4, "the input");
 /// let mut got = Vec::new();
 /// let err = r.read_to_end(&mut got).unwrap_err();
 /// assert_eq!(got, b"abcd");
@@ -385,7 +385,7 @@ const SPOOL_MEMORY: usize = 8 << 20;
 ///
 /// ```
 /// use std::io::Write;
-/// let mut spool = tfreq::io::Spool::new();
+/// let mut spool = tfreq::Spool::new();
 /// writeln!(spool, "record 0")?;
 /// let mut out = b"2 records\n".to_vec();
 /// spool.copy_to(&mut out)?;
@@ -421,7 +421,7 @@ impl Spool {
     ///
     /// ```
     /// use std::io::Write;
-    /// let mut spool = tfreq::io::Spool::new();
+    /// let mut spool = tfreq::Spool::new();
     /// write!(spool, "kept ")?;
     /// let mark = spool.len();
     /// write!(spool, "taken back")?;

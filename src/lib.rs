@@ -10,9 +10,9 @@
 //! wire → model → decode / encode / builder → formats → analysis → render → CLI
 //! ```
 //!
-//! - **Where bytes enter.** [`io`] reads a file or standard input under a size cap.
-//!   [`wire`] holds the two wire formats ([`WireFormat`]), the prost types generated
-//!   from `proto/` and the descriptor set; [`decode()`], [`decode_as`] and
+//! - **Where bytes enter.** [`read_input`] and [`read_file`] read a file or standard
+//!   input under a size cap. [`wire`] holds the two wire formats ([`WireFormat`]), the
+//!   prost types generated from `proto/` and the descriptor set; [`decode()`], [`decode_as`] and
 //!   [`decode_with`] turn one message's bytes into the model, detecting EAS or TF
 //!   Serving and request or response. [`formats`] reads the files around messages
 //!   (TFRecord `PredictionLog` warm-ups, protobuf text, REST JSON, SavedModel signatures)
@@ -26,7 +26,8 @@
 //!   reports: [`analysis::diff`] (warm-up against production requests),
 //!   [`analysis::check`] (a request against the model's signatures), [`analysis::lint`]
 //!   and the warm-up file rules. [`scan`] reads many files and logs on worker threads
-//!   into [`analysis::coverage`]'s tables; [`scrub`] blanks values out of a request.
+//!   into the tables of [`analysis::KeyCounts`]; [`scrub()`] blanks values out of a
+//!   request.
 //! - **Where text is produced.** [`render`] writes models and reports to any
 //!   [`std::io::Write`]: a human summary, Python's protobuf text format, JSON and GitHub
 //!   annotations, with colour only when the caller asks for it.
@@ -59,7 +60,7 @@
 //! ```
 //! use tfreq::{DType, Kind, WireFormat};
 //!
-//! let bytes = tfreq::io::read_input("tests/data/eas/spec_vector.bin".as_ref())?;
+//! let bytes = tfreq::read_input("tests/data/eas/spec_vector.bin".as_ref())?;
 //! let msg = tfreq::decode(&bytes)?;
 //! assert_eq!((msg.wire, msg.kind), (WireFormat::Eas, Kind::Request));
 //! assert_eq!(msg.signature_name, "serving_default");
@@ -75,7 +76,7 @@
 //!
 //! ```
 //! use tfreq::analysis::{diff, DiffOptions};
-//! use tfreq::analysis::{report::Verdict, Code};
+//! use tfreq::analysis::{Verdict, Code};
 //! use tfreq::{DType, TFRequest};
 //!
 //! let mut warm = TFRequest::new("serving_default");
@@ -93,8 +94,8 @@
 //!
 //! ```
 //! use tfreq::analysis::{check, CheckOptions};
-//! use tfreq::analysis::{report::Verdict, Code};
-//! use tfreq::formats::savedmodel::read_model;
+//! use tfreq::analysis::{Verdict, Code};
+//! use tfreq::formats::read_model;
 //! use tfreq::{DType, TFRequest};
 //!
 //! let (model, _) = read_model("tests/data/models/seed.metadata.json".as_ref())?;
@@ -124,15 +125,15 @@ mod digits;
 mod dtype;
 mod encode;
 mod error;
-pub mod escape;
+mod escape;
 mod fields;
 mod finding;
 pub mod formats;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod io;
-pub mod minifloat;
+mod io;
+mod minifloat;
 mod model;
 #[cfg(feature = "net")]
 pub mod net;
@@ -140,9 +141,19 @@ mod par;
 mod pyfloat;
 pub mod render;
 pub mod scan;
-pub mod scrub;
+mod scrub;
 pub mod signature;
 pub mod wire;
+
+pub use escape::{
+    escape, escape_bytes, escape_short, is_unsafe, json_string, json_write, sanitize,
+};
+pub use io::{
+    limited, read_file, read_from, read_input, read_input_limited, Limited, ReadOptions, Spool,
+    DEFAULT_MAX_SIZE, LOG_MAP_THRESHOLD, MAP_THRESHOLD,
+};
+pub use minifloat::{from_f64, is_minifloat, to_f32};
+pub use scrub::{left_out, scrub, scrub_batch, FillMode, ScrubError};
 
 pub use builder::{FeedElement, FeedValues, TFRequest, TFResponse};
 pub use decode::{

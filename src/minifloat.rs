@@ -8,14 +8,14 @@
 //! (`tests/data/values/ml_dtypes.json`, made by `tests/data/gen/make_values.py`).
 //!
 //! ```
-//! use tfreq::{minifloat, DType};
-//! assert_eq!(minifloat::to_f32(DType::Float8E4m3fn, 0x3c), Some(1.5));
-//! assert_eq!(minifloat::to_f32(DType::Float8E4m3fn, 0x80).map(f32::to_bits), Some((-0.0f32).to_bits()));
-//! assert_eq!(minifloat::from_f64(DType::Float8E4m3fn, 1.5), Some(0x3c));
-//! assert_eq!(minifloat::from_f64(DType::Float8E4m3fn, 1.0e6), Some(0x7f)); // NaN: no infinity
-//! assert_eq!(minifloat::from_f64(DType::Float8E5m2, 1.0e6), Some(0x7c));   // infinity
-//! assert_eq!(minifloat::from_f64(DType::Float4E2m1fn, 100.0), Some(0x7));  // saturates at 6.0
-//! assert_eq!(minifloat::to_f32(DType::Float, 0), None);
+//! use tfreq::{from_f64, to_f32, DType};
+//! assert_eq!(to_f32(DType::Float8E4m3fn, 0x3c), Some(1.5));
+//! assert_eq!(to_f32(DType::Float8E4m3fn, 0x80).map(f32::to_bits), Some((-0.0f32).to_bits()));
+//! assert_eq!(from_f64(DType::Float8E4m3fn, 1.5), Some(0x3c));
+//! assert_eq!(from_f64(DType::Float8E4m3fn, 1.0e6), Some(0x7f)); // NaN: no infinity
+//! assert_eq!(from_f64(DType::Float8E5m2, 1.0e6), Some(0x7c));   // infinity
+//! assert_eq!(from_f64(DType::Float4E2m1fn, 100.0), Some(0x7));  // saturates at 6.0
+//! assert_eq!(to_f32(DType::Float, 0), None);
 //! ```
 
 use crate::dtype::DType;

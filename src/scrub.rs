@@ -10,7 +10,7 @@
 //! TF Serving's `client_id` / `request_options` / `predict_streamed_options`.
 //!
 //! ```
-//! use tfreq::{analysis::key::ShapeKey, scrub::{scrub, FillMode}, DType, TFRequest};
+//! use tfreq::{analysis::ShapeKey, scrub, FillMode, DType, TFRequest};
 //! let mut req = TFRequest::new("serving_default");
 //! req.add_feed("q", &[2], DType::String, vec!["secret", "data"])?;
 //! req.add_fetch("y");
@@ -170,7 +170,7 @@ pub fn scrub(msg: &Message, fill: FillMode) -> Result<Message, ScrubError> {
 /// (one value or none) keeps it so. A scalar feed has no 0th dimension: refused.
 ///
 /// ```
-/// use tfreq::{scrub::{scrub_batch, FillMode}, DType, TFRequest};
+/// use tfreq::{scrub_batch, FillMode, DType, TFRequest};
 /// let mut req = TFRequest::for_wire("", tfreq::WireFormat::TfServing);
 /// req.add_feed("q", &[2, 1], DType::String, vec!["ab", "cdef"])?;
 /// let m = tfreq::decode(&req.to_bytes()?)?;
@@ -394,7 +394,7 @@ fn scrub_tensor(
 /// ```
 /// let bytes = std::fs::read("tests/data/tfs/newer_fields.bin")?;
 /// let m = tfreq::decode(&bytes)?;
-/// let gone = tfreq::scrub::left_out(&m);
+/// let gone = tfreq::left_out(&m);
 /// assert!(gone.iter().any(|g| g == "client_id"), "{gone:?}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

@@ -1,6 +1,6 @@
 //! The neutral model of a model's signatures, whichever file they were read from
 //! (a SavedModel's `saved_model.pb`, TF Serving's GetModelMetadata JSON, or the text
-//! `saved_model_cli show --all` prints: see [`crate::formats::savedmodel`]).
+//! `saved_model_cli show --all` prints: see [`crate::formats::read_model`]).
 //!
 //! A [`ModelSignatures`] holds one [`MetaGraph`] per tag set; each maps signature keys
 //! (`serving_default`) to a [`Signature`], whose inputs and outputs map **aliases** (what

@@ -1,7 +1,7 @@
 //! The value types of the command line's arguments that more than one command takes:
 //! what an input is (`--from`), output layouts and formats, `--fill`.
 
-use tfreq::scrub::FillMode;
+use tfreq::FillMode;
 use tfreq::WireFormat;
 
 /// What an input file is (`--from`), for every command that reads requests.

@@ -1,10 +1,10 @@
 //! `--allowed-batch-sizes` and `--batching-parameters-file` (diff, keys, warmup): the
 //! batching rule of a TF Serving started with `--enable_batching`
-//! ([`tfreq::analysis::batch`]).
+//! ([`tfreq::analysis::BatchRule`]).
 
 use std::path::PathBuf;
 
-use tfreq::analysis::batch::BatchRule;
+use tfreq::analysis::BatchRule;
 
 use crate::common::{in_file, Failure};
 
@@ -34,12 +34,11 @@ impl BatchArgs {
             return Ok(None);
         };
         let name = p.display().to_string();
-        let opts = tfreq::io::ReadOptions::default()
-            .max_size(tfreq::formats::batching_params::MAX_LEN as u64);
-        let bytes = tfreq::io::read_file(p, &opts).map_err(Failure::from)?;
+        let opts = tfreq::ReadOptions::default().max_size(tfreq::formats::MAX_LEN as u64);
+        let bytes = tfreq::read_file(p, &opts).map_err(Failure::from)?;
         let text = std::str::from_utf8(&bytes)
             .map_err(|e| in_file(&name, Failure::msg(format!("not UTF-8 text: {e}"))))?;
-        let params = tfreq::formats::batching_params::parse_params(text)
+        let params = tfreq::formats::parse_params(text)
             .map_err(|e| in_file(&name, Failure::msg(e.to_string())))?;
         let r = BatchRule::from_params(&params).map_err(|e| in_file(&name, Failure::msg(e.0)))?;
         Ok(Some((r, name)))

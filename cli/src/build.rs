@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
-use tfreq::formats::rest_json::{examples_from_json_lines, from_json_lines, RestCall};
-use tfreq::formats::text_format::{self, requests_from_text};
+use tfreq::formats::{self, requests_from_text};
+use tfreq::formats::{examples_from_json_lines, from_json_lines, RestCall};
 use tfreq::formats::{
     set_model_name, write_with, ContainerKind, InputFormat, InputOptions, Layout,
 };
@@ -211,7 +211,7 @@ fn set_url_spec(m: &mut tfreq::Message, c: &RestCall) {
 
 /// A predict read's error, with a hint when the body is a `:classify`/`:regress` one.
 fn examples_hint(bytes: &[u8], e: tfreq::Error) -> Failure {
-    let is_examples = tfreq::formats::rest_json::parse_json(bytes).is_ok_and(|v| {
+    let is_examples = tfreq::formats::parse_json(bytes).is_ok_and(|v| {
         v.get("examples").is_some() && v.get("inputs").is_none() && v.get("instances").is_none()
     });
     if is_examples {
@@ -256,9 +256,9 @@ fn input_kind(
     }
     let mut opts = InputOptions::new().format(InputFormat::Auto).for_path(path);
     opts.decode.wire = in_wire;
-    let texty = tfreq::formats::text::looks_like_text(bytes);
+    let texty = tfreq::formats::looks_like_text(bytes);
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-    let pbtext = texty && std::str::from_utf8(bytes).is_ok_and(text_format::looks_like_text_format);
+    let pbtext = texty && std::str::from_utf8(bytes).is_ok_and(formats::looks_like_text_format);
     Ok(match tfreq::formats::detect(bytes, &opts) {
         Ok(ContainerKind::RestJson) => Kind::Json,
         Ok(ContainerKind::TextFormat) => Kind::Text,

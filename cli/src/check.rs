@@ -2,12 +2,12 @@
 
 use std::path::PathBuf;
 
-use tfreq::analysis::report::Labeled;
-use tfreq::analysis::report::Report;
+use tfreq::analysis::Labeled;
+use tfreq::analysis::Report;
 use tfreq::analysis::{check_labeled, check_one, CheckOptions};
 use tfreq::signature::SERVE_TAG;
 
-use tfreq::analysis::report::Command;
+use tfreq::analysis::Command;
 
 use crate::args::ReportFormat as Format;
 use crate::common::{Failure, Outcome, Progress};

@@ -70,7 +70,7 @@ pub fn hint(e: &tfreq::Error) -> String {
         D::Unframed(_) => ". Fix: tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests (or read the records as they are with --from unframed-logs)".into(),
         D::Other { source, .. }
             if source.is::<tfreq::scan::TooManyKeys>()
-                || source.is::<tfreq::analysis::summary::TooManyShapeKeys>() =>
+                || source.is::<tfreq::analysis::TooManyShapeKeys>() =>
         {
             " (--max-keys: a higher one holds more keys in memory)".into()
         }
@@ -88,7 +88,7 @@ pub fn with_hint(e: &tfreq::Error) -> String {
 #[cfg(feature = "net")]
 pub fn net_text(e: &tfreq::net::NetError) -> String {
     use tfreq::net::NetError;
-    let s = tfreq::escape::sanitize;
+    let s = tfreq::sanitize;
     match e {
         NetError::Timeout(_) => format!("{e} (--timeout)"),
         NetError::TooLarge { .. } => e
@@ -204,7 +204,7 @@ impl std::fmt::Display for Failure {
                 None => write!(f, "{e}"),
             },
             Failure::InFile { file, source } => {
-                write!(f, "{}: {source}", tfreq::escape::sanitize(file))
+                write!(f, "{}: {source}", tfreq::sanitize(file))
             }
             Failure::Msg(s) => f.write_str(s),
         }
@@ -220,7 +220,7 @@ pub fn report_error(e: &Failure) {
     // (src/escape.rs). The file names in a message are escaped where it is made, so the
     // line breaks left are the message's own (a list of what a conversion leaves out).
     let text = e.to_string();
-    let lines: Vec<_> = text.split('\n').map(tfreq::escape::sanitize).collect();
+    let lines: Vec<_> = text.split('\n').map(tfreq::sanitize).collect();
     let _ = writeln!(err, "tfreq: error: {}", lines.join("\n"));
 }
 
@@ -395,15 +395,15 @@ pub fn human_size(n: u64) -> String {
 pub fn rest_dtypes(
     model: Option<&std::path::Path>,
     dtypes: &[String],
-) -> Result<Option<tfreq::formats::rest_json::Dtypes>, Failure> {
-    use tfreq::formats::rest_json::{dtypes_for_model, Dtypes};
+) -> Result<Option<tfreq::formats::Dtypes>, Failure> {
+    use tfreq::formats::{dtypes_for_model, Dtypes};
     if dtypes.is_empty() && model.is_none() {
         return Ok(None);
     }
     // Every signature's: each REST body is read against the one it names.
     let mut d = match model {
         Some(p) => {
-            let (model, _) = tfreq::formats::savedmodel::read_model(p)?;
+            let (model, _) = tfreq::formats::read_model(p)?;
             dtypes_for_model(&model).map_err(|e| in_file(&p.display().to_string(), e))?
         }
         None => Dtypes::default(),
@@ -430,13 +430,9 @@ pub fn report_left_out(file: &str, why: &str, items: &[String]) {
         return;
     }
     let mut err = anstream::stderr();
-    let _ = writeln!(
-        err,
-        "tfreq: warning: {}: {why}:",
-        tfreq::escape::sanitize(file)
-    );
+    let _ = writeln!(err, "tfreq: warning: {}: {why}:", tfreq::sanitize(file));
     for i in items {
-        let _ = writeln!(err, "  {}", tfreq::escape::sanitize(i));
+        let _ = writeln!(err, "  {}", tfreq::sanitize(i));
     }
 }
 

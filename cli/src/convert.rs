@@ -2,16 +2,17 @@
 
 use std::path::PathBuf;
 
-use tfreq::formats::compression::{Compression, Compressor};
-use tfreq::formats::convert::{convert_file, convert_stream, ConvertOptions};
 use tfreq::formats::ContainerKind;
+use tfreq::formats::{convert_file, convert_stream, ConvertOptions};
+use tfreq::formats::{Compression, Compressor};
 
 use crate::args::OutWire;
 use crate::common::{
     human_size, in_file, lossy_hint, refuse_same_file, report_left_out, write_output,
     write_output_with, Failure, Outcome, Progress,
 };
-use crate::input::{Inputs, Opened};
+use crate::input::Inputs;
+use tfreq::formats::Opened;
 
 #[derive(clap::Args)]
 #[command(mut_arg("lossy", |a| a.help("Write even when the output cannot carry everything (a dtype EAS lacks, a TF Serving model_spec or client_id going to EAS, several records into a bare request), and list what was left out on stderr. Without it, that is an error")))]
@@ -77,25 +78,29 @@ pub fn run(a: Args) -> Outcome {
     let bytes = match inputs.open(&a.input)? {
         // A log written as a log: record by record, in constant memory whatever its
         // length (a file or standard input).
-        Opened::Log(r, c) if a.wire == OutWire::Tfrecord => {
+        Opened::Stream {
+            reader: r,
+            compression: c,
+        } if a.wire == OutWire::Tfrecord => {
             drop(progress);
             // Inflated and capped here (a --max-size given bounds the whole stream).
             let r = inputs.stream(r, c);
             return stream(&a, r, rewrite.input.limit(), &opts, compress);
         }
-        Opened::Log(r, c) => {
-            let read = tfreq::io::ReadOptions::default().max_size(rewrite.input.limit());
-            let b = tfreq::io::read_from(r, &a.input, &read)?;
+        Opened::Stream {
+            reader: r,
+            compression: c,
+        } => {
+            let read = tfreq::ReadOptions::default().max_size(rewrite.input.limit());
+            let b = tfreq::read_from(r, &a.input, &read)?;
             match c {
-                Some(c) => bytes::Bytes::from(tfreq::formats::compression::inflate(
-                    &b,
-                    c,
-                    rewrite.input.limit(),
-                )?),
+                Some(c) => {
+                    bytes::Bytes::from(tfreq::formats::inflate(&b, c, rewrite.input.limit())?)
+                }
                 None => b,
             }
         }
-        Opened::Whole(b) => b,
+        Opened::Whole { bytes, .. } => bytes,
     };
     progress.step(format!(
         "converting {label} ({})",
@@ -114,7 +119,7 @@ pub fn run(a: Args) -> Outcome {
         .map_err(|e| in_file(&label, lossy_hint(e)))?;
     let data = match compress {
         None => out.data,
-        Some(c) => tfreq::formats::compression::compress(&out.data, c)?,
+        Some(c) => tfreq::formats::compress(&out.data, c)?,
     };
     progress.step(format!("writing {}", human_size(data.len() as u64)));
     write_output(a.output.as_deref(), &data)?;

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use tfreq::analysis::report::Command;
-use tfreq::analysis::report::Labeled;
+use tfreq::analysis::Command;
+use tfreq::analysis::Labeled;
 use tfreq::analysis::{diff_labeled, DiffOptions};
 use tfreq::signature::SERVE_TAG;
 

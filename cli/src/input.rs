@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use bytes::Bytes;
-use tfreq::analysis::report::Unreadable;
 use tfreq::analysis::Finding;
-use tfreq::formats::compression::Compression;
-use tfreq::formats::rest_json::Dtypes;
-use tfreq::formats::{Container, ContainerKind, Content, InputOptions};
+use tfreq::analysis::Unreadable;
+use tfreq::formats::Compression;
+use tfreq::formats::Dtypes;
+use tfreq::formats::{Container, ContainerKind, Content, InputOptions, LogReading, Opened};
 use tfreq::{Kind, Message};
 
 use crate::args::InputFrom;
@@ -76,7 +76,7 @@ impl InputArgs {
     /// The cap on an input read whole, and on one record of a streamed log:
     /// `--max-size`, or 2 GiB.
     pub fn limit(&self) -> u64 {
-        self.max_size.unwrap_or(tfreq::io::DEFAULT_MAX_SIZE)
+        self.max_size.unwrap_or(tfreq::DEFAULT_MAX_SIZE)
     }
 }
 
@@ -159,7 +159,7 @@ pub struct Requests {
 
 impl Requests {
     /// Adds the file findings and the unreadable files to a report.
-    pub fn report_problems(&self, report: &mut tfreq::analysis::report::Report) {
+    pub fn report_problems(&self, report: &mut tfreq::analysis::Report) {
         for (file, found) in &self.problems {
             report.add_problems(file, file, found.clone());
         }
@@ -243,14 +243,26 @@ impl<'a> Inputs<'a> {
     /// TFRecord log; offsets and record numbers are then those of the inflated
     /// stream). The error names the file.
     pub fn bytes(&self, path: &Path) -> Result<(Bytes, Option<Compression>), Failure> {
-        let opts = crate::sigbus::read_options(self.args.limit(), [path]);
-        let bytes = tfreq::io::read_file(path, &opts)?;
-        match tfreq::formats::compression::inflate_any(&bytes, self.args.limit())
-            .map_err(|e| e.in_file(path.display().to_string()))?
-        {
-            Some((c, inflated)) => Ok((Bytes::from(inflated), Some(c))),
-            None => Ok((bytes, None)),
+        match self.open_as(path, LogReading::Whole)? {
+            Opened::Whole { bytes, compression } => Ok((bytes, compression)),
+            // Not asked for: every input is read whole.
+            Opened::Stream { .. } => Err(Failure::msg(format!(
+                "{}: read as a stream where it was to be read whole",
+                path.display()
+            ))),
         }
+    }
+
+    /// Opens `path` through the library's one opener ([`tfreq::formats::open`]) with
+    /// this command's format and size cap (large files mapped where a bus error is
+    /// handled: [`crate::sigbus`]). The error names the file.
+    fn open_as(&self, path: &Path, how: LogReading) -> Result<Opened, Failure> {
+        let read =
+            crate::sigbus::read_options(self.args.limit(), [path]).max_streamed(self.args.max_size);
+        let opts = InputOptions::new()
+            .format(self.args.from.format())
+            .read_options(read);
+        tfreq::formats::open(path, &opts, how).map_err(|e| in_file(&path.display().to_string(), e))
     }
 
     /// The library's options for `bytes` read from `path`: its name and place, and the
@@ -275,7 +287,7 @@ impl<'a> Inputs<'a> {
         let mut c = tfreq::formats::read(bytes, &opts)
             .and_then(|e| e.into_container())
             .map_err(|e| in_file(&path.display().to_string(), e))?;
-        let limits = tfreq::analysis::warmup::file_findings(&c);
+        let limits = tfreq::analysis::file_findings(&c);
         c.findings.extend(limits);
         Ok(c)
     }
@@ -289,14 +301,11 @@ impl<'a> Inputs<'a> {
         c: Option<Compression>,
     ) -> Box<dyn std::io::Read> {
         let (r, what) = match c {
-            Some(c) => (
-                tfreq::formats::compression::reader(r, c),
-                "the inflated stream",
-            ),
+            Some(c) => (tfreq::formats::reader(r, c), "the inflated stream"),
             None => (r, "the input"),
         };
         match self.args.max_size {
-            Some(max) => Box::new(tfreq::io::limited(r, max, what)),
+            Some(max) => Box::new(tfreq::limited(r, max, what)),
             None => r,
         }
     }
@@ -314,7 +323,7 @@ impl<'a> Inputs<'a> {
             kind: self.kind,
             ..Default::default()
         };
-        tfreq::formats::tfrecord::RecordReader::new(r, self.args.limit())
+        tfreq::formats::RecordReader::new(r, self.args.limit())
             .map(move |rec| rec.and_then(|rec| tfreq::formats::record_entry(rec, opts)))
     }
 
@@ -415,7 +424,7 @@ impl<'a> Inputs<'a> {
         };
         let records_file = match self.walk(p, progress)? {
             Walk::Log(mut log) => {
-                let mut check = tfreq::analysis::warmup::FileFindings::default();
+                let mut check = tfreq::analysis::FileFindings::default();
                 for e in &mut log.entries {
                     let e = e.map_err(|e| in_file(&file, e))?;
                     check.entry(&e);
@@ -427,7 +436,7 @@ impl<'a> Inputs<'a> {
                 true
             }
             Walk::Whole(c, compressed) => {
-                let not_compared = tfreq::analysis::warmup::not_compared(&c.entries);
+                let not_compared = tfreq::analysis::not_compared(&c.entries);
                 findings = c.findings;
                 findings_tail(&mut findings, compressed, as_warmup, p, not_compared);
                 // A warm-up file may hold no predict request (0 bytes, or only
@@ -459,29 +468,39 @@ impl<'a> Inputs<'a> {
     /// Serving's warm-up limits). The error names the file.
     pub fn walk(&self, path: &Path, progress: &Progress) -> Result<Walk, Failure> {
         let file = path.display().to_string();
-        if path == Path::new("-") {
-            progress.step(format!("reading {file}"));
-            return match self.open_with(path)? {
-                (Opened::Log(r, c), _) => Ok(Walk::Log(Log {
-                    entries: Box::new(self.records(r, c)),
-                    compression: c,
-                    findings: Vec::new(),
-                    warmup_path: false,
-                })),
-                (Opened::Whole(bytes), c) => {
-                    let mut container = self.container_of(path, bytes)?;
-                    container.compression = c;
-                    Ok(Walk::Whole(container, c))
-                }
-            };
-        }
         progress.step(format!("reading {file}"));
-        let (bytes, compressed) = self.bytes(path)?;
+        let (bytes, compressed) = match self.open_as(path, LogReading::Walk)? {
+            Opened::Stream {
+                reader,
+                compression,
+            } => {
+                return Ok(Walk::Log(Log {
+                    entries: Box::new(self.records(reader, compression)),
+                    compression,
+                    findings: Vec::new(),
+                    warmup_path: is_warmup_path(path),
+                }))
+            }
+            Opened::Whole { bytes, compression } => (bytes, compression),
+        };
+        if path == Path::new("-") {
+            let mut container = self.container_of(path, bytes)?;
+            container.compression = compressed;
+            return Ok(Walk::Whole(container, compressed));
+        }
         progress.step(format!(
             "decoding {file} ({})",
             human_size(bytes.len() as u64)
         ));
-        let opts = self.options_for(path, &bytes)?;
+        let mut opts = self.options_for(path, &bytes)?;
+        if compressed.is_none()
+            && self.args.max_size.is_none()
+            && tfreq::formats::is_tfrecord(&bytes)
+        {
+            // A plain log file is walked whatever its size (`formats::open` mapped it
+            // past the default cap of an input read whole); --max-size given holds.
+            opts = opts.max_size(u64::MAX);
+        }
         let entries = tfreq::formats::read(bytes, &opts).map_err(|e| in_file(&file, e))?;
         if entries.is_walked() {
             return Ok(Walk::Log(Log {
@@ -492,7 +511,7 @@ impl<'a> Inputs<'a> {
             }));
         }
         let mut c = entries.into_container().map_err(|e| in_file(&file, e))?;
-        let limits = tfreq::analysis::warmup::file_findings(&c);
+        let limits = tfreq::analysis::file_findings(&c);
         c.findings.extend(limits);
         c.compression = compressed;
         if let Some(comp) = compressed.filter(|_| is_warmup_path(path)) {
@@ -533,7 +552,7 @@ pub struct Log {
 impl Log {
     /// The file's findings once `found` has seen every entry: those of the file read
     /// whole ([`Walk::Whole`]), in the same order.
-    pub fn findings(&mut self, found: tfreq::analysis::warmup::FileFindings) -> Vec<Finding> {
+    pub fn findings(&mut self, found: tfreq::analysis::FileFindings) -> Vec<Finding> {
         let mut out = std::mem::take(&mut self.findings);
         out.extend(found.finish());
         if let Some(comp) = self.compression.filter(|_| self.warmup_path) {
@@ -551,67 +570,14 @@ pub enum Walk {
     Whole(Container, Option<Compression>),
 }
 
-/// An input as the commands that stream read it: a TFRecord log (plain or gzip,
-/// recognised from its first bytes) to read record by record in constant memory, or
-/// anything else read whole.
-pub enum Opened {
-    /// A TFRecord log: its stream (the bytes already looked at put back in front), and
-    /// the compression to inflate.
-    Log(Box<dyn std::io::Read>, Option<Compression>),
-    /// Anything else, read whole under the cap (inflated when compressed).
-    Whole(Bytes),
-}
-
 impl Inputs<'_> {
-    /// Opens `path` (`-`: standard input) and looks at its first bytes to say how to read
-    /// it (see [`Opened`]). A file over `--max-size` is refused before it is read;
-    /// `--from` other than `auto` or `tfrecord` reads it whole.
+    /// Opens `path` (`-`: standard input) for a command that writes or shows each record
+    /// as it reads it: a TFRecord log (plain or compressed, recognised from its first
+    /// bytes) as a stream, read record by record in constant memory, anything else
+    /// whole ([`tfreq::formats::open`]). `--from` other than `auto` or `tfrecord` reads
+    /// it whole.
     pub fn open(&self, path: &Path) -> Result<Opened, Failure> {
-        self.open_with(path).map(|(o, _)| o)
-    }
-
-    /// [`Inputs::open`], and the compression a whole input was inflated from.
-    fn open_with(&self, path: &Path) -> Result<(Opened, Option<Compression>), Failure> {
-        use std::io::Read;
-        let file = path.display().to_string();
-        let mut input: Box<dyn Read> = if path == Path::new("-") {
-            Box::new(std::io::stdin())
-        } else {
-            let f = std::fs::File::open(path).map_err(|e| in_file(&file, e))?;
-            let meta = f.metadata().map_err(|e| in_file(&file, e))?;
-            if !meta.is_file() {
-                // A directory, a device, a FIFO: read whole as every input is.
-                let (b, c) = self.bytes(path)?;
-                return Ok((Opened::Whole(b), c));
-            }
-            if meta.len() > self.args.limit() {
-                // The size check of a whole read, with its words.
-                let (b, c) = self.bytes(path)?;
-                return Ok((Opened::Whole(b), c));
-            }
-            Box::new(f)
-        };
-        let mut head = Vec::with_capacity(16);
-        (&mut input)
-            .take(16)
-            .read_to_end(&mut head)
-            .map_err(|e| in_file(&file, e))?;
-        let framed = tfreq::formats::tfrecord::is_tfrecord(&head);
-        let c = tfreq::formats::compression::sniff(&head);
-        let streams = matches!(self.args.from, InputFrom::Auto | InputFrom::Tfrecord)
-            && (c == Some(Compression::Gzip) || (c.is_none() && framed));
-        let stream = std::io::Cursor::new(head).chain(input);
-        if streams {
-            return Ok((Opened::Log(Box::new(stream), c), c));
-        }
-        let read = tfreq::io::ReadOptions::default().max_size(self.args.limit());
-        let bytes = tfreq::io::read_from(stream, path, &read).map_err(|e| in_file(&file, e))?;
-        match tfreq::formats::compression::inflate_any(&bytes, self.args.limit())
-            .map_err(|e| in_file(&file, e))?
-        {
-            Some((c, inflated)) => Ok((Opened::Whole(Bytes::from(inflated)), Some(c))),
-            None => Ok((Opened::Whole(bytes), None)),
-        }
+        self.open_as(path, LogReading::Stream)
     }
 }
 
@@ -624,7 +590,7 @@ fn is_warmup_path(path: &Path) -> bool {
 
 /// `WARMUP_COMPRESSED`, with the command that writes the file uncompressed.
 fn compressed_warmup(comp: Compression) -> Finding {
-    let mut f = tfreq::analysis::warmup::compressed(comp);
+    let mut f = tfreq::analysis::compressed(comp);
     f.message
         .push_str(" (tfreq convert FILE --wire tfrecord -o tf_serving_warmup_requests)");
     f

@@ -6,13 +6,14 @@ use std::path::PathBuf;
 use tfreq::analysis::lint;
 use tfreq::analysis::{Finding, Severity};
 use tfreq::formats::{Container, ContainerKind, Content};
-use tfreq::render::json::ValuesMode;
-use tfreq::render::{human, Color};
+use tfreq::render::ValuesMode;
+use tfreq::render::{self, Color};
 use tfreq::Kind;
 
 use crate::args::{InputFrom, KindArg, MessageFormat as Format, Values};
 use crate::common::{in_file, report_error, stdout, stdout_plain, Failure, Outcome, Progress};
-use crate::input::{InputArgs, Inputs, Log, Opened, Walk};
+use crate::input::{InputArgs, Inputs, Log, Walk};
+use tfreq::formats::Opened;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -67,7 +68,10 @@ pub fn run(mut a: Args) -> Outcome {
             // Standard input: a log is shown record by record as it is read, in
             // constant memory; anything else is read whole.
             match inputs.open(path) {
-                Ok(Opened::Log(r, c)) => {
+                Ok(Opened::Stream {
+                    reader: r,
+                    compression: c,
+                }) => {
                     let outcome = stream_log(&mut out, &a, &inputs, r, c, &mut tally, json_many)?;
                     if let Some(e) = outcome {
                         tally.unreadable += 1;
@@ -76,7 +80,7 @@ pub fn run(mut a: Args) -> Outcome {
                     progress.suspend(|| out.flush())?;
                     continue;
                 }
-                Ok(Opened::Whole(bytes)) => {
+                Ok(Opened::Whole { bytes, .. }) => {
                     let shown = inputs.container_of(path, bytes).map(linted);
                     show_or_report(
                         &mut out, &a, &label, shown, &mut tally, &progress, json_many,
@@ -144,7 +148,7 @@ pub fn run(mut a: Args) -> Outcome {
 fn show_record(
     out: &mut impl Write,
     a: &Args,
-    json: &mut Option<tfreq::render::json::StreamedContainer>,
+    json: &mut Option<tfreq::render::StreamedContainer>,
     e: &tfreq::formats::Entry,
     linted: &[Finding],
     loader: &[Finding],
@@ -157,20 +161,20 @@ fn show_record(
         (None, Format::Human) => match &e.content {
             Content::Message(msg) => {
                 writeln!(out)?;
-                human::write_summary(out, &elabel, msg, &problems, Color::Always)?;
+                render::write_summary(out, &elabel, msg, &problems, Color::Always)?;
             }
             _ => {
-                human::write_entry_line(out, &elabel, e, Color::Always)?;
-                human::write_findings(out, &problems, Color::Always)?;
+                render::write_entry_line(out, &elabel, e, Color::Always)?;
+                render::write_findings(out, &problems, Color::Always)?;
             }
         },
         (None, Format::Text) => write_text_entry(out, label, e, false)?,
         (None, _) => {
             for f in linted {
-                tfreq::render::report::write_github_finding(out, label, &elabel, f)?;
+                tfreq::render::write_github_finding(out, label, &elabel, f)?;
             }
             for f in loader {
-                tfreq::render::report::write_github_finding(out, label, label, f)?;
+                tfreq::render::write_github_finding(out, label, label, f)?;
             }
         }
     }
@@ -282,10 +286,10 @@ fn show(
                 ([e], true) => {
                     if let Content::Message(msg) = &e.content {
                         let p = problems.first().map(Vec::as_slice).unwrap_or(&[]);
-                        tfreq::render::json::write_message(out, label, msg, p, mode)?;
+                        tfreq::render::write_message(out, label, msg, p, mode)?;
                     }
                 }
-                _ => tfreq::render::json::write_container(out, label, c, problems, mode)?,
+                _ => tfreq::render::write_container(out, label, c, problems, mode)?,
             }
             if !json_many {
                 writeln!(out)?;
@@ -295,7 +299,7 @@ fn show(
             // Findings about the file as a whole (TF Serving's warm-up loader limits,
             // what detection found), then each entry's.
             for f in &c.findings {
-                tfreq::render::report::write_github_finding(out, label, label, f)?;
+                tfreq::render::write_github_finding(out, label, label, f)?;
             }
             for (e, p) in c.entries.iter().zip(problems) {
                 let elabel = if bare {
@@ -304,10 +308,10 @@ fn show(
                     format!("{label} {}", e.label(c.kind))
                 };
                 if let Content::Message(m) = &e.content {
-                    tfreq::render::report::write_github_examples(out, label, &elabel, m)?;
+                    tfreq::render::write_github_examples(out, label, &elabel, m)?;
                 }
                 for f in p {
-                    tfreq::render::report::write_github_finding(out, label, &elabel, f)?;
+                    tfreq::render::write_github_finding(out, label, &elabel, f)?;
                 }
             }
         }
@@ -319,7 +323,7 @@ type Loaded = (Container, Vec<Vec<Finding>>);
 
 /// Shows a TFRecord log file walked record by record, in bounded memory: the same
 /// output as for the file read whole ([`show`]), its head (which counts every record)
-/// written first. Each record is written as it is read to a [`tfreq::io::Spool`]
+/// written first. Each record is written as it is read to a [`tfreq::Spool`]
 /// (memory, then a temporary file), which follows the head once the log has been read
 /// to its end; a log with a record that cannot be read shows nothing, as when read
 /// whole.
@@ -333,9 +337,9 @@ fn show_log(
     json_many: bool,
 ) -> Result<(), Failure> {
     let mode = values_mode(a.values);
-    let mut spool = tfreq::io::Spool::new();
+    let mut spool = tfreq::Spool::new();
     let mut counts = tfreq::formats::LogTally::default();
-    let mut found = tfreq::analysis::warmup::FileFindings::default();
+    let mut found = tfreq::analysis::FileFindings::default();
     let mut entry_tally = Tally::default();
     let mut after_message = false;
     // The first entry that could not be written, and the error (shown after what was
@@ -361,7 +365,7 @@ fn show_log(
         }
         let first = counts.entries == 1;
         let written = match a.format {
-            Format::Human => human::write_entry(
+            Format::Human => render::write_entry(
                 &mut spool,
                 label,
                 ContainerKind::TfRecord,
@@ -374,7 +378,7 @@ fn show_log(
             .map_err(Failure::from),
             Format::Text => write_text_entry(&mut spool, label, &e, false),
             Format::Json => {
-                tfreq::render::json::write_log_entry(&mut spool, label, &e, &problems, mode, first)
+                tfreq::render::write_log_entry(&mut spool, label, &e, &problems, mode, first)
                     .map_err(Failure::from)
             }
             Format::Github => write_github_entry(&mut spool, label, &e, &problems),
@@ -394,7 +398,7 @@ fn show_log(
         writeln!(out)?;
     }
     match a.format {
-        Format::Human => human::write_log_head(
+        Format::Human => render::write_log_head(
             out,
             label,
             log.compression,
@@ -402,16 +406,12 @@ fn show_log(
             &findings,
             Color::Always,
         )?,
-        Format::Json => tfreq::render::json::write_log_start(
-            out,
-            label,
-            log.compression,
-            counts.entries,
-            &findings,
-        )?,
+        Format::Json => {
+            tfreq::render::write_log_start(out, label, log.compression, counts.entries, &findings)?
+        }
         Format::Github => {
             for f in &findings {
-                tfreq::render::report::write_github_finding(out, label, label, f)?;
+                tfreq::render::write_github_finding(out, label, label, f)?;
             }
         }
         Format::Text => {}
@@ -422,7 +422,7 @@ fn show_log(
         return write_unreadable(out, a, label, &e, progress);
     }
     if a.format == Format::Json {
-        tfreq::render::json::write_log_end(out)?;
+        tfreq::render::write_log_end(out)?;
         if !json_many {
             writeln!(out)?;
         }
@@ -440,10 +440,10 @@ fn write_github_entry(
 ) -> Result<(), Failure> {
     let elabel = format!("{label} {}", e.label(ContainerKind::TfRecord));
     if let Content::Message(m) = &e.content {
-        tfreq::render::report::write_github_examples(out, label, &elabel, m)?;
+        tfreq::render::write_github_examples(out, label, &elabel, m)?;
     }
     for f in problems {
-        tfreq::render::report::write_github_finding(out, label, &elabel, f)?;
+        tfreq::render::write_github_finding(out, label, &elabel, f)?;
     }
     Ok(())
 }
@@ -479,13 +479,13 @@ fn stream_log(
     a: &Args,
     inputs: &Inputs,
     r: Box<dyn std::io::Read>,
-    c: Option<tfreq::formats::compression::Compression>,
+    c: Option<tfreq::formats::Compression>,
     tally: &mut Tally,
     json_many: bool,
 ) -> Result<Option<Failure>, Failure> {
     let label = "-";
     let mode = values_mode(a.values);
-    let mut check = tfreq::analysis::warmup::RecordCheck::default();
+    let mut check = tfreq::analysis::RecordCheck::default();
     let mut kinds: std::collections::BTreeMap<&'static str, u64> = Default::default();
     let mut failure = None;
     tally.shown += 1;
@@ -500,9 +500,7 @@ fn stream_log(
         )?;
     }
     let mut json = match a.format {
-        Format::Json => Some(tfreq::render::json::StreamedContainer::start(
-            out, label, mode,
-        )?),
+        Format::Json => Some(tfreq::render::StreamedContainer::start(out, label, mode)?),
         _ => None,
     };
     for e in inputs.records(r, c) {
@@ -544,12 +542,12 @@ fn stream_log(
                 crate::common::count(n, "record"),
                 by.join(", ")
             )?;
-            human::write_findings(out, &whole, Color::Always)?;
+            render::write_findings(out, &whole, Color::Always)?;
         }
         (None, Format::Text) => {}
         (None, _) => {
             for f in &whole {
-                tfreq::render::report::write_github_finding(out, label, label, f)?;
+                tfreq::render::write_github_finding(out, label, label, f)?;
             }
         }
     }
@@ -569,7 +567,7 @@ fn write_unreadable(
             write!(out, "{doc}")?;
         }
         Format::Github => {
-            tfreq::render::report::write_github_unreadable(out, label, &e.message_without(label))?
+            tfreq::render::write_github_unreadable(out, label, &e.message_without(label))?
         }
         Format::Human | Format::Text => {}
     }
@@ -588,9 +586,9 @@ fn write_human(
     bare: bool,
 ) -> Result<(), Failure> {
     if !bare {
-        human::write_container_head(out, label, c, Color::Always)?;
+        render::write_container_head(out, label, c, Color::Always)?;
     }
-    human::write_entries(
+    render::write_entries(
         out,
         label,
         c,
@@ -642,7 +640,7 @@ fn write_text_entry(
     } else {
         tfreq::wire::message_name(msg.wire, msg.kind)
     };
-    tfreq::render::text::write_text(out, e.bytes.clone(), name).map_err(|e| in_file(label, e))?;
+    tfreq::render::write_text(out, e.bytes.clone(), name).map_err(|e| in_file(label, e))?;
     writeln!(out)?;
     Ok(())
 }

@@ -3,9 +3,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use tfreq::analysis::coverage::KeyCounts;
+use tfreq::analysis::KeyCounts;
 use tfreq::formats::write;
-use tfreq::scrub::scrub;
+use tfreq::scrub;
 
 use crate::args::{Fill, OutWire, PlainFormat as Format};
 use crate::common::{
@@ -50,7 +50,7 @@ pub struct KeyCap {
     /// Stop with an error (exit 2) past this many distinct shape keys (a key whose
     /// inputs come in several orders counts once per order while a log is read): the
     /// tables take about 5 KB a key, and stay near half a gigabyte at the default.
-    #[arg(long, value_name = "N", default_value_t = tfreq::analysis::summary::DEFAULT_MAX_KEYS)]
+    #[arg(long, value_name = "N", default_value_t = tfreq::analysis::DEFAULT_MAX_KEYS)]
     max_keys: usize,
 }
 
@@ -152,13 +152,13 @@ struct MergeArgs {
 }
 
 fn run_merge(a: MergeArgs) -> Outcome {
-    use tfreq::analysis::summary::Summary;
+    use tfreq::analysis::Summary;
     crate::common::stdin_at_most_once(a.summaries.iter().map(PathBuf::as_path))?;
     let mut merged = Summary::empty();
     let mut bad = false;
     for p in &a.summaries {
-        let opts = tfreq::io::ReadOptions::default().max_size(a.max_size);
-        let read = tfreq::io::read_file(p, &opts)
+        let opts = tfreq::ReadOptions::default().max_size(a.max_size);
+        let read = tfreq::read_file(p, &opts)
             .map_err(Failure::from)
             .and_then(|b| {
                 // Parsed where it was read: the text is held once.
@@ -190,17 +190,17 @@ fn run_merge(a: MergeArgs) -> Outcome {
     let mut out = stdout();
     match a.format {
         Format::Json => {
-            tfreq::render::json::write_summary_json(&mut out, &merged)?;
+            tfreq::render::write_summary_json(&mut out, &merged)?;
             writeln!(out)?;
         }
         Format::Human => {
-            tfreq::render::human::write_coverage(
+            tfreq::render::write_coverage(
                 &mut out,
                 &merged.counts(),
                 tfreq::render::Color::Always,
             )?;
             if let Some(b) = &merged.batching {
-                tfreq::render::report::write_batching(&mut out, b, tfreq::render::Color::Always)?;
+                tfreq::render::write_batching(&mut out, b, tfreq::render::Color::Always)?;
             }
         }
     }
@@ -234,23 +234,19 @@ pub fn run_keys(mut a: KeysArgs) -> Outcome {
     only_model(&mut cov, a.model_name.as_deref());
     let mut out = stdout();
     let sizes = batching.map(|(rule, source)| {
-        tfreq::analysis::batch::count_sizes(
-            &rule,
-            &source,
-            cov.keys.iter().map(|(k, s)| (k, s.count)),
-        )
+        tfreq::analysis::count_sizes(&rule, &source, cov.keys.iter().map(|(k, s)| (k, s.count)))
     });
     match a.format {
         Format::Human => {
-            tfreq::render::human::write_coverage(&mut out, &cov, tfreq::render::Color::Always)?;
+            tfreq::render::write_coverage(&mut out, &cov, tfreq::render::Color::Always)?;
             if let Some(b) = &sizes {
-                tfreq::render::report::write_batching(&mut out, b, tfreq::render::Color::Always)?;
+                tfreq::render::write_batching(&mut out, b, tfreq::render::Color::Always)?;
             }
         }
         Format::Json => {
-            let mut summary = tfreq::analysis::summary::Summary::of(&cov);
+            let mut summary = tfreq::analysis::Summary::of(&cov);
             summary.batching = sizes;
-            tfreq::render::json::write_summary_json(&mut out, &summary)?;
+            tfreq::render::write_summary_json(&mut out, &summary)?;
             writeln!(out)?;
         }
     }
@@ -337,7 +333,7 @@ fn expand_summaries(files: &[PathBuf], inputs: &Inputs) -> Result<Vec<PathBuf>, 
         let text = String::from_utf8(inputs.bytes(f)?.0.to_vec()).map_err(|e| {
             crate::common::in_file(&f.display().to_string(), Failure::msg(e.to_string()))
         })?;
-        let s = tfreq::analysis::summary::Summary::from_json(&text)
+        let s = tfreq::analysis::Summary::from_json(&text)
             .map_err(|e| crate::common::in_file(&f.display().to_string(), e))?;
         for r in s.files {
             let p = PathBuf::from(&r.path);
@@ -372,11 +368,11 @@ pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
     if let Some((rule, _)) = batching {
         return warmup_batches(&a, &cov, &rule);
     }
-    let plan = tfreq::analysis::plan::plan(
+    let plan = tfreq::analysis::plan(
         &cov,
         match a.by {
-            By::Shape => tfreq::analysis::plan::By::Shape,
-            By::Executor => tfreq::analysis::plan::By::Executor,
+            By::Shape => tfreq::analysis::By::Shape,
+            By::Executor => tfreq::analysis::By::Executor,
         },
     );
     let reps: Vec<&tfreq::Message> = plan.iter().filter_map(|p| p.request).collect();
@@ -429,11 +425,11 @@ pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
 /// frequent batchable shape's first request, scrubbed, at every allowed size.
 fn warmup_batches(
     a: &WarmupArgs,
-    cov: &tfreq::analysis::coverage::KeyCounts,
-    rule: &tfreq::analysis::batch::BatchRule,
+    cov: &tfreq::analysis::KeyCounts,
+    rule: &tfreq::analysis::BatchRule,
 ) -> Outcome {
-    use tfreq::analysis::warmup::MAX_RECORDS;
-    let plan = tfreq::analysis::plan::batch_plan(cov, rule);
+    use tfreq::analysis::MAX_RECORDS;
+    let plan = tfreq::analysis::batch_plan(cov, rule);
     let (groups, skipped) = (plan.groups, plan.unbatchable);
     if groups.is_empty() {
         return Err(Failure::msg(
@@ -462,7 +458,7 @@ fn warmup_batches(
     let mut msgs = Vec::with_capacity(records);
     for g in &groups[..n] {
         for &size in &sizes {
-            let mut s = tfreq::scrub::scrub_batch(g.request, mode, size)?;
+            let mut s = tfreq::scrub_batch(g.request, mode, size)?;
             if let Some(name) = &a.model_name {
                 tfreq::formats::set_model_name(&mut s, name);
             }
@@ -476,11 +472,7 @@ fn warmup_batches(
         let covered: u64 = groups[..n].iter().map(|g| g.count).sum();
         let mut err = anstream::stderr();
         for s in &skipped {
-            let _ = writeln!(
-                err,
-                "tfreq: skipped {}",
-                tfreq::escape::sanitize(&s.to_string())
-            );
+            let _ = writeln!(err, "tfreq: skipped {}", tfreq::sanitize(&s.to_string()));
         }
         let _ = writeln!(
             err,
@@ -546,8 +538,8 @@ fn synth_options(
     batch_sizes: Vec<u64>,
     wire: OutWire,
     signatures: Vec<String>,
-) -> tfreq::analysis::synth::SynthOptions {
-    tfreq::analysis::synth::SynthOptions {
+) -> tfreq::analysis::SynthOptions {
+    tfreq::analysis::SynthOptions {
         signatures,
         batch_sizes,
         fill: a.fill.mode(a.seed),
@@ -564,10 +556,10 @@ fn synth_options(
 /// production never called, after production's.
 fn add_uncalled(
     a: &WarmupArgs,
-    cov: &tfreq::analysis::coverage::KeyCounts,
+    cov: &tfreq::analysis::KeyCounts,
     msgs: &mut Vec<tfreq::Message>,
     wire: OutWire,
-    rule: Option<&tfreq::analysis::batch::BatchRule>,
+    rule: Option<&tfreq::analysis::BatchRule>,
 ) -> Result<(), Failure> {
     let Some(model) = a.rest.model.as_deref() else {
         return Ok(());
@@ -610,12 +602,12 @@ fn add_uncalled(
             tfreq::formats::Layout::from(wire).as_str(),
         )));
     }
-    if total > tfreq::analysis::warmup::MAX_RECORDS {
+    if total > tfreq::analysis::MAX_RECORDS {
         return Err(Failure::msg(format!(
             "{} from production and {} for the signatures it never called make {total}: TF Serving's warm-up runs at most {} records (the model fails to load past that); cover fewer keys with --top or give fewer --batch-sizes",
             msgs.len(),
             s.messages.len(),
-            tfreq::analysis::warmup::MAX_RECORDS,
+            tfreq::analysis::MAX_RECORDS,
         )));
     }
     if !crate::common::quiet() && !s.messages.is_empty() {

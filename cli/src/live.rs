@@ -139,8 +139,8 @@ pub fn read_cacert(path: Option<&Path>) -> Result<Option<Bytes>, Failure> {
         return Ok(None);
     };
     let label = format!("--cacert {}", p.display());
-    let opts = tfreq::io::ReadOptions::default().max_size(MAX_CACERT);
-    let pem = tfreq::io::read_file(p, &opts).map_err(|e| match e.root() {
+    let opts = tfreq::ReadOptions::default().max_size(MAX_CACERT);
+    let pem = tfreq::read_file(p, &opts).map_err(|e| match e.root() {
         tfreq::ErrorDetail::Io { source, .. }
             if source.kind() == std::io::ErrorKind::FileTooLarge =>
         {

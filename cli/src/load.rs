@@ -4,7 +4,7 @@
 //! TF Serving gRPC and REST.
 //!
 //! The engine is the library's ([`tfreq::net::Load`]), the report its
-//! ([`tfreq::analysis::load::LoadReport`]), written by [`tfreq::render::write_load`]; here are
+//! ([`tfreq::analysis::LoadReport`]), written by [`tfreq::render::write_load`]; here are
 //! the arguments, the Ctrl-C flag and the output files.
 
 use std::io::Write;
@@ -13,8 +13,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tfreq::analysis::key::ExecutorKey;
-use tfreq::analysis::load::{parse_duration, parse_rate};
+use tfreq::analysis::ExecutorKey;
+use tfreq::analysis::{parse_duration, parse_rate};
 use tfreq::net::{prepare, Client};
 use tfreq::net::{Load, LoadRequest};
 
@@ -114,7 +114,7 @@ pub fn run(a: Args) -> Outcome {
     let mut out = stdout();
     match a.format {
         LoadFormat::Json => {
-            tfreq::escape::json_write(&mut out, &report, true)?;
+            tfreq::json_write(&mut out, &report, true)?;
             writeln!(out)?;
         }
         LoadFormat::Human => tfreq::render::write_load(&mut out, &report)?,

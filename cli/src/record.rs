@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tfreq::analysis::load::parse_duration;
-use tfreq::analysis::plan::By;
+use tfreq::analysis::parse_duration;
+use tfreq::analysis::By;
 use tfreq::formats::Layout;
-use tfreq::net::record::{self, Counters, Events, ProxyOptions, RecordOptions, Recorder, Wire};
+use tfreq::net::{self, Counters, Events, ProxyOptions, RecordOptions, Recorder, Wire};
 
 use crate::args::{parse_fill, Fill, PlainFormat};
 use crate::common::{stdout, Failure, Outcome};
@@ -152,7 +152,7 @@ fn signal_count() -> Arc<AtomicUsize> {
 }
 
 pub fn run(a: Args) -> Outcome {
-    record::check_upstream(&a.to)?;
+    net::check_upstream(&a.to)?;
     let rest_dtypes = crate::common::rest_dtypes(a.model.as_deref(), &[])?;
     let opts = RecordOptions {
         by: match a.by {
@@ -199,14 +199,14 @@ pub fn run(a: Args) -> Outcome {
         let _ = writeln!(
             anstream::stderr(),
             "tfreq: warning: listening on {local}, not a loopback address: anyone who can reach it can send through the proxy to {}",
-            tfreq::escape::sanitize(&a.to)
+            tfreq::sanitize(&a.to)
         );
     }
     if !quiet {
         let _ = writeln!(
             anstream::stderr(),
             "tfreq: listening on {local}, forwarding to {}, recording into {} (Ctrl-C to stop)",
-            tfreq::escape::sanitize(&a.to),
+            tfreq::sanitize(&a.to),
             a.output.display()
         );
     }
@@ -218,7 +218,7 @@ pub fn run(a: Args) -> Outcome {
     let recorder = std::thread::Builder::new()
         .name("tfreq-recorder".into())
         .spawn(move || {
-            record::run_recorder(Recorder::new(opts), rx, |r| {
+            net::run_recorder(Recorder::new(opts), rx, |r| {
                 save(r, &out, &failed);
             })
         })?;
@@ -251,7 +251,7 @@ pub fn run(a: Args) -> Outcome {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     };
-    let served = rt.block_on(record::serve(
+    let served = rt.block_on(net::serve(
         listener,
         proxy,
         events.clone(),
@@ -330,25 +330,21 @@ fn summary(rec: &Recorder, a: &Args) -> Outcome {
             crate::common::count(*n, "request")
         ));
         for name in names {
-            lines.push(format!("  {}", tfreq::escape::sanitize(name)));
+            lines.push(format!("  {}", tfreq::sanitize(name)));
         }
     }
     let mut out = stdout();
     match a.format {
         PlainFormat::Human => {
-            tfreq::render::human::write_coverage(
-                &mut out,
-                rec.counts(),
-                tfreq::render::Color::Always,
-            )?;
+            tfreq::render::write_coverage(&mut out, rec.counts(), tfreq::render::Color::Always)?;
             writeln!(out)?;
             for l in &lines {
                 writeln!(out, "{l}")?;
             }
         }
         PlainFormat::Json => {
-            let summary = tfreq::analysis::summary::Summary::of(rec.counts());
-            tfreq::render::json::write_summary_json(&mut out, &summary)?;
+            let summary = tfreq::analysis::Summary::of(rec.counts());
+            tfreq::render::write_summary_json(&mut out, &summary)?;
             writeln!(out)?;
             if !crate::common::quiet() {
                 let mut err = anstream::stderr();

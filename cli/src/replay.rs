@@ -7,12 +7,12 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use serde::Serialize;
-use tfreq::analysis::report::{Labeled, Verdict};
 use tfreq::analysis::{diff_labeled, DiffOptions};
 use tfreq::analysis::{ms, ColdRule, Timing};
 use tfreq::analysis::{Code, Finding, Severity};
+use tfreq::analysis::{Labeled, Verdict};
 use tfreq::net::{prepare, NetError};
-use tfreq::render::human;
+use tfreq::render;
 
 use crate::args::PlainFormat as Format;
 use crate::common::{in_file, stdout, Failure, Outcome, Progress};
@@ -171,7 +171,7 @@ pub fn run(a: Args) -> Outcome {
     };
     let mut out = stdout();
     match a.format {
-        Format::Json => writeln!(out, "{}", tfreq::escape::json_string(&rep, true))?,
+        Format::Json => writeln!(out, "{}", tfreq::json_string(&rep, true))?,
         Format::Human => write_human(&mut out, &rep)?,
     }
     out.flush()?;
@@ -237,11 +237,11 @@ fn send_all(
 /// saved_model_warmup_util.cc, fails the model's load at the 1001st record, so such a
 /// file never warms a server.
 fn refuse_too_many_records(warmup: &std::path::Path, n: usize) -> Result<(), Failure> {
-    let max = tfreq::analysis::warmup::MAX_RECORDS;
+    let max = tfreq::analysis::MAX_RECORDS;
     if n > max {
         return Err(Failure::msg(format!(
             "{}: {} warm-up records, more than TF Serving reads: its loader fails the model's load past {max} records (WarmupConsts::kMaxNumRecords, tensorflow_serving/servables/tensorflow/saved_model_warmup_util.cc); nothing was sent",
-            tfreq::escape::escape(&warmup.display().to_string()),
+            tfreq::escape(&warmup.display().to_string()),
             crate::common::group_digits(n as u64)
         )));
     }
@@ -344,7 +344,7 @@ fn write_human(out: &mut dyn Write, rep: &ReplayReport) -> std::io::Result<()> {
         .flat_map(|r| r.findings.iter().cloned())
         .collect();
     if !findings.is_empty() {
-        human::write_findings(out, &findings, tfreq::render::Color::Always)?;
+        render::write_findings(out, &findings, tfreq::render::Color::Always)?;
     }
     writeln!(
         out,

@@ -4,10 +4,10 @@
 use std::io::Write;
 use std::path::Path;
 
-use tfreq::analysis::report::{Command, Labeled, Report, RequestReport, Unreadable};
 use tfreq::analysis::Hint;
-use tfreq::render::report::{Format, Mark, ReportWriter};
+use tfreq::analysis::{Command, Labeled, Report, RequestReport, Unreadable};
 use tfreq::render::Color;
+use tfreq::render::{ReportMark, ReportWriter};
 use tfreq::signature::ModelSignatures;
 
 use crate::args::ReportFormat;
@@ -32,9 +32,9 @@ pub fn render(report: &mut Report, format: ReportFormat) -> Outcome {
     let report = &*report;
     let mut out = stdout();
     match format {
-        ReportFormat::Human => tfreq::render::report::write_human(&mut out, report, Color::Always)?,
-        ReportFormat::Github => tfreq::render::report::write_github(&mut out, report)?,
-        ReportFormat::Json => tfreq::render::report::write_json(&mut out, report)?,
+        ReportFormat::Human => tfreq::render::write_human(&mut out, report, Color::Always)?,
+        ReportFormat::Github => tfreq::render::write_github(&mut out, report)?,
+        ReportFormat::Json => tfreq::render::write_json(&mut out, report)?,
     }
     out.flush()?;
     Ok(exit_code(report))
@@ -46,7 +46,7 @@ pub fn render(report: &mut Report, format: ReportFormat) -> Outcome {
 pub struct Streamed<F> {
     writer: ReportWriter,
     /// The requests' text: memory, then a temporary file.
-    spool: tfreq::io::Spool,
+    spool: tfreq::Spool,
     judge: F,
     /// The first request that could not be written (the spool's temporary file).
     error: Option<std::io::Error>,
@@ -57,13 +57,13 @@ impl<F: FnMut(&Loaded) -> RequestReport> Streamed<F> {
     /// judged by `judge` added to it.
     pub fn new(format: ReportFormat, report: Report, judge: F) -> Self {
         let format = match format {
-            ReportFormat::Human => Format::Human(Color::Always),
-            ReportFormat::Json => Format::Json,
-            ReportFormat::Github => Format::Github,
+            ReportFormat::Human => tfreq::render::ReportFormat::Human(Color::Always),
+            ReportFormat::Json => tfreq::render::ReportFormat::Json,
+            ReportFormat::Github => tfreq::render::ReportFormat::Github,
         };
         Streamed {
             writer: ReportWriter::new(format, report),
-            spool: tfreq::io::Spool::new(),
+            spool: tfreq::Spool::new(),
             judge,
             error: None,
         }
@@ -89,7 +89,7 @@ impl<F: FnMut(&Loaded) -> RequestReport> Streamed<F> {
 }
 
 impl<F: FnMut(&Loaded) -> RequestReport> Sink for Streamed<F> {
-    type Mark = (Mark, u64);
+    type Mark = (ReportMark, u64);
     fn put(&mut self, l: Loaded) {
         let mut r = (self.judge)(&l);
         drop(l);
@@ -98,10 +98,10 @@ impl<F: FnMut(&Loaded) -> RequestReport> Sink for Streamed<F> {
             self.error = self.writer.request(&mut self.spool, &r).err();
         }
     }
-    fn mark(&mut self) -> (Mark, u64) {
+    fn mark(&mut self) -> (ReportMark, u64) {
         (self.writer.mark(), self.spool.len())
     }
-    fn rollback(&mut self, (mark, len): (Mark, u64)) {
+    fn rollback(&mut self, (mark, len): (ReportMark, u64)) {
         self.writer.rollback(mark);
         if let Err(e) = self.spool.truncate(len) {
             self.error.get_or_insert(e);
@@ -154,7 +154,7 @@ pub fn labeled(v: &[Loaded]) -> Vec<Labeled<'_>> {
 
 /// Reads --model.
 pub fn load_model(path: &Path) -> Result<ModelSignatures, Failure> {
-    tfreq::formats::savedmodel::read_model(path)
+    tfreq::formats::read_model(path)
         .map(|(m, _)| m)
         .map_err(Failure::from)
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use tfreq::formats::convert::{convert_file, ConvertOptions};
+use tfreq::formats::{convert_file, ConvertOptions};
 
 use crate::args::{parse_fill, Fill, OutWire};
 use crate::common::{in_file, lossy_hint, report_left_out, write_output, Outcome};

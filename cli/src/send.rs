@@ -3,14 +3,14 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use tfreq::analysis::expect::{compare, Tolerance};
 use tfreq::analysis::ms;
 use tfreq::analysis::Finding;
-use tfreq::net::pool::{self, InOrder};
-use tfreq::net::queue::Ticket;
+use tfreq::analysis::{compare, Tolerance};
+use tfreq::net::Ticket;
+use tfreq::net::{self, InOrder};
 use tfreq::net::{prepare, Exchange, NetError, Prepared, Protocol};
-use tfreq::render::json::{FindingsJson, MessageJson, ValuesMode};
-use tfreq::render::{human, Color};
+use tfreq::render::{self, Color};
+use tfreq::render::{FindingsJson, MessageJson, ValuesMode};
 use tfreq::{DecodeOptions, Kind, Message, WireFormat};
 
 use crate::args::{MessageFormat as Format, Values};
@@ -181,7 +181,7 @@ fn send_directly(a: &Args, planned: &[Planned], p: &mut Printer) -> Result<(), F
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    pool::each(
+    net::each(
         &mut clients,
         planned,
         |c, _, (_, req, _)| c.send(req),
@@ -197,7 +197,7 @@ const ANSWERS_BUDGET: u64 = 256 << 20;
 
 /// The limit of each answer with `workers` at once: the one given, or else the
 /// protocol's default cut so that every answer in flight or waiting to be shown in
-/// order ([`pool::AHEAD_PER_WORKER`] × `workers` of them) fits in [`ANSWERS_BUDGET`]
+/// order ([`net::AHEAD_PER_WORKER`] × `workers` of them) fits in [`ANSWERS_BUDGET`]
 /// (at least 1 MiB each).
 fn answer_limit(given: Option<u64>, target: &tfreq::net::Target, workers: usize) -> u64 {
     if let Some(g) = given {
@@ -207,7 +207,7 @@ fn answer_limit(given: Option<u64>, target: &tfreq::net::Target, workers: usize)
         Protocol::Grpc => tfreq::net::MAX_MESSAGE as u64,
         _ => tfreq::net::DEFAULT_MAX_RESPONSE,
     };
-    let held = (pool::AHEAD_PER_WORKER * workers.max(1)) as u64;
+    let held = (net::AHEAD_PER_WORKER * workers.max(1)) as u64;
     default.min((ANSWERS_BUDGET / held).max(1 << 20))
 }
 
@@ -218,14 +218,14 @@ fn send_through_queues(
     planned: &[Planned],
     p: &mut Printer,
 ) -> Result<(), Failure> {
-    let first = tfreq::net::queue::Queue::new(&a.conn.to, opts, &a.tags)
-        .map_err(|e| fatal(&a.conn.to, e))?;
+    let first =
+        tfreq::net::Queue::new(&a.conn.to, opts, &a.tags).map_err(|e| fatal(&a.conn.to, e))?;
     let mut queues = vec![first];
     for _ in 1..workers(a, planned) {
         queues.push(queues[0].worker().map_err(|e| fatal(&a.conn.to, e))?);
     }
     if a.concurrency <= 1 {
-        pool::each(
+        net::each(
             &mut queues,
             planned,
             |q, _, (_, req, _)| q.send(req),
@@ -237,14 +237,14 @@ fn send_through_queues(
     // As a pool of queue clients does: every request put first, then every result
     // waited for, each at most `concurrency` at once.
     let mut tickets: Vec<Option<Result<Ticket, NetError>>> = vec![None; planned.len()];
-    pool::each(
+    net::each(
         &mut queues,
         planned,
         |q, _, (_, req, _)| q.put(req),
         |_| false,
         |i, t| tickets[i] = Some(t),
     );
-    pool::each(
+    net::each(
         &mut queues,
         &tickets,
         |q, i, t| match t {
@@ -305,7 +305,7 @@ impl Printer<'_> {
                 self.out.flush()?;
                 let mut err = anstream::stderr();
                 let text = crate::common::net_text(&e);
-                writeln!(err, "tfreq: {}: {text}", tfreq::escape::sanitize(&r.label))?;
+                writeln!(err, "tfreq: {}: {text}", tfreq::sanitize(&r.label))?;
                 self.code = self.code.max(if e.is_refusal() { 1 } else { 2 });
                 return Ok(());
             }
@@ -424,9 +424,9 @@ fn refuse_colliding_saves(dir: &Path, reqs: &[Req], protocol: Protocol) -> Resul
         if let Some(first) = seen.get(&path) {
             return Err(Failure::msg(format!(
                 "--save: the responses to {} and {} would both be written to {}, the second replacing the first; nothing was sent. Send them in separate runs, with different --save directories, or rename one of the files",
-                tfreq::escape::escape(first),
-                tfreq::escape::escape(&r.label),
-                tfreq::escape::escape(&path.display().to_string())
+                tfreq::escape(first),
+                tfreq::escape(&r.label),
+                tfreq::escape(&path.display().to_string())
             )));
         }
         seen.insert(path, &r.label);
@@ -461,9 +461,9 @@ fn expected_for(
         p.to_path_buf()
     };
     let label = path.display().to_string();
-    let bytes = tfreq::io::read_input(&path).map_err(|e| in_file(&label, e))?;
+    let bytes = tfreq::read_input(&path).map_err(|e| in_file(&label, e))?;
     let msg = if path.extension().is_some_and(|e| e == "json") {
-        tfreq::net::rest::Outputs::default()
+        tfreq::net::Outputs::default()
             .response(&bytes, r.message.effective_signature(), &r.message.fetches)
             .map_err(|e| in_file(&label, e))?
     } else {
@@ -497,13 +497,13 @@ fn write_human(
     for n in &o.exchange.notes {
         writeln!(out, "note: {n}")?;
     }
-    human::write_summary(out, "response", &o.exchange.response, &[], Color::Always)?;
+    render::write_summary(out, "response", &o.exchange.response, &[], Color::Always)?;
     if let Some(from) = &o.expected_from {
         if o.findings.is_empty() {
             writeln!(out, "expect {from}: the answer matches")?;
         } else {
             writeln!(out, "expect {from}:")?;
-            human::write_findings(out, &o.findings, Color::Always)?;
+            render::write_findings(out, &o.findings, Color::Always)?;
         }
     }
     Ok(())
@@ -525,7 +525,7 @@ fn write_text(out: &mut dyn Write, r: &Req, o: &Outcome1) -> Result<(), Failure>
             .map_err(|e| in_file(&r.label, e))?
             .into()
     };
-    tfreq::render::text::write_text(
+    tfreq::render::write_text(
         out,
         bytes,
         tfreq::wire::message_name(m.wire, Kind::Response),
@@ -569,6 +569,6 @@ fn write_json(
         to,
         response: MessageJson::new(&r.label, &o.exchange.response, &[], mode),
     };
-    tfreq::escape::json_write(out, &doc, false)?;
+    tfreq::json_write(out, &doc, false)?;
     Ok(())
 }

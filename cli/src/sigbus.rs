@@ -1,6 +1,6 @@
 //! The command's answer to a mapped input shrinking under it.
 //!
-//! The library memory-maps large files only when asked (`tfreq::io::ReadOptions::
+//! The library memory-maps large files only when asked (`tfreq::ReadOptions::
 //! map_large_files`, an `unsafe fn`: if another process truncates a mapped file, reading
 //! the lost pages raises `SIGBUS`). The command asks, for speed and memory on gigabyte
 //! logs, and so takes on the signal: [`read_options`] installs, once, a handler that
@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
-use tfreq::io::{ReadOptions, LOG_MAP_THRESHOLD, MAP_THRESHOLD};
+use tfreq::{ReadOptions, LOG_MAP_THRESHOLD, MAP_THRESHOLD};
 
 /// The files that may be mapped, and the message the handler prints (leaked, so the
 /// handler reads it without locking or allocating).
@@ -37,7 +37,7 @@ pub fn read_options<'a>(max_size: u64, paths: impl IntoIterator<Item = &'a Path>
     let large: Vec<String> = paths
         .into_iter()
         .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() >= from))
-        .map(|p| tfreq::escape::escape(&p.display().to_string()))
+        .map(|p| tfreq::escape(&p.display().to_string()))
         .collect();
     if large.is_empty() {
         return opts;

@@ -25,11 +25,9 @@ pub fn run(a: Args) -> Outcome {
     let model = load_model(&a.path)?;
     let mut out = stdout();
     match a.format {
-        Format::Human if a.examples => {
-            tfreq::render::signature::write_with_examples(&mut out, &model)?
-        }
-        Format::Human => tfreq::render::signature::write_saved_model_cli(&mut out, &model)?,
-        Format::Json => writeln!(out, "{}", tfreq::escape::json_string(&model, true))?,
+        Format::Human if a.examples => tfreq::render::write_with_examples(&mut out, &model)?,
+        Format::Human => tfreq::render::write_saved_model_cli(&mut out, &model)?,
+        Format::Json => writeln!(out, "{}", tfreq::json_string(&model, true))?,
     }
     out.flush()?;
     Ok(0)

@@ -1,5 +1,5 @@
 //! `tfreq warmup --model DIR|metadata.json|URL`: a warm-up made from the model's
-//! signatures alone (the requests are made by `tfreq::analysis::synth`), and, with
+//! signatures alone (the requests are made by `tfreq::analysis::synthesize`), and, with
 //! production logs, the signatures production never called added to theirs.
 
 use std::collections::BTreeMap;
@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
-use tfreq::analysis::synth::{synthesize, SynthOptions, Synthesized};
+use tfreq::analysis::{synthesize, SynthOptions, Synthesized};
 use tfreq::signature::ModelSignatures;
 
 use crate::common::Failure;
@@ -74,7 +74,7 @@ pub fn read_model(model: &Path, model_name: Option<&str>) -> Result<ModelSignatu
 /// `--values FILE`: string values by input name.
 fn read_values(path: &Path) -> Result<BTreeMap<String, Vec<Bytes>>, Failure> {
     let file = path.display().to_string();
-    let bytes = tfreq::io::read_input(path).map_err(Failure::from)?;
+    let bytes = tfreq::read_input(path).map_err(Failure::from)?;
     let mut out = BTreeMap::new();
     if bytes.trim_ascii_start().starts_with(b"{") {
         let v: serde_json::Value = serde_json::from_slice(&bytes)
@@ -161,19 +161,17 @@ pub fn requests(
         let mut err = anstream::stderr();
         for n in &s.notes {
             let text = note_text(n);
-            let msg = tfreq::escape::sanitize(&text);
+            let msg = tfreq::sanitize(&text);
             let _ = match (n.left_out, n.signature.is_empty()) {
                 (_, true) => writeln!(err, "tfreq: note: {msg}"),
                 (true, false) => writeln!(
                     err,
                     "tfreq: left out {}: {msg}",
-                    tfreq::escape::sanitize(&n.signature)
+                    tfreq::sanitize(&n.signature)
                 ),
-                (false, false) => writeln!(
-                    err,
-                    "tfreq: note: {}: {msg}",
-                    tfreq::escape::sanitize(&n.signature)
-                ),
+                (false, false) => {
+                    writeln!(err, "tfreq: note: {}: {msg}", tfreq::sanitize(&n.signature))
+                }
             };
         }
     }
@@ -181,7 +179,7 @@ pub fn requests(
 }
 
 /// The batch sizes asked for: --batch-sizes, else the batching rule's, else 1.
-pub fn batch_sizes(a: &SynthArgs, rule: Option<&tfreq::analysis::batch::BatchRule>) -> Vec<u64> {
+pub fn batch_sizes(a: &SynthArgs, rule: Option<&tfreq::analysis::BatchRule>) -> Vec<u64> {
     match (&a.batch_sizes, rule) {
         (Some(s), _) => s.clone(),
         (None, Some(r)) => r.warmup_sizes(),
@@ -203,8 +201,8 @@ pub fn wrote_line(s: &Synthesized, path: Option<&Path>) -> String {
 }
 
 /// A note's message with its [`SynthHint`] worded as this command line's flag.
-fn note_text(n: &tfreq::analysis::synth::SynthNote) -> String {
-    use tfreq::analysis::synth::SynthHint;
+fn note_text(n: &tfreq::analysis::SynthNote) -> String {
+    use tfreq::analysis::SynthHint;
     let input = n.input.as_deref().unwrap_or("NAME");
     match n.hint {
         Some(SynthHint::Dims) => format!("{} (--dim {input}=SHAPE to choose)", n.message),

@@ -64,7 +64,7 @@ impl Decoded {
         if matches!(e.fill, Fill::BadShape | Fill::BadContent) {
             return Err(DecodeError::new_err(format!(
                 "tensor {}: its values cannot be read as TensorFlow reads them ({:?})",
-                tfreq::escape::escape(&t.name),
+                tfreq::escape(&t.name),
                 e.fill
             )));
         }
@@ -150,7 +150,7 @@ impl Decoded {
     fn text(&self, py: Python<'_>) -> PyResult<Option<String>> {
         match self.text_name {
             None => Ok(None),
-            Some(name) => tfreq::render::text::to_text(&self.bytes, name)
+            Some(name) => tfreq::render::to_text(&self.bytes, name)
                 .map(Some)
                 .map_err(|e| to_py(py, e)),
         }
@@ -240,7 +240,7 @@ fn limit_error(t: &tfreq::Tensor, n: u64, bytes: Option<u64>, max: u64, how: &st
     };
     PyMemoryError::new_err(format!(
         "tensor \"{}\": {} of shape {:?} holds {n} elements, {size}{how}, beyond the limit of {max} bytes (tfreq.set_max_tensor_bytes)",
-        tfreq::escape::escape(&t.name),
+        tfreq::escape(&t.name),
         t.dtype,
         t.shape.sizes(),
     ))
@@ -280,7 +280,7 @@ fn scalar_f64(s: &Scalar) -> Option<f64> {
         S::F64(v) => *v,
         S::F16(v) => v.to_f64(),
         S::BF16(v) => v.to_f64(),
-        S::Mini(d, b) => f64::from(tfreq::minifloat::to_f32(*d, *b)?),
+        S::Mini(d, b) => f64::from(tfreq::to_f32(*d, *b)?),
         S::I64(v) => *v as f64,
         S::U64(v) => *v as f64,
         S::Bool(b) => *b as u8 as f64,
@@ -320,7 +320,7 @@ fn layout(d: DType) -> Option<Layout> {
         D::UInt64 => ("<u8", None),
         D::BFloat16 => ("<u2", Some(d.info().short)),
         D::Int4 | D::UInt4 | D::Int2 | D::UInt2 => ("|u1", Some(d.info().short)),
-        _ if tfreq::minifloat::is_minifloat(d) => ("|u1", Some(d.info().short)),
+        _ if tfreq::is_minifloat(d) => ("|u1", Some(d.info().short)),
         _ => return None,
     };
     let size = d.info().size?;
@@ -353,7 +353,7 @@ fn same_layout_run<'a>(
         Source::Field(f) => match t.field(f)? {
             Values::F32(Elems::Le(b)) if matches!(d, D::Float | D::Complex64) => Some(b),
             Values::F64(Elems::Le(b)) if matches!(d, D::Double | D::Complex128) => Some(b),
-            Values::Raw(b) if size == 1 && tfreq::minifloat::is_minifloat(d) => Some(b),
+            Values::Raw(b) if size == 1 && tfreq::is_minifloat(d) => Some(b),
             _ => None,
         },
         _ => None,
@@ -538,7 +538,7 @@ fn widen(d: DType, bits: &[u8], out: &mut [u8]) {
                     DType::Float4E2m1fn if b > 0xf => (b & 0x7) | 0x8,
                     _ => b,
                 };
-                let x = tfreq::minifloat::to_f32(d, b as u8).unwrap_or(0.0);
+                let x = tfreq::to_f32(d, b as u8).unwrap_or(0.0);
                 *v = x.to_le_bytes();
             }
             for (o, b) in out.chunks_exact_mut(4).zip(bits) {

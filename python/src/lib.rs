@@ -420,7 +420,7 @@ fn decode<'py>(
 /// each with its label. `max_size` caps the input, inflated or not, and each message, as
 /// the command's `--max-size` does. `path` is the file's, when it was read from one.
 #[pyfunction]
-#[pyo3(signature = (data, max_size = tfreq::io::DEFAULT_MAX_SIZE, path = None))]
+#[pyo3(signature = (data, max_size = tfreq::DEFAULT_MAX_SIZE, path = None))]
 fn read(
     py: Python<'_>,
     data: &Bound<'_, PyBytes>,
@@ -443,10 +443,7 @@ fn read(
         .detach(|| {
             // A gzip or zlib log is read inflated, up to `max_size` (its values are then
             // copies, not views of `data`).
-            let b = match tfreq::formats::compression::inflate_any(&b, max_size)? {
-                Some((_, v)) => Bytes::from(v),
-                None => b,
-            };
+            let (b, _) = tfreq::formats::inflated(b, max_size)?;
             tfreq::formats::read(b, &opts)
         })
         .map_err(|e| to_py(py, e))?;
@@ -484,7 +481,7 @@ fn diff_json(
             strict_shapes,
             model: None,
         };
-        let mut reports: Vec<tfreq::analysis::report::Report> = p
+        let mut reports: Vec<tfreq::analysis::Report> = p
             .iter()
             .map(|m| tfreq::analysis::diff(&w, m, &opts))
             .collect();
@@ -496,7 +493,7 @@ fn diff_json(
             first.requests.extend(r.requests);
         }
         first.summarise();
-        Ok(tfreq::render::report::to_json(&first))
+        Ok(tfreq::render::to_json(&first))
     })
 }
 
@@ -511,20 +508,20 @@ fn check_json(
     signature: Option<String>,
 ) -> PyResult<String> {
     let msgs = messages(py, requests)?;
-    let (sigs, _) = tfreq::formats::savedmodel::read_model(model.as_ref())
-        .map_err(|e| to_py(py, tfreq::Error::from(e)))?;
+    let (sigs, _) =
+        tfreq::formats::read_model(model.as_ref()).map_err(|e| to_py(py, tfreq::Error::from(e)))?;
     let opts = tfreq::analysis::CheckOptions {
         signature,
         ..Default::default()
     };
     let labels: Vec<String> = (0..msgs.len()).map(|i| format!("request {i}")).collect();
-    let labeled: Vec<tfreq::analysis::report::Labeled> = msgs
+    let labeled: Vec<tfreq::analysis::Labeled> = msgs
         .iter()
         .zip(&labels)
-        .map(|(m, l)| tfreq::analysis::report::Labeled::new(l, l, m))
+        .map(|(m, l)| tfreq::analysis::Labeled::new(l, l, m))
         .collect();
     let report = tfreq::analysis::check_labeled(&labeled, &sigs, &opts);
-    Ok(tfreq::render::report::to_json(&report))
+    Ok(tfreq::render::to_json(&report))
 }
 
 /// The executor key of one request: `(signature, feeds, fetches, fetch_all)` with the
@@ -533,7 +530,7 @@ fn check_json(
 fn executor_key<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Bound<'py, PyTuple>> {
     let msg =
         tfreq::decode_message(bytes_of(data), Default::default()).map_err(|e| to_py(py, e))?;
-    let k = tfreq::analysis::key::ExecutorKey::of(&msg);
+    let k = tfreq::analysis::ExecutorKey::of(&msg);
     let feeds = PyTuple::new(py, k.feeds.iter())?;
     let fetches = PyTuple::new(py, k.fetches.iter())?;
     (k.signature, feeds, fetches, k.fetch_all).into_pyobject(py)
@@ -595,7 +592,7 @@ fn summarize_paths(py: Python<'_>, paths: Vec<String>) -> PyResult<String> {
         let p: Vec<&std::path::Path> = paths.iter().map(std::path::Path::new).collect();
         tfreq::scan::count(&p, &Default::default(), false).counts
     });
-    Ok(tfreq::analysis::summary::Summary::of(&cov).to_json())
+    Ok(tfreq::analysis::Summary::of(&cov).to_json())
 }
 
 /// A Python file object (anything with `read(n)`) as a reader, for the stream counter.
@@ -632,23 +629,23 @@ fn summarize_reader(py: Python<'_>, name: String, reader: Py<PyAny>) -> PyResult
         Ok(c) => c,
         Err(e) => {
             // An unreadable file is named in the summary, as `tfreq keys` names it.
-            let mut c = tfreq::analysis::coverage::KeyCounts::default();
-            c.unreadable.push(tfreq::analysis::report::Unreadable {
+            let mut c = tfreq::analysis::KeyCounts::default();
+            c.unreadable.push(tfreq::analysis::Unreadable {
                 file: name.clone(),
                 error: e.message_without(&name),
             });
             c
         }
     };
-    Ok(tfreq::analysis::summary::Summary::of(&cov).to_json())
+    Ok(tfreq::analysis::Summary::of(&cov).to_json())
 }
 
 /// Merges `keys` summaries (JSON texts) into one, as `tfreq keys merge` does.
 #[pyfunction]
 fn merge_summaries(py: Python<'_>, summaries: Vec<String>) -> PyResult<String> {
-    let mut merged = tfreq::analysis::summary::Summary::empty();
+    let mut merged = tfreq::analysis::Summary::empty();
     for s in &summaries {
-        let one = tfreq::analysis::summary::Summary::from_json(s).map_err(|e| to_py(py, e))?;
+        let one = tfreq::analysis::Summary::from_json(s).map_err(|e| to_py(py, e))?;
         merged.try_merge(one).map_err(|e| to_py(py, e))?;
     }
     Ok(merged.to_json())

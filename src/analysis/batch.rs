@@ -50,11 +50,11 @@
 //! feed's dtype and dimensions after the 0th.
 //!
 //! ```
-//! use tfreq::analysis::batch::{BatchRule, Run};
+//! use tfreq::analysis::{BatchRule, Run};
 //! let rule = BatchRule::from_allowed(&[1, 8, 32])?;
 //! assert_eq!(rule.run(3), Run::Padded(vec![8]));
 //! assert_eq!(rule.run(33).refusal().as_deref(), Some("Task size 33 is larger than maximum input batch size 32"));
-//! # Ok::<(), tfreq::analysis::batch::RuleError>(())
+//! # Ok::<(), tfreq::analysis::RuleError>(())
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use tfreq::analysis::{check, CheckOptions};
-//! use tfreq::formats::savedmodel::read_model;
+//! use tfreq::formats::read_model;
 //! use tfreq::{DType, TFRequest};
 //! let (model, _) = read_model("tests/data/models/two_sigs".as_ref())?;
 //! let mut req = TFRequest::new("serving_default");
@@ -126,7 +126,7 @@ fn blank(msg: &Message) -> RequestReport {
 }
 
 /// `SIGNATURE_DEFAULTED`: an EAS request that names no signature, run as
-/// `serving_default` by [`crate::analysis::key::signature_of`] in `check` and `diff`
+/// `serving_default` by [`crate::analysis::signature_of`] in `check` and `diff`
 /// alike.
 pub(crate) fn signature_defaulted(msg: &Message) -> Option<Finding> {
     (msg.wire == WireFormat::Eas && msg.signature_name.is_empty()).then(|| {
@@ -190,7 +190,7 @@ pub fn check_meta_graph(msg: &Message, mg: &MetaGraph, signature: Option<&str>) 
 /// A classify, regress or multi-inference request: each signature it names (its own,
 /// or every task's) must be in the model (`UNKNOWN_SIGNATURE`, as TF Serving refuses
 /// it; an input without examples is `EMPTY_INPUT`, a finding about the file:
-/// [`crate::analysis::warmup::empty_inputs`]); its examples are not checked against the signature's `ParseExample` feature
+/// [`crate::analysis::empty_inputs`]); its examples are not checked against the signature's `ParseExample` feature
 /// spec (`RECORD_NOT_COMPARED`, a note saying so).
 fn check_examples(msg: &Message, mg: &MetaGraph, signature: Option<&str>) -> RequestReport {
     let mut rep = blank(msg);

@@ -3,7 +3,7 @@
 //! and logs into them (memory-mapped, on worker threads) is [`crate::scan`]'s.
 //!
 //! ```
-//! use tfreq::analysis::coverage::{KeyCounts, Origin};
+//! use tfreq::analysis::{KeyCounts, Origin};
 //! let mut cov = KeyCounts::default();
 //! for (i, f) in ["faq_prod.bin", "faq_prod_reordered.bin", "faq_prod_batch4.bin"].iter().enumerate() {
 //!     let m = tfreq::decode(&std::fs::read(format!("tests/data/eas/{f}"))?)?;
@@ -193,7 +193,7 @@ impl KeyCounts {
     /// of other models were left out, which [`KeyCounts::requests`] no longer counts.
     ///
     /// ```
-    /// use tfreq::analysis::coverage::{KeyCounts, Origin};
+    /// use tfreq::analysis::{KeyCounts, Origin};
     /// let mut cov = KeyCounts::default();
     /// for (i, f) in ["tests/data/tfs/seed_content.bin", "tests/data/eas/faq_prod.bin"].iter().enumerate() {
     ///     let m = tfreq::decode(&std::fs::read(f)?)?;

@@ -8,7 +8,7 @@
 //! the same tensor compare equal.
 //!
 //! ```
-//! use tfreq::analysis::expect::{compare, Tolerance};
+//! use tfreq::analysis::{compare, Tolerance};
 //! use tfreq::{DType, TFRequest};
 //! let mut a = TFRequest::new("s");
 //! a.add_feed("y", &[2], DType::Float, vec![1.0f32, 2.0])?;

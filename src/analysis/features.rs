@@ -18,7 +18,7 @@
 //! together, and protobuf merges the map). `Index` counts examples from 0.
 //!
 //! ```
-//! use tfreq::analysis::features::check_examples;
+//! use tfreq::analysis::check_examples;
 //! use tfreq::signature::{DenseFeature, ExampleSpec};
 //! use tfreq::{DType, Example, ExampleInput, Feature, FeatureValues};
 //! let spec = ExampleSpec {

@@ -25,7 +25,7 @@ use crate::model::{Message, Method, WireFormat};
 /// Model + signature + feed-name set + sorted fetch names (repeats kept).
 ///
 /// ```
-/// use tfreq::{analysis::key::ExecutorKey, DType, TFRequest};
+/// use tfreq::{analysis::ExecutorKey, DType, TFRequest};
 /// let mut a = TFRequest::new("s");
 /// a.add_feed("x", &[1], DType::Float, vec![1.0f32])?.add_fetch("p").add_fetch("q");
 /// let mut b = TFRequest::new("s");
@@ -50,7 +50,7 @@ use crate::model::{Message, Method, WireFormat};
 /// ```
 /// let b = std::fs::read("tests/data/examples/requests/classify_valid.pb")?;
 /// let m = tfreq::decode_request(b.into(), tfreq::Method::Classify)?;
-/// let k = tfreq::analysis::key::ExecutorKey::of(&m);
+/// let k = tfreq::analysis::ExecutorKey::of(&m);
 /// assert_eq!(k.to_string(), "model \"tf1_examples\", classify serving_default: (the signature's serialized-examples input) -> (its outputs)");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -139,7 +139,7 @@ fn model_of(msg: &Message) -> Option<String> {
 /// ```
 /// let m = tfreq::decode(&std::fs::read("tests/data/eas/no_signature.bin")?)?;
 /// assert_eq!(m.signature_name, "");
-/// assert_eq!(tfreq::analysis::key::signature_of(&m), "serving_default");
+/// assert_eq!(tfreq::analysis::signature_of(&m), "serving_default");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn signature_of(msg: &Message) -> &str {
@@ -203,7 +203,7 @@ impl ShapeKey {
     /// ```
     /// let b = std::fs::read("tests/data/examples/requests/classify_valid_context.pb")?;
     /// let m = tfreq::decode_request(b.into(), tfreq::Method::Classify)?;
-    /// let k = tfreq::analysis::key::ShapeKey::of(&m);
+    /// let k = tfreq::analysis::ShapeKey::of(&m);
     /// assert_eq!(k.shapes["(serialized examples)"], ("DT_STRING".to_string(), vec![3]));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use tfreq::analysis::load::{Latencies, Schedule};
+//! use tfreq::analysis::{Latencies, Schedule};
 //! let s = Schedule::new(Some(100.0));
 //! assert_eq!(s.at(3), Some(Duration::from_millis(30)));
 //! let mut l = Latencies::new();

@@ -6,22 +6,55 @@
 //! pipeline can match on it, a severity, the name it is about, and a sentence; they are
 //! defined in `src/finding/`, below the formats, whose detection makes findings too.
 
-pub mod batch;
+pub(crate) mod batch;
 mod check;
-pub mod coverage;
+pub(crate) mod coverage;
 mod diff;
-pub mod expect;
-pub mod features;
-pub mod key;
+pub(crate) mod expect;
+pub(crate) mod features;
+pub(crate) mod key;
 mod lint;
 #[cfg(feature = "net")]
-pub mod load;
-pub mod plan;
-pub mod report;
-pub mod summary;
-pub mod synth;
+pub(crate) mod load;
+pub(crate) mod plan;
+pub(crate) mod report;
+pub(crate) mod summary;
+pub(crate) mod synth;
 mod timing;
-pub mod warmup;
+pub(crate) mod warmup;
+
+pub use batch::{
+    batch_of, batch_of_message, count_sizes, diff_sizes, BatchDiff, BatchGroup, BatchRule,
+    BatchSizes, GroupSizes, NotBatchable, RequestRun, RuleError, Run, DEFAULT_MAX_BATCH_SIZE,
+};
+pub use coverage::{ExecutorGroup, KeyCounts, KeyStat, Origin};
+pub use expect::{compare, Tolerance};
+pub use features::check_examples;
+pub use key::{signature_of, sorted, ExecutorKey, ShapeKey};
+#[cfg(feature = "net")]
+pub use load::{
+    parse_duration, parse_rate, Bin, CurvePoint, ErrorCount, FirstCall, Latencies, LoadReport,
+    Percentiles, Schedule, CURVE,
+};
+pub use plan::{
+    batch_plan, most_frequent, plan, BatchPlan, BatchPlanned, By, PlanKey, Planned, Unbatchable,
+};
+pub use report::{
+    Binding, Command, Counts, Coverage, Labeled, Problem, Report, RequestReport, RequestTally,
+    Unreadable, Verdict,
+};
+pub use summary::{
+    FeedShape, FileRead, First, KeySummary, ShapeSummary, Summary, SummaryError, TooManyShapeKeys,
+    DEFAULT_MAX_KEYS, SCHEMA,
+};
+pub use synth::{
+    example_for, synthesize, SynthHint, SynthNote, SynthOptions, Synthesized, DEFAULT_DIM,
+    MAX_BATCH, MAX_ELEMENTS,
+};
+pub use warmup::{
+    compressed, empty_inputs, file_findings, limits, not_compared, FileFindings, RecordCheck,
+    MAX_RECORDS,
+};
 
 pub use crate::finding::{Code, Commands, Finding, Hint, Rule, Severity};
 pub use check::{check, check_labeled, check_one, CheckOptions};

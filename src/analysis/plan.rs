@@ -3,13 +3,13 @@
 //! [`batch_plan`]: batch group, for a batching server), the most frequent key first
 //! (ties: the key seen first), each represented by its most frequent shape's first
 //! request. `tfreq warmup` plans from a log's counts ([`plan`], [`batch_plan`]);
-//! `tfreq record` ([`crate::net::record::Recorder`], feature `net`) keeps one request per
+//! `tfreq record` ([`crate::net::Recorder`], feature `net`) keeps one request per
 //! [`PlanKey`] as traffic passes and writes the most frequent one first
 //! ([`most_frequent`]); `tfreq keys` counts what the plans are made of.
 //!
 //! ```
-//! use tfreq::analysis::coverage::{KeyCounts, Origin};
-//! use tfreq::analysis::plan::{plan, By};
+//! use tfreq::analysis::{KeyCounts, Origin};
+//! use tfreq::analysis::{plan, By};
 //! let mut cov = KeyCounts::default();
 //! for (i, f) in ["faq_prod_batch4.bin", "faq_prod.bin", "faq_prod_batch4.bin"].iter().enumerate() {
 //!     let m = tfreq::decode(&std::fs::read(format!("tests/data/eas/{f}"))?)?;
@@ -53,8 +53,8 @@ pub enum By {
 /// the executor key, then the shapes and the batch size when they are part of it.
 ///
 /// ```
-/// use tfreq::analysis::key::ShapeKey;
-/// use tfreq::analysis::plan::{By, PlanKey};
+/// use tfreq::analysis::ShapeKey;
+/// use tfreq::analysis::{By, PlanKey};
 /// let mut r = tfreq::TFRequest::new("serving_default");
 /// r.add_feed("x", &[4, 3], tfreq::DType::Float, vec![0f32; 12])?.add_fetch("y");
 /// let k = ShapeKey::of(r.message());
@@ -136,7 +136,7 @@ fn rank<O: Ord>(a: (u64, O), b: (u64, O)) -> Ordering {
 /// ties go to the one seen first. `None` when there are none.
 ///
 /// ```
-/// use tfreq::analysis::plan::most_frequent;
+/// use tfreq::analysis::most_frequent;
 /// assert_eq!(most_frequent([(2, 0), (5, 3), (5, 1)]), Some(2));
 /// assert_eq!(most_frequent(std::iter::empty::<(u64, u64)>()), None);
 /// ```
@@ -237,9 +237,9 @@ pub struct BatchPlan<'a> {
 /// caller resizes it to every allowed batch size, [`BatchRule::warmup_sizes`]).
 ///
 /// ```
-/// use tfreq::analysis::batch::BatchRule;
-/// use tfreq::analysis::coverage::{KeyCounts, Origin};
-/// use tfreq::analysis::plan::batch_plan;
+/// use tfreq::analysis::BatchRule;
+/// use tfreq::analysis::{KeyCounts, Origin};
+/// use tfreq::analysis::batch_plan;
 /// let mut cov = KeyCounts::default();
 /// // Batches of 1, 4 and 4 rows of 3: one group (x DT_FLOAT [_, 3]).
 /// for (i, rows) in [1usize, 4, 4].into_iter().enumerate() {

@@ -210,8 +210,7 @@ impl Counts {
 /// many, the worst verdict, the findings by severity ([`Report::summarise_with`]).
 ///
 /// ```
-/// use tfreq::analysis::report::{RequestTally, Verdict};
-/// use tfreq::analysis::{diff, DiffOptions};
+/// use tfreq::analysis::{diff, DiffOptions, RequestTally, Verdict};
 /// use tfreq::TFRequest;
 /// let (w, p) = (TFRequest::new("s"), TFRequest::new("other"));
 /// let whole = diff(&[w.message().clone()], p.message(), &DiffOptions::default());
@@ -278,7 +277,7 @@ pub struct Report {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<Unreadable>,
     /// `diff` with batching parameters: the padded batch sizes production and the
-    /// warm-up run ([`crate::analysis::batch`]).
+    /// warm-up run ([`crate::analysis::BatchRule`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub batching: Option<crate::analysis::batch::BatchSizes>,
 }
@@ -315,7 +314,7 @@ impl Report {
 
     /// [`Report::summarise`] of this report with the requests `more` tallies added to
     /// its own: for a report whose requests were written one at a time and dropped
-    /// ([`crate::render::report::ReportWriter`]).
+    /// ([`crate::render::ReportWriter`]).
     pub fn summarise_with(&mut self, more: &RequestTally) {
         let mut t = *more;
         self.requests.iter().for_each(|r| t.add(r));

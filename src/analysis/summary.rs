@@ -12,8 +12,8 @@
 //!   key itself; each key's shapes the same way.
 //!
 //! ```
-//! use tfreq::analysis::coverage::{KeyCounts, Origin};
-//! use tfreq::analysis::summary::Summary;
+//! use tfreq::analysis::{KeyCounts, Origin};
+//! use tfreq::analysis::Summary;
 //! let count = |files: &[&str]| {
 //!     let mut cov = KeyCounts::default();
 //!     for (i, f) in files.iter().enumerate() {
@@ -72,7 +72,7 @@ pub struct Summary {
     /// The executor keys.
     pub keys: Vec<KeySummary>,
     /// `keys --allowed-batch-sizes` / `--batching-parameters-file`: the padded batch
-    /// sizes the requests run at ([`crate::analysis::batch::count_sizes`]); merging
+    /// sizes the requests run at ([`crate::analysis::count_sizes`]); merging
     /// recomputes it from the merged keys when every summary that has it used the
     /// same rule, and leaves it out otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -202,7 +202,7 @@ impl Summary {
     /// is left as it was.
     ///
     /// ```
-    /// use tfreq::analysis::summary::Summary;
+    /// use tfreq::analysis::Summary;
     /// let mut a = Summary::empty();
     /// a.requests = 1 << 63;
     /// let e = a.clone().try_merge(a.clone()).unwrap_err();
@@ -335,7 +335,7 @@ impl Summary {
     /// key, so a summary over the limit is refused before it takes memory.
     ///
     /// ```
-    /// use tfreq::analysis::summary::Summary;
+    /// use tfreq::analysis::Summary;
     /// let text = Summary::empty().to_json();
     /// assert!(Summary::from_json_capped(&text, 0).is_ok());
     /// let two = r#"{"schema": 1, "keys": [{"shapes": [{}, {}]}]}"#;
@@ -396,7 +396,7 @@ impl Summary {
 }
 
 /// Distinct shape keys a summary may hold ([`Summary::from_json`]) and a count may
-/// hold (`crate::analysis::summary::DEFAULT_MAX_KEYS`, the command line's `--max-keys`): 100,000.
+/// hold (`crate::analysis::DEFAULT_MAX_KEYS`, the command line's `--max-keys`): 100,000.
 /// A one-feed key costs about 5 KB at the peak of `tfreq keys` (its tables, then the
 /// summary or table written from them) and about 4 KB in `tfreq keys merge`, so at the
 /// limit either stays near half a gigabyte (`cli/tests/cli/hostile_inputs.rs` measures it);
@@ -406,7 +406,7 @@ pub const DEFAULT_MAX_KEYS: usize = 100_000;
 /// Why a `tfreq keys` summary cannot be read or merged (besides [`TooManyShapeKeys`]).
 ///
 /// ```
-/// use tfreq::analysis::summary::{Summary, SummaryError};
+/// use tfreq::analysis::{Summary, SummaryError};
 ///
 /// let e = Summary::from_json(r#"{"schema": 7}"#).unwrap_err();
 /// let why = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<SummaryError>());

@@ -25,8 +25,8 @@
 //!   output alias for EAS (its processor refuses a warm-up without fetches).
 //!
 //! ```
-//! use tfreq::analysis::synth::{synthesize, SynthOptions};
-//! use tfreq::formats::savedmodel::read_model;
+//! use tfreq::analysis::{synthesize, SynthOptions};
+//! use tfreq::formats::read_model;
 //! let (m, _) = read_model("tests/data/models/two_sigs".as_ref())?;
 //! let opts = SynthOptions { batch_sizes: vec![1, 8], ..SynthOptions::default() };
 //! let s = synthesize(m.meta_graph("serve").unwrap(), &opts);
@@ -611,9 +611,9 @@ fn examples_requests(
 /// both a vocabulary lookup and a number parse accept.
 ///
 /// ```
-/// use tfreq::analysis::synth::example_for;
-/// use tfreq::formats::savedmodel::read_model;
-/// use tfreq::scrub::FillMode;
+/// use tfreq::analysis::example_for;
+/// use tfreq::formats::read_model;
+/// use tfreq::FillMode;
 /// let (m, _) = read_model("tests/data/examples/models/tf1_examples".as_ref())?;
 /// let spec = m.meta_graphs[0].signatures["serving_default"].examples.clone().unwrap();
 /// let e = example_for(&spec, FillMode::Constant(1.0)).expect("a small example");

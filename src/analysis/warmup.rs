@@ -11,8 +11,8 @@ use crate::formats::{Container, ContainerKind};
 /// that way ("corrupted record at 0").
 ///
 /// ```
-/// use tfreq::formats::compression::Compression;
-/// let f = tfreq::analysis::warmup::compressed(Compression::Gzip);
+/// use tfreq::formats::Compression;
+/// let f = tfreq::analysis::compressed(Compression::Gzip);
 /// assert_eq!(f.code.as_str(), "WARMUP_COMPRESSED");
 /// ```
 pub fn compressed(comp: crate::formats::compression::Compression) -> Finding {
@@ -32,9 +32,9 @@ pub fn compressed(comp: crate::formats::compression::Compression) -> Finding {
 ///
 /// ```
 /// use tfreq::formats::{read, InputOptions};
-/// let bytes = tfreq::io::read_input("tests/data/check/warmup_classify_empty.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/check/warmup_classify_empty.tfrecord".as_ref())?;
 /// let c = read(bytes, &InputOptions::new())?.into_container()?;
-/// let codes: Vec<_> = tfreq::analysis::warmup::empty_inputs(&c.entries).iter().map(|f| f.code.as_str()).collect();
+/// let codes: Vec<_> = tfreq::analysis::empty_inputs(&c.entries).iter().map(|f| f.code.as_str()).collect();
 /// assert_eq!(codes, ["EMPTY_INPUT", "EMPTY_INPUT"]);
 /// # Ok::<(), tfreq::Error>(())
 /// ```
@@ -77,15 +77,15 @@ pub fn empty_inputs(entries: &[crate::formats::Entry]) -> Vec<Finding> {
 /// file that hold no request (a `ClassifyLog` without its `request`), which `diff` and
 /// `check` read (their loader limits are [`file_findings`]) but cannot compare. A record
 /// with a request is decoded ([`crate::Method`]) and compared by its executor key
-/// (the method and signature: [`crate::analysis::key::ExecutorKey`]). Named so that
+/// (the method and signature: [`crate::analysis::ExecutorKey`]). Named so that
 /// nothing in the file is passed over silently.
 ///
 /// ```
 /// use tfreq::formats::{read, InputOptions};
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
 /// let c = read(bytes, &InputOptions::new())?.into_container()?;
 /// // Its classify, regress and multi-inference records hold requests: all compared.
-/// assert!(tfreq::analysis::warmup::not_compared(&c.entries).is_empty());
+/// assert!(tfreq::analysis::not_compared(&c.entries).is_empty());
 /// # Ok::<(), tfreq::Error>(())
 /// ```
 pub fn not_compared(entries: &[crate::formats::Entry]) -> Vec<Finding> {
@@ -125,9 +125,9 @@ pub const MAX_RECORDS: usize = 1000;
 ///
 /// ```
 /// use tfreq::formats::{read, InputOptions};
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_unsupported.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_unsupported.tfrecord".as_ref())?;
 /// let c = read(bytes, &InputOptions::new())?.into_container()?;
-/// let codes: Vec<_> = tfreq::analysis::warmup::file_findings(&c).iter().map(|f| f.code.as_str()).collect();
+/// let codes: Vec<_> = tfreq::analysis::file_findings(&c).iter().map(|f| f.code.as_str()).collect();
 /// assert_eq!(codes, ["UNSUPPORTED_LOG_TYPE", "UNSUPPORTED_LOG_TYPE"]);
 /// # Ok::<(), tfreq::Error>(())
 /// ```
@@ -154,8 +154,8 @@ pub fn file_findings(c: &Container) -> Vec<Finding> {
 /// refuses (`UNSUPPORTED_LOG_TYPE`) and records with no kind (`NO_LOG_TYPE`).
 ///
 /// ```
-/// use tfreq::analysis::warmup::limits;
-/// use tfreq::formats::prediction_log::LogKind;
+/// use tfreq::analysis::limits;
+/// use tfreq::formats::LogKind;
 /// let f = limits(&[LogKind::Predict, LogKind::SessionRun, LogKind::None]);
 /// let codes: Vec<_> = f.iter().map(|f| f.code.as_str()).collect();
 /// assert_eq!(codes, vec!["UNSUPPORTED_LOG_TYPE", "NO_LOG_TYPE"]);
@@ -216,14 +216,14 @@ fn record_limit(i: usize, k: LogKind) -> Option<Finding> {
 /// says, in the same order.
 ///
 /// ```
-/// use tfreq::analysis::warmup::{file_findings, FileFindings};
+/// use tfreq::analysis::{file_findings, FileFindings};
 /// use tfreq::formats::{read, InputOptions};
 /// let path = "tests/data/tfrecord/warmup_mixed.tfrecord";
 /// let mut found = FileFindings::default();
-/// for e in read(tfreq::io::read_input(path.as_ref())?, &InputOptions::new())? {
+/// for e in read(tfreq::read_input(path.as_ref())?, &InputOptions::new())? {
 ///     found.entry(&e?);
 /// }
-/// let c = read(tfreq::io::read_input(path.as_ref())?, &InputOptions::new())?.into_container()?;
+/// let c = read(tfreq::read_input(path.as_ref())?, &InputOptions::new())?.into_container()?;
 /// assert_eq!(found.finish(), file_findings(&c));
 /// # Ok::<(), tfreq::Error>(())
 /// ```
@@ -266,9 +266,9 @@ impl FileFindings {
 /// of each record, [`RecordCheck::finish`] what it makes of their number.
 ///
 /// ```
-/// use tfreq::analysis::warmup::RecordCheck;
+/// use tfreq::analysis::RecordCheck;
 /// use tfreq::formats::{read, InputOptions};
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_unsupported.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_unsupported.tfrecord".as_ref())?;
 /// let mut check = RecordCheck::default();
 /// let mut codes = Vec::new();
 /// for e in read(bytes, &InputOptions::new())? {

@@ -543,7 +543,7 @@ fn agreeing_reading(bytes: &Bytes, winners: &[Message]) -> Option<Message> {
 /// Whether an EAS and a TF Serving reading of one request say the same thing (no
 /// model_spec, no extra or unknown fields, no feeds, equal signature and fetches): the
 /// choice of wire changes nothing a server sees, and the EAS reading is shown. The rule
-/// for bytes ([`decode`]) and for protobuf text ([`crate::formats::text_format`]).
+/// for bytes ([`decode`]) and for protobuf text ([`crate::formats::from_text`]).
 pub(crate) fn readings_agree(eas: &Message, tfs: &Message) -> bool {
     tfs.model_spec.is_none()
         && tfs.extra.is_empty()

@@ -20,12 +20,12 @@
 //! column.
 //!
 //! ```
-//! use tfreq::formats::batching_params::parse_params;
+//! use tfreq::formats::parse_params;
 //! let p = parse_params("max_batch_size { value: 32 }\nallowed_batch_sizes: [1, 8, 32]\n")?;
 //! assert_eq!((p.max_batch_size, p.allowed_batch_sizes), (Some(32), vec![1, 8, 32]));
 //! let e = parse_params("max_batch_size { value: 32 }\nmax_batch_sise: 3\n").unwrap_err();
 //! assert_eq!((e.line, e.column), (2, 1));
-//! # Ok::<(), tfreq::formats::batching_params::ParamsError>(())
+//! # Ok::<(), tfreq::formats::ParamsError>(())
 //! ```
 
 use std::fmt;

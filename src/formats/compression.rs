@@ -19,12 +19,12 @@
 //! Inflating is done by `flate2` with the `zlib-rs` backend.
 //!
 //! ```
-//! use tfreq::formats::compression::{self, Compression};
+//! use tfreq::formats::{self, Compression};
 //! let log = std::fs::read("tests/data/tfrecord/warmup_predict.tfrecord")?;
-//! let gz = compression::compress(&log, Compression::Gzip)?;
-//! assert_eq!(compression::sniff(&gz), Some(Compression::Gzip));
-//! assert_eq!(compression::sniff(&log), None);
-//! assert_eq!(compression::inflate(&gz, Compression::Gzip, 1 << 20)?, log);
+//! let gz = formats::compress(&log, Compression::Gzip)?;
+//! assert_eq!(formats::sniff(&gz), Some(Compression::Gzip));
+//! assert_eq!(formats::sniff(&log), None);
+//! assert_eq!(formats::inflate(&gz, Compression::Gzip, 1 << 20)?, log);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -143,7 +143,7 @@ pub fn inflate(b: &[u8], c: Compression, limit: u64) -> Result<Vec<u8>, Error> {
 ///
 /// ```
 /// use std::io::Write;
-/// use tfreq::formats::compression::{inflate, Compression, Compressor};
+/// use tfreq::formats::{inflate, Compression, Compressor};
 /// let mut z = Compressor::new(Vec::new(), Compression::Gzip);
 /// z.write_all(b"hello")?;
 /// let gz = z.finish()?;
@@ -201,7 +201,7 @@ impl<W: Write> Write for Compressor<W> {
 /// Why compressed data cannot be read or written.
 ///
 /// ```
-/// use tfreq::formats::compression::{inflate, Compression, CompressionError};
+/// use tfreq::formats::{inflate, Compression, CompressionError};
 ///
 /// let e = inflate(b"\x1f\x8b\x08 not gzip", Compression::Gzip, 1 << 20).unwrap_err();
 /// let why = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<CompressionError>());

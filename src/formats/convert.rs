@@ -15,9 +15,9 @@
 //! [`Converted::left_out`] lists them.
 //!
 //! ```
-//! use tfreq::formats::convert::{convert_file, ConvertOptions};
+//! use tfreq::formats::{convert_file, ConvertOptions};
 //! use tfreq::formats::Layout;
-//! let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+//! let bytes = tfreq::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
 //! let out = convert_file(bytes.clone(), &Default::default(), Some(Layout::TfRecord),
 //!     &ConvertOptions::default())?;
 //! assert_eq!(out.records, 6); // every record, whatever its kind
@@ -95,7 +95,7 @@ enum Item {
 /// Why a conversion or scrub cannot write its output.
 ///
 /// ```
-/// use tfreq::formats::convert::ConvertError;
+/// use tfreq::formats::ConvertError;
 ///
 /// let e = ConvertError::NoPredictRequest { target: "eas" };
 /// assert_eq!(e.to_string(), "holds no PredictRequest to write as a bare eas request");
@@ -213,7 +213,7 @@ pub fn convert_file(
 /// [`Converted::data`] is empty.
 ///
 /// ```
-/// use tfreq::formats::convert::{convert_stream, ConvertOptions};
+/// use tfreq::formats::{convert_stream, ConvertOptions};
 /// let f = std::fs::File::open("tests/data/tfrecord/warmup_mixed.tfrecord")?;
 /// let mut out = Vec::new();
 /// let c = convert_stream(f, None, 1 << 20, &ConvertOptions::default(), &mut out)?;
@@ -500,7 +500,7 @@ fn has_response(record: &Bytes) -> bool {
 /// ```
 /// let bytes = std::fs::read("tests/data/tfs/spec_vector.bin")?;
 /// let m = tfreq::decode(&bytes)?;
-/// let (_, lost) = tfreq::formats::convert::fit(&m, tfreq::WireFormat::Eas);
+/// let (_, lost) = tfreq::formats::fit(&m, tfreq::WireFormat::Eas);
 /// assert_eq!(lost, ["model_spec.name \"m\" (EAS requests name no model)",
 ///                   "model_spec.version 3"]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -19,7 +19,7 @@
 //! argument is followed into the function, a few calls deep.
 //!
 //! ```
-//! use tfreq::formats::savedmodel::read_model;
+//! use tfreq::formats::read_model;
 //! let (m, _) = read_model("tests/data/examples/models/tf1_examples".as_ref())?;
 //! let spec = m.meta_graphs[0].signatures["serving_default"].examples.clone().unwrap();
 //! let x = spec.dense.iter().find(|f| f.key == "x").unwrap();

@@ -41,20 +41,48 @@
 //!
 //! [saved_model_warmup_test_util.cc]: https://github.com/tensorflow/serving/blob/master/tensorflow_serving/servables/tensorflow/saved_model_warmup_test_util.cc
 
-pub mod batching_params;
-pub mod compression;
-pub mod convert;
+pub(crate) mod batching_params;
+pub(crate) mod compression;
+pub(crate) mod convert;
 mod detect;
 mod example_spec;
+mod open;
 mod options;
-pub mod prediction_log;
-pub mod rest_json;
+pub(crate) mod prediction_log;
+pub(crate) mod rest_json;
 pub(crate) mod scrub_log;
-pub mod text;
-pub mod text_format;
-pub mod tfrecord;
+pub(crate) mod text;
+pub(crate) mod text_format;
+pub(crate) mod tfrecord;
 
-pub mod savedmodel;
+pub(crate) mod savedmodel;
+
+pub use batching_params::{parse_params, BatchingParameters, ParamsError, MAX_LEN};
+pub use compression::{
+    compress, inflate, inflate_any, reader, sniff, Compression, CompressionError, Compressor,
+};
+pub use convert::{convert_file, convert_stream, fit, ConvertError, ConvertOptions, Converted};
+pub use prediction_log::{
+    beside_request, encode_predict_log, encode_request_log, replace_predict_request, LogKind,
+    PredictionLog,
+};
+pub use rest_json::{
+    dtypes_for_model, dtypes_from_metadata, dtypes_from_model, examples_from_json,
+    examples_from_json_lines, examples_from_value, for_each_json_line, from_json, from_json_lines,
+    from_value, parse_json, to_rest_json, Dtypes, Json, RestCall, RestJsonError,
+};
+pub use savedmodel::{
+    from_metadata_json, from_saved_model_cli, from_saved_model_pb, model_source, read_model,
+    read_model_bytes, signatures, ModelError, ModelSource,
+};
+pub use text::{looks_like_text, summary, Lines, TextSummary};
+pub use text_format::{
+    from_text, looks_like_text_format, requests_from_text, text_depth, TextError, TextRequests,
+};
+pub use tfrecord::{
+    frame, is_tfrecord, mask, masked_crc, unmask, write_record, RawRecord, RecordReader, Records,
+    TfRecordError, FOOTER_LEN, HEADER_LEN,
+};
 
 use bytes::Bytes;
 
@@ -63,11 +91,10 @@ use crate::encode::{encode, TfsEncoding};
 use crate::error::{Error, ErrorDetail};
 use crate::finding::{Code, Finding};
 use crate::model::{Kind, Message, Method, WireFormat};
-use prediction_log::{LogKind, PredictionLog};
-use tfrecord::Records;
 
 pub use detect::DetectError;
 use detect::Kept;
+pub use open::{inflated, open, LogReading, Opened};
 pub use options::{InputFormat, InputOptions};
 
 /// One message found in a file.
@@ -172,7 +199,7 @@ pub struct Container {
     /// Every entry, in file order.
     pub entries: Vec<Entry>,
     /// Detection's findings about the file as a whole (TF Serving's warm-up limits are
-    /// [`crate::analysis::warmup::file_findings`]).
+    /// [`crate::analysis::file_findings`]).
     pub findings: Vec<Finding>,
     /// The compression the file was read through (`None` for plain bytes; set by the
     /// caller that inflated them, [`compression::inflate_any`]).
@@ -185,7 +212,7 @@ pub struct Container {
 ///
 /// ```
 /// use tfreq::formats::{read, InputOptions, LogTally};
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
 /// let mut tally = LogTally::default();
 /// for e in read(bytes, &InputOptions::new())? {
 ///     tally.add(&e?);
@@ -277,7 +304,7 @@ impl Entries {
     ///
     /// ```
     /// use tfreq::formats::{read, InputOptions};
-    /// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+    /// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
     /// let entries = read(bytes, &InputOptions::new())?.release_behind();
     /// assert_eq!(entries.count(), 6);
     /// # Ok::<(), tfreq::Error>(())
@@ -490,20 +517,20 @@ fn rebuilt_entries(
 /// ```
 /// use tfreq::formats::{read, ContainerKind, InputOptions};
 /// let path = std::path::Path::new("tests/data/tfrecord/warmup_mixed.tfrecord");
-/// let bytes = tfreq::io::read_input(path)?;
+/// let bytes = tfreq::read_input(path)?;
 /// let c = read(bytes, &InputOptions::new().for_path(path))?.into_container()?;
 /// assert_eq!(c.kind, ContainerKind::TfRecord);
 /// assert_eq!(c.entries.len(), 6);
-/// let limits = tfreq::analysis::warmup::file_findings(&c);
+/// let limits = tfreq::analysis::file_findings(&c);
 /// assert!(limits.iter().any(|f| f.code.as_str() == "NO_LOG_TYPE"));
 ///
 /// // Only the requests and responses, labelled by where they are:
-/// let bytes = tfreq::io::read_input("tests/data/eas/seed_warm_up.bin".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/eas/seed_warm_up.bin".as_ref())?;
 /// let records = read(bytes, &InputOptions::new())?.into_records()?;
 /// assert_eq!((records.len(), records[0].message.tensors.len()), (1, 5));
 ///
 /// // Concatenated PredictionLogs are refused, saying how many of which log type.
-/// let bytes = tfreq::io::read_input("tests/data/detect/unframed_logs.bin".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/detect/unframed_logs.bin".as_ref())?;
 /// let err = read(bytes, &InputOptions::new()).unwrap_err();
 /// assert!(matches!(err.detail(), tfreq::ErrorDetail::Unframed(_)));
 /// assert!(err.to_string().contains("without TFRecord framing"), "{err}");
@@ -553,7 +580,7 @@ pub fn read(bytes: Bytes, opts: &InputOptions) -> Result<Entries, Error> {
 ///
 /// ```
 /// use tfreq::formats::{detect, ContainerKind, InputOptions};
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
 /// assert_eq!(detect(&bytes, &InputOptions::new())?, ContainerKind::TfRecord);
 /// # Ok::<(), tfreq::Error>(())
 /// ```
@@ -563,7 +590,7 @@ pub fn detect(bytes: &Bytes, opts: &InputOptions) -> Result<ContainerKind, Error
 
 impl Entries {
     /// Reads every entry: the whole file, with what detection found about it (TF
-    /// Serving's warm-up limits are verdicts: [`crate::analysis::warmup::file_findings`]).
+    /// Serving's warm-up limits are verdicts: [`crate::analysis::file_findings`]).
     /// The first entry that fails to decode is the error.
     pub fn into_container(mut self) -> Result<Container, Error> {
         let kind = self.kind;
@@ -626,7 +653,7 @@ impl Layout {
 ///
 /// ```
 /// use tfreq::formats::{read, write, InputOptions, Layout};
-/// let bytes = tfreq::io::read_input("tests/data/eas/faq_prod.bin".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/eas/faq_prod.bin".as_ref())?;
 /// let records = read(bytes, &InputOptions::new())?.into_records()?;
 /// let msgs: Vec<_> = records.into_iter().map(|r| r.message).collect();
 /// let file = write(&msgs, Layout::TfRecord)?;

@@ -7,7 +7,7 @@
 //! requests of `predict_streamed_log`) are decoded further.
 //!
 //! ```
-//! use tfreq::formats::prediction_log::{encode_predict_log, LogKind, PredictionLog};
+//! use tfreq::formats::{encode_predict_log, LogKind, PredictionLog};
 //! let mut req = tfreq::TFRequest::for_wire("serving_default", tfreq::WireFormat::TfServing);
 //! req.add_feed("x", &[1, 2], tfreq::DType::Float, vec![1.0f32, 2.0])?;
 //! let bytes = req.to_tf_serving_bytes("m")?;
@@ -239,9 +239,9 @@ impl PredictionLog {
     /// multi_inference, each task's field 1). Specs that do not decode are left out.
     ///
     /// ```
-    /// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
-    /// let rec = tfreq::formats::tfrecord::Records::new(bytes).nth(1).unwrap()?;
-    /// let log = tfreq::formats::prediction_log::PredictionLog::decode(rec.data, 0)?;
+    /// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+    /// let rec = tfreq::formats::Records::new(bytes).nth(1).unwrap()?;
+    /// let log = tfreq::formats::PredictionLog::decode(rec.data, 0)?;
     /// assert_eq!(log.request_model_specs()[0].signature_name, "classify_x_to_y");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -288,7 +288,7 @@ fn fields(msg: &Bytes, n: u32) -> Vec<Bytes> {
 ///
 /// ```
 /// // `tests/data/gen/README.md`: the envelope is 32 3c 0a 3a + the 58-byte request.
-/// let log = tfreq::formats::prediction_log::encode_predict_log(&[0u8; 58]);
+/// let log = tfreq::formats::encode_predict_log(&[0u8; 58]);
 /// assert_eq!(&log[..4], &[0x32, 0x3c, 0x0a, 0x3a]);
 /// ```
 pub fn encode_predict_log(request: &[u8]) -> Vec<u8> {
@@ -301,7 +301,7 @@ pub fn encode_predict_log(request: &[u8]) -> Vec<u8> {
 /// its bytes cannot tell.
 ///
 /// ```
-/// use tfreq::formats::prediction_log::{encode_request_log, LogKind, PredictionLog};
+/// use tfreq::formats::{encode_request_log, LogKind, PredictionLog};
 /// let log = encode_request_log(tfreq::Method::Regress, b"").unwrap();
 /// assert_eq!(PredictionLog::decode(log.into(), 0)?.kind, LogKind::Regress);
 /// assert!(encode_request_log(tfreq::Method::ClassifyOrRegress, b"").is_none());
@@ -345,9 +345,9 @@ pub(crate) fn raw_fields(msg: &Bytes) -> Result<Vec<(WireValue, u32, Bytes)>, De
 /// file has no room for these.
 ///
 /// ```
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
-/// let rec = tfreq::formats::tfrecord::Records::new(bytes).next().unwrap()?;
-/// let parts = tfreq::formats::prediction_log::beside_request(&rec.data)?;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_mixed.tfrecord".as_ref())?;
+/// let rec = tfreq::formats::Records::new(bytes).next().unwrap()?;
+/// let parts = tfreq::formats::beside_request(&rec.data)?;
 /// assert_eq!(parts, ["log_metadata"]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -380,7 +380,7 @@ pub fn beside_request(data: &Bytes) -> Result<Vec<String>, DecodeError> {
 /// the last `predict_log`, the one the record's request was read from.
 ///
 /// ```
-/// use tfreq::formats::prediction_log::{encode_predict_log, replace_predict_request};
+/// use tfreq::formats::{encode_predict_log, replace_predict_request};
 /// let rec = encode_predict_log(b"\x1a\x01y");
 /// let out = replace_predict_request(&rec.into(), b"\x1a\x01z", false)?;
 /// assert_eq!(out, encode_predict_log(b"\x1a\x01z"));

@@ -12,7 +12,7 @@
 //! [`read_model`] sniffs which one a path is ([`model_source`]).
 //!
 //! ```
-//! use tfreq::formats::savedmodel::{read_model, ModelSource};
+//! use tfreq::formats::{read_model, ModelSource};
 //! let (m, src) = read_model("tests/data/models/faq".as_ref())?;
 //! assert_eq!(src, ModelSource::SavedModel);
 //! let sig = &m.meta_graph("serve").unwrap().signatures["serving_default"];
@@ -21,7 +21,7 @@
 //! let (t, _) = read_model("tests/data/models/faq.saved_model_cli.txt".as_ref())?;
 //! assert_eq!(m, j);
 //! assert_eq!(m, t);
-//! # Ok::<(), tfreq::formats::savedmodel::ModelError>(())
+//! # Ok::<(), tfreq::formats::ModelError>(())
 //! ```
 
 use std::collections::BTreeMap;
@@ -220,7 +220,7 @@ pub fn read_model(path: &Path) -> Result<(ModelSignatures, ModelSource), ModelEr
 /// a file system (the browser page in web/ reads a file the user chose).
 ///
 /// ```
-/// use tfreq::formats::savedmodel::{read_model_bytes, ModelSource};
+/// use tfreq::formats::{read_model_bytes, ModelSource};
 /// let bytes = std::fs::read("tests/data/models/seed.metadata.json")?;
 /// let (model, source) = read_model_bytes(&bytes, "seed.metadata.json")?;
 /// assert_eq!(source, ModelSource::Metadata);

@@ -24,7 +24,7 @@ use crate::wire::writer::{
 /// requests (floats and integers by the fill, bytes by strings of the same length).
 /// Responses (production outputs) and unknown fields are left out and named.
 ///
-/// (`tfreq::formats::convert::convert_file` with a scrub is the public way in.)
+/// (`tfreq::formats::convert_file` with a scrub is the public way in.)
 pub fn scrub_log_record(
     data: &Bytes,
     fill: FillMode,

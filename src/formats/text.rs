@@ -2,7 +2,7 @@
 //! string input.
 //!
 //! ```
-//! use tfreq::formats::text::{summary, Lines};
+//! use tfreq::formats::{summary, Lines};
 //! let lines: Vec<_> = Lines::new("hello\nworld!\r\n\n".into()).map(|(_, _, l)| l).collect();
 //! assert_eq!(lines, vec![&b"hello"[..], b"world!"]);
 //! let s = summary(&lines);

@@ -11,7 +11,7 @@
 //! [`requests_from_text`] lists them so no caller drops them silently.
 //!
 //! ```
-//! use tfreq::formats::text_format::from_text;
+//! use tfreq::formats::from_text;
 //! // faq_prod.txt is Python's text_format of the request eas_prediction wrote.
 //! let text = std::fs::read_to_string("tests/data/eas/faq_prod.txt")?;
 //! let msgs = from_text(&text, None)?;
@@ -136,7 +136,7 @@ pub struct TextRequests {
 /// [`from_text`], also listing the records the text holds no request for.
 ///
 /// ```
-/// use tfreq::formats::text_format::requests_from_text;
+/// use tfreq::formats::requests_from_text;
 /// let text = "# record 0: predict_log request\nmodel_spec { signature_name: \"s\" }\n\n# record 1: classify_log (not a PredictRequest)\n";
 /// let t = requests_from_text(text, Some(tfreq::WireFormat::TfServing))?;
 /// assert_eq!((t.requests.len(), t.skipped.as_slice()), (1, &["record 1: classify_log".to_string()][..]));
@@ -240,7 +240,7 @@ pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRe
 /// Why protobuf text format is not a request.
 ///
 /// ```
-/// use tfreq::formats::text_format::{from_text, TextError};
+/// use tfreq::formats::{from_text, TextError};
 ///
 /// let e = from_text("", None).unwrap_err();
 /// let why = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<TextError>());

@@ -8,11 +8,11 @@
 //! bounded memory.
 //!
 //! ```
-//! use tfreq::formats::tfrecord::{frame, Records};
+//! use tfreq::formats::{frame, Records};
 //! let file = frame([&b"hello"[..], b"", b"world"]);
 //! let data: Vec<_> = Records::new(file.into()).map(|r| r.map(|r| r.data)).collect::<Result<_, _>>()?;
 //! assert_eq!(data, vec![&b"hello"[..], b"", b"world"]);
-//! # Ok::<(), tfreq::formats::tfrecord::TfRecordError>(())
+//! # Ok::<(), tfreq::formats::TfRecordError>(())
 //! ```
 
 use bytes::Bytes;
@@ -29,7 +29,7 @@ const MASK_DELTA: u32 = 0xa282_ead8;
 /// TensorFlow's CRC mask: rotate right by 15, add a constant.
 ///
 /// ```
-/// use tfreq::formats::tfrecord::{mask, unmask};
+/// use tfreq::formats::{mask, unmask};
 /// assert_eq!(unmask(mask(0xE306_9283)), 0xE306_9283);
 /// ```
 pub fn mask(crc: u32) -> u32 {
@@ -123,7 +123,7 @@ fn le_u64(b: &[u8]) -> u64 {
 /// stream.
 ///
 /// ```
-/// use tfreq::formats::tfrecord::{frame, RecordReader};
+/// use tfreq::formats::{frame, RecordReader};
 /// let file = frame([&b"hello"[..], b"", b"world"]);
 /// let data: Vec<_> = RecordReader::new(&file[..], 1 << 20)
 ///     .map(|r| r.map(|r| r.data))
@@ -296,7 +296,7 @@ fn fill(r: &mut impl std::io::Read, buf: &mut [u8]) -> Result<usize, crate::erro
 /// first record's length CRC: a 1 in 2^32 chance for other data).
 ///
 /// ```
-/// use tfreq::formats::tfrecord::{frame, is_tfrecord};
+/// use tfreq::formats::{frame, is_tfrecord};
 /// assert!(is_tfrecord(&frame([&b"x"[..]])));
 /// assert!(!is_tfrecord(b"\x0a\x01x"));
 /// ```
@@ -315,15 +315,17 @@ pub fn is_tfrecord(bytes: &[u8]) -> bool {
 pub(crate) fn sync_at(buf: &[u8], from: usize, to: usize) -> Option<usize> {
     let header_ok = |p: usize| -> Option<usize> {
         let len = le_u64(buf.get(p..p.checked_add(8)?)?);
-        let crc = le_u32(buf.get(p + 8..p + HEADER_LEN)?);
-        if masked_crc(buf.get(p..p + 8)?) != crc {
-            return None;
-        }
-        // The record's end, if the buffer holds it.
+        // The record's end, if the buffer holds it: checked before the checksum, as it
+        // rules out nearly every offset inside data (the eight bytes read as a length
+        // past the buffer's end) for a comparison instead of a CRC.
         let end = usize::try_from(len)
             .ok()?
             .checked_add(p + HEADER_LEN + FOOTER_LEN)?;
-        (end <= buf.len()).then_some(end)
+        if end > buf.len() {
+            return None;
+        }
+        let crc = le_u32(buf.get(p + 8..p + HEADER_LEN)?);
+        (masked_crc(buf.get(p..p + 8)?) == crc).then_some(end)
     };
     (from..to.min(buf.len()))
         .find(|&p| header_ok(p).is_some_and(|next| next == buf.len() || header_ok(next).is_some()))

@@ -35,7 +35,7 @@ pub struct SignedHeaders {
 /// surrounding whitespace, as the SDK does), `path` is `/api/predict/SERVICE`.
 ///
 /// ```
-/// let s = tfreq::net::eas::sign("token", b"body", "application/octet-stream",
+/// let s = tfreq::net::sign("token", b"body", "application/octet-stream",
 ///     "Thu, 01 Jan 2026 00:00:00 GMT", "/api/predict/faq");
 /// assert_eq!(s.content_md5, "841a2d689ad86bd1611447453c22c6fc");
 /// assert!(s.authorization.starts_with("EAS "));

@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use std::sync::atomic::AtomicBool;
-//! use tfreq::analysis::key::ExecutorKey;
+//! use tfreq::analysis::ExecutorKey;
 //! use tfreq::net::{prepare, Client, Load, LoadRequest, Options, Target};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // A port nothing listens on: every call fails, and is counted by kind.

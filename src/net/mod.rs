@@ -23,16 +23,31 @@
 //! ```
 
 mod budget;
-pub mod eas;
-pub mod grpc;
+pub(crate) mod eas;
+pub(crate) mod grpc;
 mod load;
-pub mod pool;
-pub mod queue;
-pub mod record;
-pub mod rest;
+pub(crate) mod pool;
+pub(crate) mod queue;
+pub(crate) mod record;
+pub(crate) mod rest;
 mod status;
 mod tap;
 pub(crate) mod web;
+
+pub use eas::{canonical_path, headers, predict, sign, SignedHeaders, CONTENT_TYPE};
+pub use grpc::{read_metadata, status_of, Grpc, GET_MODEL_METADATA, PREDICT};
+pub use pool::{each, InOrder, AHEAD_PER_WORKER};
+pub use queue::{
+    sink_answer, worker_failure, DataFrame, DataFrameList, Queue, Ticket, FIRST_PAUSE, GID_HEADER,
+    LAST_CODE, LAST_MESSAGE, LONGEST_PAUSE, PROTOBUF, REQUEST_ID_HEADER, UID_HEADER,
+};
+pub use record::{
+    check_upstream, rest_predict_model, run_recorder, serve, Added, Counters, Event, Events, Kept,
+    ProxyOptions, RecordOptions, Recorder, Wire, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_INFLIGHT, DEFAULT_MAX_MODELS, DEFAULT_MAX_REQUEST_SIZE,
+    MAX_METADATA, MAX_QUEUED, METADATA_DEADLINE,
+};
+pub use rest::{metadata_url, predict_url, Outputs};
 
 use std::fmt;
 use std::time::{Duration, Instant};

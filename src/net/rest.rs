@@ -1,5 +1,5 @@
 //! TF Serving's REST API: `POST /v1/models/NAME[/versions/N]:predict` with the request
-//! as JSON ([`crate::formats::rest_json::to_rest_json`]), and `GET …/metadata`.
+//! as JSON ([`crate::formats::to_rest_json`]), and `GET …/metadata`.
 //!
 //! The JSON answer (`{"outputs": {...}}`, or `{"outputs": VALUE}` when the signature
 //! has one output) carries no dtypes: they are taken from the model's metadata, read

@@ -47,7 +47,7 @@ pub const PREVIEW: usize = 6;
 /// req.add_fetch("y");
 /// let msg = tfreq::decode(&req.to_bytes()?)?;
 /// let mut out = Vec::new();
-/// tfreq::render::human::write_summary(&mut out, "req.bin", &msg, &[], Default::default())?;
+/// tfreq::render::write_summary(&mut out, "req.bin", &msg, &[], Default::default())?;
 /// let s = String::from_utf8(out).unwrap();
 /// assert!(s.contains("EAS PredictRequest"));
 /// assert!(s.contains("DT_FLOAT"));
@@ -565,11 +565,11 @@ pub fn write_entry_line(
 ///
 /// ```
 /// use tfreq::formats::{read, InputOptions};
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
 /// let c = read(bytes, &InputOptions::new())?.into_container()?;
 /// let problems = vec![Vec::new(); c.entries.len()];
 /// let mut out = Vec::new();
-/// tfreq::render::human::write_entries(&mut out, "log", &c, &problems, 2..3, false, tfreq::render::Color::Never)?;
+/// tfreq::render::write_entries(&mut out, "log", &c, &problems, 2..3, false, tfreq::render::Color::Never)?;
 /// let text = String::from_utf8(out).unwrap();
 /// assert!(text.contains("log record 2") && !text.contains("log record 1"), "{text}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())

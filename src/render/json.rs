@@ -568,8 +568,8 @@ fn entry_json<'a>(
 ///
 /// ```
 /// use tfreq::formats::{read, InputOptions};
-/// use tfreq::render::json::StreamedContainer;
-/// let bytes = tfreq::io::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
+/// use tfreq::render::StreamedContainer;
+/// let bytes = tfreq::read_input("tests/data/tfrecord/warmup_predict.tfrecord".as_ref())?;
 /// let mut out = Vec::new();
 /// let mut doc = StreamedContainer::start(&mut out, "-", Default::default())?;
 /// for e in read(bytes, &InputOptions::new())? {
@@ -631,7 +631,7 @@ impl StreamedContainer {
 }
 
 /// The `tfreq keys` document: the summary of
-/// [`crate::analysis::summary::Summary`] (schema 1), which `tfreq keys merge` combines.
+/// [`crate::analysis::Summary`] (schema 1), which `tfreq keys merge` combines.
 pub fn write_coverage_json(
     out: &mut dyn Write,
     cov: &crate::analysis::coverage::KeyCounts,

@@ -2,24 +2,41 @@
 //! person or a program reads. Renderers never decode request semantics themselves.
 
 pub(crate) mod escape;
-pub mod human;
-pub mod json;
+pub(crate) mod human;
+pub(crate) mod json;
 #[cfg(feature = "net")]
 mod load;
-pub mod report;
-pub mod signature;
-pub mod text;
+pub(crate) mod report;
+pub(crate) mod signature;
+pub(crate) mod text;
+
+pub use human::{
+    preview, scalar_text, severity_color, write_container_head, write_coverage, write_entries,
+    write_entry, write_entry_line, write_findings, write_log_head, write_summary, EXAMPLES_SHOWN,
+    PREVIEW,
+};
+pub use json::{
+    scalar_json, write_container, write_coverage_json, write_log_end, write_log_entry,
+    write_log_start, write_message, write_summary_json, FindingsJson, MessageJson,
+    StreamedContainer, ValuesMode, JSON_PREVIEW,
+};
+pub use report::{
+    to_json, write_batching, write_github, write_github_examples, write_github_finding,
+    write_github_unreadable, write_human, write_json, ReportFormat, ReportMark, ReportWriter,
+};
+pub use signature::{write_saved_model_cli, write_with_examples};
+pub use text::{to_text, write_text};
 
 /// Whether a human-readable writer colours its text with ANSI escapes: only when the
 /// caller asks ([`Color::Always`]); a program writing to a file or a `Vec` gets plain
 /// text by default.
 ///
 /// ```
-/// use tfreq::render::{human, Color};
+/// use tfreq::render::{self, Color};
 /// let msg = tfreq::decode(&tfreq::TFRequest::new("s").to_bytes()?)?;
 /// let (mut plain, mut coloured) = (Vec::new(), Vec::new());
-/// human::write_summary(&mut plain, "req", &msg, &[], Color::Never)?;
-/// human::write_summary(&mut coloured, "req", &msg, &[], Color::Always)?;
+/// render::write_summary(&mut plain, "req", &msg, &[], Color::Never)?;
+/// render::write_summary(&mut coloured, "req", &msg, &[], Color::Always)?;
 /// assert!(!plain.contains(&0x1b) && coloured.contains(&0x1b));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

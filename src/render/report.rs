@@ -69,7 +69,7 @@ pub fn write_json(out: &mut dyn Write, r: &Report) -> io::Result<()> {
 /// p.add_feed("x", &[1], DType::Float, vec![1.0f32])?.add_fetch("a").add_fetch("b");
 /// let report = diff(&[w.message().clone()], p.message(), &DiffOptions::default());
 /// let mut out = Vec::new();
-/// tfreq::render::report::write_human(&mut out, &report, Default::default())?;
+/// tfreq::render::write_human(&mut out, &report, Default::default())?;
 /// let text = String::from_utf8(out).unwrap();
 /// assert!(text.contains("+ b"), "{text}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -380,7 +380,7 @@ fn gh_prop(s: &str) -> String {
 /// p.add_fetch("b");
 /// let report = diff(&[w.message().clone()], p.message(), &DiffOptions::default());
 /// let mut out = Vec::new();
-/// tfreq::render::report::write_github(&mut out, &report)?;
+/// tfreq::render::write_github(&mut out, &report)?;
 /// let text = String::from_utf8(out).unwrap();
 /// assert!(text.starts_with("::error file=production,title=FETCH_ADDED::"), "{text}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -462,14 +462,14 @@ pub fn write_github_finding(
 /// The `::notice` annotation (title `EXAMPLES`) that shows a classify, regress or
 /// multi-inference request's examples on one line: the input list, then each shown
 /// example's features as `name kind[length] preview` (at most
-/// [`crate::render::human::EXAMPLES_SHOWN`] examples and
-/// [`crate::render::human::PREVIEW`] values each). Nothing for a predict request.
+/// [`crate::render::EXAMPLES_SHOWN`] examples and
+/// [`crate::render::PREVIEW`] values each). Nothing for a predict request.
 ///
 /// ```
 /// let b = std::fs::read("tests/data/examples/requests/classify_valid_context.pb")?;
 /// let m = tfreq::decode_request(b.into(), tfreq::Method::Classify)?;
 /// let mut out = Vec::new();
-/// tfreq::render::report::write_github_examples(&mut out, "r.pb", "r.pb", &m)?;
+/// tfreq::render::write_github_examples(&mut out, "r.pb", "r.pb", &m)?;
 /// let line = String::from_utf8(out)?;
 /// assert!(line.starts_with("::notice file=r.pb,title=EXAMPLES::ClassificationRequest, example_list_with_context of 3 examples; context: age int64[1] 40, tags bytes[1] \"ctx\"; example 0: x float[2] 1.0 2.0;"), "{line}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -555,7 +555,7 @@ pub fn write_github_unreadable(out: &mut dyn Write, file: &str, error: &str) -> 
 /// The format a [`ReportWriter`] writes: that of [`write_human`] (with its colour),
 /// [`write_json`] or [`write_github`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum ReportFormat {
     /// [`write_human`].
     Human(crate::render::Color),
     /// [`write_json`].
@@ -567,7 +567,7 @@ pub enum Format {
 /// Writes a [`Report`] whose requests come one at a time, in memory that does not grow
 /// with their number: each request report is rendered when it is given, into a writer
 /// of the caller's that keeps the text (a `Vec<u8>`; for text larger than memory,
-/// `tfreq::io::Spool`: 8 MiB in memory, then a temporary file), and dropped; what the
+/// `tfreq::Spool`: 8 MiB in memory, then a temporary file), and dropped; what the
 /// report's head and tail need of it is tallied. [`ReportWriter::finish`] then writes what
 /// [`write_human`], [`write_json`] or [`write_github`] writes of the whole report, byte
 /// for byte: the head (known only at the end: the unreadable files, the input problems),
@@ -583,9 +583,8 @@ pub enum Format {
 ///
 /// ```
 /// use std::io::Write;
-/// use tfreq::analysis::report::Labeled;
-/// use tfreq::analysis::{diff_labeled, Differ, DiffOptions};
-/// use tfreq::render::report::{write_json, Format, ReportWriter};
+/// use tfreq::analysis::{diff_labeled, DiffOptions, Differ, Labeled};
+/// use tfreq::render::{write_json, ReportFormat, ReportWriter};
 /// use tfreq::{DType, TFRequest};
 /// let mut w = TFRequest::new("s");
 /// w.add_feed("x", &[1], DType::Float, vec![1.0f32])?.add_fetch("a");
@@ -596,7 +595,7 @@ pub enum Format {
 /// let opts = DiffOptions::default();
 /// let differ = Differ::new(&warmup, &opts);
 /// // The report without its requests; each request is written as it is judged.
-/// let mut writer = ReportWriter::new(Format::Json, differ.finish(Vec::new()));
+/// let mut writer = ReportWriter::new(ReportFormat::Json, differ.finish(Vec::new()));
 /// let mut spool = Vec::new();
 /// for label in ["p.log (record 0)", "p.log (record 1)"] {
 ///     let report = differ.report(&Labeled::new("p.log", label, &p));
@@ -621,7 +620,7 @@ pub enum Format {
 /// ```
 #[derive(Debug)]
 pub struct ReportWriter {
-    format: Format,
+    format: ReportFormat,
     report: Report,
     /// The requests of the report given to [`ReportWriter::new`], written first.
     held: Vec<RequestReport>,
@@ -717,7 +716,7 @@ fn get_varint(b: &[u8], at: &mut usize) -> u64 {
 /// Where a [`ReportWriter`] was: [`ReportWriter::rollback`] takes back every request
 /// given since [`ReportWriter::mark`] made it.
 #[derive(Debug, Clone)]
-pub struct Mark {
+pub struct ReportMark {
     tally: RequestTally,
     /// Each coverage row's labels as they were.
     rows: Vec<(ExecutorKey, LabelsMark)>,
@@ -731,8 +730,8 @@ impl ReportWriter {
     /// A writer of `report` in `format`. Its requests, if any, come first, before those
     /// given to [`ReportWriter::request`]; its command and warm-up decide how each
     /// request is written.
-    pub fn new(format: Format, mut report: Report) -> ReportWriter {
-        let keep = format == Format::Json;
+    pub fn new(format: ReportFormat, mut report: Report) -> ReportWriter {
+        let keep = format == ReportFormat::Json;
         let rows = report.coverage.take().map(|cov| {
             cov.into_iter()
                 .map(|c| {
@@ -771,7 +770,7 @@ impl ReportWriter {
     /// `spool` fails.
     pub fn request(&mut self, spool: &mut dyn Write, r: &RequestReport) -> io::Result<()> {
         if let Some(rows) = &mut self.rows {
-            let keep = self.format == Format::Json;
+            let keep = self.format == ReportFormat::Json;
             rows.entry(r.key.clone())
                 .or_insert_with(|| CoverageRow {
                     warmed_by: r.warmed_by.clone().unwrap_or_default(),
@@ -787,9 +786,9 @@ impl ReportWriter {
 
     /// Where the writer is now, to take back what follows ([`ReportWriter::rollback`]):
     /// the requests of an input that turns out unreadable halfway. (The caller takes
-    /// back their text from its spool: `tfreq::io::Spool::truncate`.)
-    pub fn mark(&self) -> Mark {
-        Mark {
+    /// back their text from its spool: `tfreq::Spool::truncate`.)
+    pub fn mark(&self) -> ReportMark {
+        ReportMark {
             tally: self.tally,
             rows: self
                 .rows
@@ -807,7 +806,7 @@ impl ReportWriter {
     }
 
     /// Forgets every request given since `mark` (from this writer) was made.
-    pub fn rollback(&mut self, mark: Mark) {
+    pub fn rollback(&mut self, mark: ReportMark) {
         self.tally = mark.tally;
         if let Some(rows) = &mut self.rows {
             let before: BTreeMap<_, _> = mark.rows.into_iter().collect();
@@ -846,7 +845,7 @@ impl ReportWriter {
             spooled(out)
         };
         match format {
-            Format::Human(color) => {
+            ReportFormat::Human(color) => {
                 let rows_shown: Option<Vec<Row>> = rows.as_ref().map(|rows| {
                     rows.iter()
                         .map(|(key, r)| Row {
@@ -861,12 +860,12 @@ impl ReportWriter {
                 let mut p = crate::render::Paint::new(out, color);
                 human_tail(&mut p, &report, rows_shown.as_deref())?;
             }
-            Format::Github => {
+            ReportFormat::Github => {
                 github_head(out, &report)?;
                 requests(out)?;
                 github_tail(out, &report)?;
             }
-            Format::Json => {
+            ReportFormat::Json => {
                 let any = tally.requests > 0;
                 json_spliced(out, &report, any, requests, rows.as_ref())?
             }
@@ -879,18 +878,18 @@ impl ReportWriter {
 /// warm-up (`first`: the report's first request).
 fn write_request(
     out: &mut dyn Write,
-    format: Format,
+    format: ReportFormat,
     report: &Report,
     first: bool,
     r: &RequestReport,
 ) -> io::Result<()> {
     match format {
-        Format::Human(color) => {
+        ReportFormat::Human(color) => {
             let mut p = crate::render::Paint::new(out, color);
             human_request(&mut p, report.command, many_warmups(report), r)
         }
-        Format::Github => github_request(out, r),
-        Format::Json => {
+        ReportFormat::Github => github_request(out, r),
+        ReportFormat::Json => {
             // An element of "requests" (at indent 4) as serde_json's pretty printer
             // writes it inside the whole report: JSON text has no newline but between
             // its tokens, so each line is indented 4 more.
@@ -1097,22 +1096,22 @@ mod tests {
         out
     }
 
-    fn formats() -> [Format; 4] {
+    fn formats() -> [ReportFormat; 4] {
         use crate::render::Color;
         [
-            Format::Human(Color::Never),
-            Format::Human(Color::Always),
-            Format::Json,
-            Format::Github,
+            ReportFormat::Human(Color::Never),
+            ReportFormat::Human(Color::Always),
+            ReportFormat::Json,
+            ReportFormat::Github,
         ]
     }
 
-    fn whole(format: Format, r: &Report) -> String {
+    fn whole(format: ReportFormat, r: &Report) -> String {
         let mut out = Vec::new();
         match format {
-            Format::Human(c) => write_human(&mut out, r, c),
-            Format::Json => write_json(&mut out, r),
-            Format::Github => write_github(&mut out, r),
+            ReportFormat::Human(c) => write_human(&mut out, r, c),
+            ReportFormat::Json => write_json(&mut out, r),
+            ReportFormat::Github => write_github(&mut out, r),
         }
         .unwrap();
         String::from_utf8(out).unwrap()
@@ -1199,7 +1198,10 @@ mod tests {
         let w = request("serving_default", "x", DType::Float, &["y"]);
         let warm = [Labeled::new("w.bin", "w.bin", &w)];
         let r = diff_labeled(&warm, &labeled(&prod), &DiffOptions::default());
-        let (mut w, mut spool) = (ReportWriter::new(Format::Json, head(&r)), Spool::new());
+        let (mut w, mut spool) = (
+            ReportWriter::new(ReportFormat::Json, head(&r)),
+            Spool::new(),
+        );
         let (first, rest) = r.requests.split_at(10_000);
         first.iter().for_each(|q| w.request(&mut spool, q).unwrap());
         let (mark, before) = (w.mark(), spool.len());
@@ -1209,7 +1211,7 @@ mod tests {
         w.rollback(mark);
         spool.truncate(before).unwrap();
         rest.iter().for_each(|q| w.request(&mut spool, q).unwrap());
-        assert_eq!(finished(w, spool).0, whole(Format::Json, &r));
+        assert_eq!(finished(w, spool).0, whole(ReportFormat::Json, &r));
     }
 
     #[test]

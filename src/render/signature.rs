@@ -10,9 +10,9 @@ use crate::signature::{MetaGraph, ModelSignatures, TensorSpec};
 /// graphs sorted by tags, signatures and aliases sorted.
 ///
 /// ```
-/// let (m, _) = tfreq::formats::savedmodel::read_model("tests/data/models/two_sigs".as_ref())?;
+/// let (m, _) = tfreq::formats::read_model("tests/data/models/two_sigs".as_ref())?;
 /// let mut out = Vec::new();
-/// tfreq::render::signature::write_saved_model_cli(&mut out, &m)?;
+/// tfreq::render::write_saved_model_cli(&mut out, &m)?;
 /// let text = String::from_utf8(out).unwrap();
 /// assert!(text.contains("signature_def['predict_images']:"));
 /// assert!(text.contains("        shape: (-1, 28, 28, 1)\n"));
@@ -25,12 +25,12 @@ pub fn write_saved_model_cli(out: &mut dyn Write, m: &ModelSignatures) -> io::Re
 /// [`write_saved_model_cli`], and under each signature that parses serialized
 /// `tf.Example`s the features it reads (see [`crate::signature::ExampleSpec`]): tfreq's
 /// addition to `saved_model_cli`'s text, which
-/// [`crate::formats::savedmodel::from_saved_model_cli`] reads back.
+/// [`crate::formats::from_saved_model_cli`] reads back.
 ///
 /// ```
-/// let (m, _) = tfreq::formats::savedmodel::read_model("tests/data/models/half_plus_two".as_ref())?;
+/// let (m, _) = tfreq::formats::read_model("tests/data/models/half_plus_two".as_ref())?;
 /// let mut out = Vec::new();
-/// tfreq::render::signature::write_with_examples(&mut out, &m)?;
+/// tfreq::render::write_with_examples(&mut out, &m)?;
 /// let text = String::from_utf8(out).unwrap();
 /// assert!(text.contains("    x: DT_FLOAT [1], required\n    x2: DT_FLOAT [1], default 0.0\n"), "{text}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())

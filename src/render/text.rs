@@ -16,7 +16,7 @@
 //! let mut req = TFRequest::new("serving_default");
 //! req.add_feed("x", &[1, 2], DType::Float, vec![1.0f32, 2.0])?;
 //! req.add_fetch("y");
-//! let text = tfreq::render::text::to_text(&req.to_bytes()?, "tfreq.eas.PredictRequest")?;
+//! let text = tfreq::render::to_text(&req.to_bytes()?, "tfreq.eas.PredictRequest")?;
 //! assert_eq!(text, "signature_name: \"serving_default\"\ninputs {\n  key: \"x\"\n  value {\n    dtype: DT_FLOAT\n    array_shape {\n      dim: 1\n      dim: 2\n    }\n    float_val: 1.0\n    float_val: 2.0\n  }\n}\noutput_filter: \"y\"\n");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

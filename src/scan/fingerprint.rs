@@ -26,8 +26,8 @@
 //! (`decode_top`, `map_entry`, `tensor`, `shape`, `model_spec`) and
 //! `src/formats/prediction_log.rs` (`PredictionLog::decode`).
 //!
-//! [`ShapeKey`]: crate::analysis::key::ShapeKey
-//! [`ShapeKey::of`]: crate::analysis::key::ShapeKey::of
+//! [`ShapeKey`]: crate::analysis::ShapeKey
+//! [`ShapeKey::of`]: crate::analysis::ShapeKey::of
 
 use crate::dtype::{Storage, ValueField};
 use crate::fields::{

@@ -1,4 +1,4 @@
-//! Reading many request files and logs into [`crate::analysis::coverage`]'s tables: the
+//! Reading many request files and logs into the tables of [`crate::analysis::KeyCounts`]: the
 //! file access and the worker threads the pure analysis layer leaves to its callers.
 //!
 //! [`count`] reads bare request files, TF Serving TFRecord `PredictionLog` logs (plain
@@ -39,7 +39,7 @@ use crate::analysis::report::Unreadable;
 use crate::error::{Error, ErrorDetail};
 use crate::formats::compression::{self, Compression};
 use crate::formats::tfrecord::{self};
-use crate::formats::{self, ContainerKind, Content, InputOptions};
+use crate::formats::{self, ContainerKind, Content, InputOptions, LogReading, Opened};
 use crate::model::Kind;
 
 mod fingerprint;
@@ -293,57 +293,81 @@ fn count_file(
     if p == Path::new("-") {
         return count_stdin(i, keep, opts, max_keys).map_err(in_file);
     }
-    // A gzip or zlib log is read as a stream, in constant memory (`stream`).
-    if let Some(c) = peek_compression(p) {
-        let f = std::fs::File::open(p).map_err(|e| io_error(p, e))?;
-        let size = f.metadata().map(|m| m.len()).unwrap_or(0);
-        if let Some((counts, _)) = stream::count_stream(
-            f,
-            Some(c),
-            i,
-            keep,
-            read.limit(),
-            read.streamed_limit(),
-            max_keys,
-        )
-        .map_err(in_file)?
-        {
-            return Ok((counts, size));
+    // A compressed log is read as a stream, in constant memory (`stream`); a plain log
+    // file is mapped and walked in parts read from the file, in bounded memory whatever
+    // its size (`formats::open`).
+    let size = || std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    match formats::open(p, opts, LogReading::Walk).map_err(in_file)? {
+        Opened::Stream {
+            reader,
+            compression,
+        } => {
+            let counted = stream::count_stream(
+                reader,
+                compression,
+                i,
+                keep,
+                read.limit(),
+                read.streamed_limit(),
+                max_keys,
+            )
+            .map_err(in_file)?;
+            if let Some((counts, _)) = counted {
+                return Ok((counts, size()));
+            }
+            // Not a log after all (its first record fails): read whole, for the
+            // reading's own words.
+            match formats::open(p, opts, LogReading::Whole).map_err(in_file)? {
+                Opened::Whole { bytes, .. } => {
+                    count_bytes(bytes, p, i, keep, opts, None, max_keys).map(|c| (c, size()))
+                }
+                Opened::Stream { .. } => Err(ScanError::NotTfRecordLog.into()),
+            }
+            .map_err(in_file)
         }
-    }
-    // A TFRecord log in a mapped file is walked in parts read from the file, in bounded
-    // memory whatever its size: without a cap on streams (`--max-size` not given), it
-    // is read as one, not refused past the cap of an input read whole.
-    let unbounded;
-    let log = read.maps_large_files() && is_log(p);
-    let opts = if read.streamed_limit().is_none() && log {
-        unbounded = opts.clone().read_options(read.max_size(u64::MAX));
-        &unbounded
-    } else {
-        opts
-    };
-    let bytes = read_input(p, &opts.read, log)?;
-    // A mapped log's parts are read from the file by the workers (`walk_read`).
-    let disk = crate::par::is_mapped(&bytes).then_some(p);
-    count_read(bytes, p, i, keep, opts, disk, max_keys).map_err(in_file)
-}
-
-/// The bytes of file `p` as `read` reads them; a TFRecord `log` is mapped from
-/// [`crate::io::LOG_MAP_THRESHOLD`] bytes (not [`crate::io::MAP_THRESHOLD`]) when files
-/// may be mapped, so that its workers read its parts from the file (`walk_read`)
-/// rather than the whole log being copied into memory first.
-fn read_input(p: &Path, read: &crate::io::ReadOptions, log: bool) -> Result<Bytes, Error> {
-    if log {
-        crate::io::read_mapping_from(p, read, crate::io::LOG_MAP_THRESHOLD)
-    } else {
-        crate::io::read_file(p, read)
+        Opened::Whole { bytes, compression } => {
+            // A mapped log's parts are read from the file by the workers (`walk_read`).
+            let disk = (compression.is_none() && crate::par::is_mapped(&bytes)).then_some(p);
+            let n = match compression {
+                Some(_) => size(),
+                None => bytes.len() as u64,
+            };
+            // A plain log was read past the cap of an input read whole (see
+            // `formats::open`): its reading is not held to that cap either.
+            let unbounded;
+            let log = compression.is_none() && tfrecord::is_tfrecord(&bytes);
+            let opts = if log && read.streamed_limit().is_none() && read.maps_large_files() {
+                unbounded = opts.clone().read_options(read.max_size(u64::MAX));
+                &unbounded
+            } else {
+                opts
+            };
+            count_bytes(bytes, p, i, keep, opts, disk, max_keys)
+                .map(|c| (c, n))
+                .map_err(in_file)
+        }
     }
 }
 
 /// Counts the requests of one input read whole (`p` names it, for detection), inflated
-/// first when it is a gzip or zlib log (under `limit` bytes). `disk`: the file the
-/// bytes are a mapping of, whose parts a TFRecord log's workers read for themselves.
+/// first when it is a gzip or zlib log (under `limit` bytes). Also the size read.
 fn count_read(
+    bytes: Bytes,
+    p: &Path,
+    i: usize,
+    keep: bool,
+    opts: &InputOptions,
+    max_keys: usize,
+) -> Result<(KeyCounts, u64), Error> {
+    let size = bytes.len() as u64;
+    let (bytes, _) = formats::inflated(bytes, opts.read.limit())?;
+    count_bytes(bytes, p, i, keep, opts, None, max_keys).map(|c| (c, size))
+}
+
+/// Counts the requests of one input's bytes (`p` names it, for detection). `disk`: the
+/// file the bytes are a mapping of, whose parts a TFRecord log's workers read for
+/// themselves.
+fn count_bytes(
     bytes: Bytes,
     p: &Path,
     i: usize,
@@ -351,37 +375,10 @@ fn count_read(
     opts: &InputOptions,
     disk: Option<&Path>,
     max_keys: usize,
-) -> Result<(KeyCounts, u64), Error> {
-    let limit = opts.read.limit();
-    let size = bytes.len() as u64;
-    let (bytes, disk) = match compression::inflate_any(&bytes, limit)? {
-        Some((_, inflated)) => (Bytes::from(inflated), None),
-        None => (bytes, disk),
-    };
+) -> Result<KeyCounts, Error> {
     let src = opts.for_path(p);
     let entries = formats::read(bytes.clone(), &src)?;
-    count_entries(entries, bytes, i, keep, disk, max_keys).map(|c| (c, size))
-}
-
-/// Whether a file starts with a TFRecord header ([`tfrecord::is_tfrecord`]).
-fn is_log(p: &Path) -> bool {
-    let mut head = [0u8; 12];
-    std::fs::File::open(p).is_ok_and(|mut f| f.read_exact(&mut head).is_ok())
-        && tfrecord::is_tfrecord(&head)
-}
-
-/// The compression a file's first bytes announce ([`compression::sniff`]).
-fn peek_compression(p: &Path) -> Option<Compression> {
-    let mut head = [0u8; 3];
-    let mut f = std::fs::File::open(p).ok()?;
-    let mut n = 0;
-    while n < head.len() {
-        match f.read(&mut head[n..]) {
-            Ok(0) | Err(_) => break,
-            Ok(k) => n += k,
-        }
-    }
-    compression::sniff(&head[..n])
+    count_entries(entries, bytes, i, keep, disk, max_keys)
 }
 
 fn io_error(p: &Path, source: std::io::Error) -> Error {
@@ -458,7 +455,7 @@ fn count_reader_as(
     }
     // Under the cap as every input is read (crate::io): the buffer grows as bytes come.
     let v = crate::io::read_capped(&mut r, p, read.limit(), None)?;
-    let (counts, _) = count_read(v, p, i, keep, opts, None, max_keys)?;
+    let (counts, _) = count_read(v, p, i, keep, opts, max_keys)?;
     Ok((counts, n.load(Ordering::Relaxed)))
 }
 
@@ -599,8 +596,13 @@ mod tests {
         assert!(one.len() * n < crate::io::MAP_THRESHOLD as usize);
         // SAFETY: the files are this test's own; nothing truncates them while mapped.
         let maps = unsafe { crate::io::ReadOptions::default().map_large_files() };
-        let mapped =
-            |p: &Path, read| crate::par::is_mapped(&read_input(p, &read, is_log(p)).unwrap());
+        let mapped = |p: &Path, read| {
+            let opts = InputOptions::new().read_options(read);
+            match formats::open(p, &opts, LogReading::Walk).unwrap() {
+                Opened::Whole { bytes, .. } => crate::par::is_mapped(&bytes),
+                Opened::Stream { .. } => panic!("{}: streamed", p.display()),
+            }
+        };
         assert!(mapped(&log, maps));
         assert!(!mapped(&bare, maps));
         assert!(!mapped(&log, crate::io::ReadOptions::default()));

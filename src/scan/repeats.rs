@@ -34,7 +34,7 @@ pub(super) struct Repeats {
 impl Repeats {
     /// [`fingerprint::print`] of `record`, taken from an equal record printed before
     /// when it is a classify, regress or multi-inference record. `crc` is the record's
-    /// masked CRC-32C ([`crate::formats::tfrecord::masked_crc`]), the one its framing stores and the
+    /// masked CRC-32C ([`crate::formats::masked_crc`]), the one its framing stores and the
     /// walk checked: it is not computed again.
     pub(super) fn print(&mut self, record: &[u8], crc: u32, out: &mut Vec<u8>) -> bool {
         if record.len() > MAX_RECORD || !examples_log(record) {

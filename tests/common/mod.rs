@@ -104,7 +104,7 @@ pub fn feed_values(dtype: DType, values: &[Value]) -> FeedValues {
         Bool => values.iter().map(|v| v.as_bool().expect("bool")).collect(),
         UInt64 => values.iter().map(|v| int(v) as u64).collect(),
         // Numbers, which the builder rounds as ml_dtypes does.
-        d if tfreq::minifloat::is_minifloat(d) => values.iter().map(num).collect(),
+        d if tfreq::is_minifloat(d) => values.iter().map(num).collect(),
         _ => values.iter().map(|v| int(v) as i64).collect(),
     }
 }

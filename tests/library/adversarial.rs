@@ -62,17 +62,16 @@ fn codes(msg: &Message) -> Vec<&'static str> {
 fn render_all(bytes: &[u8], msg: &Message) {
     let problems = lint(msg);
     let mut sink = std::io::sink();
-    tfreq::render::human::write_summary(&mut sink, "f", msg, &problems, Default::default())
-        .unwrap();
-    tfreq::render::json::write_message(
+    tfreq::render::write_summary(&mut sink, "f", msg, &problems, Default::default()).unwrap();
+    tfreq::render::write_message(
         &mut sink,
         "f",
         msg,
         &problems,
-        tfreq::render::json::ValuesMode::All,
+        tfreq::render::ValuesMode::All,
     )
     .unwrap();
-    let _ = tfreq::render::text::write_text(
+    let _ = tfreq::render::write_text(
         &mut sink,
         bytes::Bytes::copy_from_slice(bytes),
         tfreq::wire::message_name(msg.wire, msg.kind),
@@ -274,7 +273,7 @@ fn unknown_dtype_numbers_are_kept_and_reported() {
         .collect();
     assert_eq!(bad.len(), 1);
     assert_eq!(bad[0].name.as_deref(), Some("x"));
-    let text = tfreq::render::text::to_text(&bytes, "tfreq.eas.PredictRequest").unwrap();
+    let text = tfreq::render::to_text(&bytes, "tfreq.eas.PredictRequest").unwrap();
     assert!(text.contains("dtype: 77"), "{text}");
 
     let mut req = tfreq::wire::tfs::PredictRequest::decode(&tfs("spec_vector.bin")[..]).unwrap();
@@ -623,7 +622,7 @@ fn deep_groups_are_refused_not_recursed() {
     assert_eq!(e.offset(), first + RECURSION_LIMIT, "{e}");
     // The text printer (prost-reflect) refuses it too, without overflowing the stack.
     let very = nested_groups(100_000, false);
-    assert!(tfreq::render::text::to_text(&very, "tfreq.eas.PredictRequest").is_err());
+    assert!(tfreq::render::to_text(&very, "tfreq.eas.PredictRequest").is_err());
     tfreq::fuzzing::decode_auto(&very);
 }
 
@@ -644,7 +643,7 @@ fn recursive_variant_tensors_are_bounded() {
     let msg = forced(&bytes, WireFormat::TfServing).unwrap();
     render_all(&bytes, &msg);
     // The text printer's decoder (prost-reflect) stops at its recursion limit.
-    let e = tfreq::render::text::to_text(&bytes, "tensorflow.serving.PredictRequest");
+    let e = tfreq::render::to_text(&bytes, "tensorflow.serving.PredictRequest");
     assert!(e.is_err(), "2000 levels printed");
     tfreq::fuzzing::text_render(&bytes);
 }

@@ -1,19 +1,32 @@
 //! The public API names each item once: no two public items (functions, types, traits,
 //! constants) share a name across the crate's public modules, so a name in the docs, in
-//! an import or in an error means one thing. And the public modules stay few.
+//! an import or in an error means one thing. And the public modules stay few: each
+//! top-level module is one namespace, its files private modules whose public items it
+//! re-exports (`pub use`), so an item's path does not follow how its code is split.
 //!
 //! Read from the source, as rustdoc lists it: the modules `src/lib.rs` makes public, and
 //! theirs; in each, the items declared `pub` at its top level, the names its `pub use`
 //! lines re-export, and the public items of a private child it re-exports whole
-//! (`pub use child::*`). Items marked `#[doc(hidden)]` are not part of it. The protobuf
-//! types generated from `proto/` (`wire::eas`, `wire::tf`, modules written inline around
-//! an `include!`) keep the schema's names and are not read.
+//! (`pub use child::*`). Items marked `#[doc(hidden)]` are not part of it: so the
+//! `fuzzing` module (the fuzz targets' bodies, `#[doc(hidden)]` and behind the feature
+//! `fuzzing`, not a stable API) is neither read nor counted.
+//!
+//! The protobuf types generated from `proto/` (build.rs: prost's output, `include!`d by
+//! modules written inline in `src/wire/mod.rs`) are reached through one module per
+//! protobuf package, `wire::eas` (`tfreq.eas`), `wire::tf` (`tensorflow`) and
+//! `wire::tf::serving` (`tensorflow.serving`, also `wire::tfs`): they keep the schema's
+//! names, so they cannot be folded into one namespace (`PredictRequest` is in two
+//! packages). These three count as public modules; their items are not read. The modules
+//! prost nests inside them, one per message with a nested type or a `oneof`
+//! (`wire::tf::tensor_shape_proto::Dim`), are part of those messages' schema names, are
+//! not in `src/`, and are not counted.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The public modules there are now, at most: a new one must replace one.
-const MAX_PUBLIC_MODULES: usize = 42;
+/// The public modules there may be, at most: the top-level namespaces and the protobuf
+/// packages under `wire` (`public_modules_stay_few` lists them when it fails).
+const MAX_PUBLIC_MODULES: usize = 20;
 
 /// A module's file and its directory of child modules.
 fn child_file(dir: &Path, name: &str) -> PathBuf {
@@ -93,6 +106,8 @@ impl Surface {
         let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
         let dir = child_dir(file);
         let lines: Vec<&str> = text.lines().collect();
+        // The inline modules (protobuf packages) the line is in: their indent and path.
+        let mut inline: Vec<(usize, String)> = Vec::new();
         let mut i = 0;
         while i < lines.len() {
             let line = lines[i];
@@ -101,6 +116,22 @@ impl Surface {
             if line.starts_with("#[cfg(test)]") {
                 break; // a test module ends every file that has one
             }
+            let code = line.trim_start();
+            if let Some(m) = code.strip_prefix("pub mod ") {
+                let name = ident(m);
+                if m[name.len()..].trim_start().starts_with('{') {
+                    // A module written inline: a protobuf package, counted, not read.
+                    let indent = line.len() - code.len();
+                    inline.retain(|(at, _)| *at < indent);
+                    if !hidden {
+                        let outer = inline.last().map_or(path, |(_, p)| p.as_str());
+                        let sub = join(outer, name);
+                        self.modules.push(sub.clone());
+                        inline.push((indent, sub));
+                    }
+                    continue;
+                }
+            }
             let Some(rest) = line.strip_prefix("pub ") else {
                 continue;
             };
@@ -108,15 +139,8 @@ impl Surface {
                 continue;
             }
             if let Some(m) = rest.strip_prefix("mod ") {
+                let sub = join(path, ident(m));
                 let name = ident(m);
-                if m[name.len()..].trim_start().starts_with('{') {
-                    continue; // generated protobuf types
-                }
-                let sub = if path.is_empty() {
-                    name.to_string()
-                } else {
-                    format!("{path}::{name}")
-                };
                 self.modules.push(sub.clone());
                 self.read(&child_file(&dir, name), &sub);
             } else if rest.starts_with("use ") {
@@ -150,6 +174,15 @@ impl Surface {
         if !holders.iter().any(|h| h == at) {
             holders.push(at.to_string());
         }
+    }
+}
+
+/// `module::name`, or `name` in the crate root (`""`).
+fn join(module: &str, name: &str) -> String {
+    if module.is_empty() {
+        name.to_string()
+    } else {
+        format!("{module}::{name}")
     }
 }
 
@@ -192,7 +225,10 @@ fn no_two_public_items_share_a_name() {
 #[test]
 fn public_modules_stay_few() {
     let s = surface();
-    assert!(s.modules.contains(&"analysis::summary".to_string()));
+    for known in ["analysis", "wire", "wire::tf::serving"] {
+        assert!(s.modules.iter().any(|m| m == known), "{known} not read");
+    }
+    assert!(!s.modules.iter().any(|m| m == "fuzzing"));
     assert!(
         s.modules.len() <= MAX_PUBLIC_MODULES,
         "{} public modules, more than {MAX_PUBLIC_MODULES}: {:?}",
@@ -208,7 +244,9 @@ fn the_reader_sees_a_name_shared() {
     std::fs::create_dir_all(dir.join("b")).unwrap();
     std::fs::write(
         dir.join("lib.rs"),
-        "pub mod a;\npub mod b;\nmod c;\npub use c::{Thing as Other, read};\n",
+        "pub mod a;\npub mod b;\nmod c;\npub use c::{Thing as Other, read};\n\
+         pub mod gen {\n    pub mod inner {\n        pub fn not_read() {}\n    }\n}\n\
+         #[doc(hidden)]\npub mod hidden {}\n",
     )
     .unwrap();
     std::fs::write(
@@ -225,8 +263,9 @@ fn the_reader_sees_a_name_shared() {
     let mut s = Surface::default();
     s.read(&dir.join("lib.rs"), "");
     std::fs::remove_dir_all(&dir).unwrap();
-    assert_eq!(s.modules, ["a", "b"]);
+    assert_eq!(s.modules, ["a", "b", "gen", "gen::inner"]);
     assert_eq!(s.items["read"], ["a", "tfreq"]);
     assert_eq!(s.items["Other"], ["b", "tfreq"]);
     assert!(!s.items.contains_key("hidden"));
+    assert!(!s.items.contains_key("not_read"));
 }

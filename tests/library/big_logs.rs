@@ -2,10 +2,10 @@
 //! mapped log in parts read from the file, so it is not held to the cap of an input read
 //! whole; a cap on streams (`--max-size` given) still bounds it.
 
-use tfreq::formats::prediction_log::encode_predict_log;
-use tfreq::formats::tfrecord::write_record;
+use tfreq::formats::encode_predict_log;
+use tfreq::formats::write_record;
 use tfreq::formats::InputOptions;
-use tfreq::io::ReadOptions;
+use tfreq::ReadOptions;
 
 #[test]
 fn a_mapped_log_is_counted_past_the_whole_input_cap_unless_a_stream_cap_is_given() {
@@ -18,7 +18,7 @@ fn a_mapped_log_is_counted_past_the_whole_input_cap_unless_a_stream_cap_is_given
     .unwrap();
     let mut one = Vec::new();
     write_record(&mut one, &encode_predict_log(&req));
-    // Past 64 MiB, so the file is mapped (`tfreq::io::MAP_THRESHOLD`).
+    // Past 64 MiB, so the file is mapped (`tfreq::MAP_THRESHOLD`).
     let n = (65 << 20) / one.len() + 1;
     std::fs::write(&path, one.repeat(n)).unwrap();
     // SAFETY: the file is this test's own; nothing truncates it while it is mapped.

@@ -30,7 +30,7 @@ fn decode_error_of_decode_as() {
 
 #[test]
 fn model_error_of_read_model() {
-    let e = tfreq::formats::savedmodel::read_model("tests/data/no such model".as_ref())
+    let e = tfreq::formats::read_model("tests/data/no such model".as_ref())
         .map(|_| ())
         .unwrap_err();
     let text = e.to_string();
@@ -38,12 +38,10 @@ fn model_error_of_read_model() {
     assert_eq!(err.to_string(), text);
     assert_eq!(err.classify(), Category::Io);
     let back = err.source().expect("the ModelError is the source");
-    assert!(back
-        .downcast_ref::<tfreq::formats::savedmodel::ModelError>()
-        .is_some());
+    assert!(back.downcast_ref::<tfreq::formats::ModelError>().is_some());
 
     // A file that is not a model at all: a model error, not an I/O one.
-    let e = tfreq::formats::savedmodel::read_model("tests/data/eas/spec_vector.bin".as_ref())
+    let e = tfreq::formats::read_model("tests/data/eas/spec_vector.bin".as_ref())
         .map(|_| ())
         .unwrap_err();
     assert_eq!(Error::from(e).classify(), Category::Model);
@@ -54,7 +52,7 @@ fn scrub_error_of_scrub() {
     // A constant that is not an integer, for an int32 feed.
     let bytes = std::fs::read("tests/data/eas/seed_warm_up.bin").unwrap();
     let msg = tfreq::decode(&bytes).unwrap();
-    let e = tfreq::scrub::scrub(&msg, tfreq::scrub::FillMode::Constant(0.5))
+    let e = tfreq::scrub(&msg, tfreq::FillMode::Constant(0.5))
         .map(|_| ())
         .unwrap_err();
     let err = via_question_mark(Err(e)).unwrap_err();
@@ -62,7 +60,7 @@ fn scrub_error_of_scrub() {
     assert!(err.to_string().contains("not an integer"), "{err}");
     assert!(err
         .source()
-        .and_then(|s| s.downcast_ref::<tfreq::scrub::ScrubError>())
+        .and_then(|s| s.downcast_ref::<tfreq::ScrubError>())
         .is_some());
 }
 
@@ -76,7 +74,7 @@ fn build_tfrecord_and_detail_errors() {
         via_question_mark(Err(e)).unwrap_err().classify(),
         Category::Build
     );
-    let e = tfreq::formats::tfrecord::Records::new(bytes::Bytes::from_static(b"\x01\x02\x03"))
+    let e = tfreq::formats::Records::new(bytes::Bytes::from_static(b"\x01\x02\x03"))
         .next()
         .expect("a truncated header is one error")
         .unwrap_err();

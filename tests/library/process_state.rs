@@ -39,10 +39,10 @@ fn reading_100_mb_installs_no_handler_and_copies() {
     #[cfg(unix)]
     let before = sigbus_handler();
 
-    let bytes = tfreq::io::read_input(&p).unwrap();
+    let bytes = tfreq::read_input(&p).unwrap();
     assert_eq!(bytes.len(), 100 << 20);
-    let opts = tfreq::io::ReadOptions::default();
-    let again = tfreq::io::read_file(&p, &opts).unwrap();
+    let opts = tfreq::ReadOptions::default();
+    let again = tfreq::read_file(&p, &opts).unwrap();
     #[cfg(unix)]
     assert_eq!(sigbus_handler(), before, "reading installed a handler");
 
@@ -71,9 +71,9 @@ fn mapping_is_the_callers_choice() {
     let before = sigbus_handler();
     // SAFETY: this test rewrites the file in place (never truncates it) on purpose, to
     // see that the bytes are the file's own pages.
-    let opts = unsafe { tfreq::io::ReadOptions::default().map_large_files() };
+    let opts = unsafe { tfreq::ReadOptions::default().map_large_files() };
     assert!(opts.maps_large_files());
-    let bytes = tfreq::io::read_file(&p, &opts).unwrap();
+    let bytes = tfreq::read_file(&p, &opts).unwrap();
     rewrite_first_byte(&p);
     assert_eq!(bytes[0], b'b', "a mapping sees the file change");
     #[cfg(unix)]

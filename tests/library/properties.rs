@@ -5,8 +5,8 @@
 
 use bytes::Bytes;
 use proptest::prelude::*;
-use tfreq::analysis::key::ExecutorKey;
-use tfreq::analysis::report::Verdict;
+use tfreq::analysis::ExecutorKey;
+use tfreq::analysis::Verdict;
 use tfreq::analysis::{diff, DiffOptions};
 use tfreq::{
     bf16, decode_as, encode, f16, Complex, DType, DTypeCode, FeedValues, Fill, Kind, Message,
@@ -369,7 +369,7 @@ proptest! {
             (WireFormat::Eas, request(WireFormat::Eas, &sig, &eas_feeds, &fetches).to_bytes().unwrap())
         };
         let name = tfreq::wire::message_name(wire, Kind::Request);
-        let text = tfreq::render::text::to_text(&bytes, name)
+        let text = tfreq::render::to_text(&bytes, name)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let desc = tfreq::wire::pool().get_message_by_name(name).unwrap();
         let parsed = prost_reflect::DynamicMessage::parse_text_format(desc, &text)
@@ -391,12 +391,12 @@ proptest! {
         if bytes.is_empty() {
             return Ok(());
         }
-        let built = tfreq::formats::text_format::from_text(&text, Some(wire))
+        let built = tfreq::formats::from_text(&text, Some(wire))
             .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
         prop_assert_eq!(built.len(), 1);
         let bytes2 = encode(&built[0], wire, TfsEncoding::AsIs)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let text2 = tfreq::render::text::to_text(&bytes2, name)
+        let text2 = tfreq::render::to_text(&bytes2, name)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(text2, text);
     }

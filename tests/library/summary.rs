@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use tfreq::analysis::summary::Summary;
-use tfreq::formats::prediction_log::encode_predict_log;
-use tfreq::formats::tfrecord::frame;
+use tfreq::analysis::Summary;
+use tfreq::formats::encode_predict_log;
+use tfreq::formats::frame;
 
 /// Requests of both wire formats, several keys and shapes.
 const REQUESTS: &[&str] = &[

@@ -10,15 +10,15 @@
 use std::path::Path;
 
 use bytes::Bytes;
-use tfreq::analysis::report::{Labeled, Report, Unreadable};
 use tfreq::analysis::{
     check_labeled, diff_labeled, lint, CheckOptions, DiffOptions, Finding, Hint,
 };
-use tfreq::formats::compression::Compression;
-use tfreq::formats::savedmodel::read_model_bytes;
+use tfreq::analysis::{Labeled, Report, Unreadable};
+use tfreq::formats::read_model_bytes;
+use tfreq::formats::Compression;
 use tfreq::formats::{Container, ContainerKind, Content, InputOptions};
-use tfreq::render::json::ValuesMode;
-use tfreq::render::{human, Color};
+use tfreq::render::ValuesMode;
+use tfreq::render::{self, Color};
 use tfreq::signature::{ModelSignatures, SERVE_TAG};
 use tfreq::{Kind, Message};
 use wasm_bindgen::prelude::*;
@@ -71,7 +71,7 @@ impl Inspected {
         let mut out = Vec::new();
         if !bare(c) {
             // Writing to a Vec does not fail.
-            let _ = human::write_container_head(&mut out, &self.name, c, Color::Never);
+            let _ = render::write_container_head(&mut out, &self.name, c, Color::Never);
         }
         String::from_utf8_lossy(&out).into_owned()
     }
@@ -84,7 +84,7 @@ impl Inspected {
         };
         let mut out = Vec::new();
         let range = page(c.entries.len(), start, count);
-        let _ = human::write_entries(
+        let _ = render::write_entries(
             &mut out,
             &self.name,
             c,
@@ -106,13 +106,8 @@ impl Inspected {
         if bare(c) && c.entries.len() == 1 {
             if let Content::Message(m) = &c.entries[0].content {
                 let p = problems.first().map(Vec::as_slice).unwrap_or(&[]);
-                let _ = tfreq::render::json::write_message(
-                    &mut out,
-                    &self.name,
-                    m,
-                    p,
-                    ValuesMode::Preview,
-                );
+                let _ =
+                    tfreq::render::write_message(&mut out, &self.name, m, p, ValuesMode::Preview);
                 return String::from_utf8_lossy(&out).into_owned();
             }
         }
@@ -123,7 +118,7 @@ impl Inspected {
         let mut shell = c.clone();
         shell.entries = all[range.clone()].to_vec();
         c.entries = all;
-        let _ = tfreq::render::json::write_container(
+        let _ = tfreq::render::write_container(
             &mut out,
             &self.name,
             &shell,
@@ -179,21 +174,17 @@ const WHOLE_MAX: u64 = 256 << 20;
 fn container(name: &str, bytes: Bytes) -> Result<(Container, Option<Compression>), tfreq::Error> {
     let opts = InputOptions::new();
     let limit = WHOLE_MAX;
-    let (bytes, compressed) = match tfreq::formats::compression::inflate_any(&bytes, limit)
-        .map_err(|e| e.in_file(name))?
-    {
-        Some((c, inflated)) => (Bytes::from(inflated), Some(c)),
-        None => (bytes, None),
-    };
+    let (bytes, compressed) =
+        tfreq::formats::inflated(bytes, limit).map_err(|e| e.in_file(name))?;
     let opts = opts.max_size(limit).for_path(Path::new(name));
     let mut c = tfreq::formats::read(bytes, &opts)
         .and_then(|e| e.into_container())
         .map_err(|e| e.in_file(name))?;
-    let limits = tfreq::analysis::warmup::file_findings(&c);
+    let limits = tfreq::analysis::file_findings(&c);
     c.findings.extend(limits);
     c.compression = compressed;
     if let Some(comp) = compressed.filter(|_| is_warmup_path(name)) {
-        c.findings.push(tfreq::analysis::warmup::compressed(comp));
+        c.findings.push(tfreq::analysis::compressed(comp));
     }
     Ok((c, compressed))
 }
@@ -220,10 +211,9 @@ impl Requests {
         let (mut c, compressed) =
             container(file, bytes.clone()).map_err(|e| e.message_without(file))?;
         if let (Some(comp), true) = (compressed, warmup && !is_warmup_path(file)) {
-            c.findings.push(tfreq::analysis::warmup::compressed(comp));
+            c.findings.push(tfreq::analysis::compressed(comp));
         }
-        c.findings
-            .extend(tfreq::analysis::warmup::not_compared(&c.entries));
+        c.findings.extend(tfreq::analysis::not_compared(&c.entries));
         let records_file = matches!(
             c.kind,
             ContainerKind::TfRecord | ContainerKind::UnframedLogs
@@ -430,9 +420,9 @@ fn flag_hint(h: Hint) -> Option<&'static str> {
 fn report_json(r: &mut Report) -> String {
     r.findings_mut().for_each(|f| f.word_hint(flag_hint));
     let mut text = Vec::new();
-    let _ = tfreq::render::report::write_human(&mut text, r, Color::Never);
+    let _ = tfreq::render::write_human(&mut text, r, Color::Never);
     let report: serde_json::Value =
-        serde_json::from_str(&tfreq::render::report::to_json(r)).unwrap_or_default();
+        serde_json::from_str(&tfreq::render::to_json(r)).unwrap_or_default();
     serde_json::json!({
         "text": String::from_utf8_lossy(&text),
         "report": report,
@@ -499,7 +489,7 @@ pub fn count_keys(name: &str, size: f64) -> String {
     match tfreq::scan::count_reader(r, name, &InputOptions::new()) {
         Ok(c) => {
             let mut text = Vec::new();
-            let _ = human::write_coverage(&mut text, &c, Color::Never);
+            let _ = render::write_coverage(&mut text, &c, Color::Never);
             serde_json::json!({
                 "text": String::from_utf8_lossy(&text),
                 "requests": c.requests,

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 /// Records in the log: every sixth a small predict request, the others 4 MiB
 /// `session_run_log`s (shown, counted and given back, not decoded further: the test's
 /// run stays short in a debug build), 120 MiB in all, so the file is mapped
-/// (`tfreq::io::MAP_THRESHOLD`).
+/// (`tfreq::MAP_THRESHOLD`).
 const RECORDS: usize = 36;
 /// The bytes of each large record.
 const LARGE: usize = 4 << 20;
@@ -44,7 +44,7 @@ fn request(n: usize) -> Vec<u8> {
 /// A log of `records` records, every sixth a predict request of `n` floats (from the
 /// first), the others `session_run_log`s of `large` bytes; its size.
 fn write_log(path: &Path, n: usize, records: usize, large: usize) -> u64 {
-    let predict = tfreq::formats::prediction_log::encode_predict_log(&request(n));
+    let predict = tfreq::formats::encode_predict_log(&request(n));
     let mut session = Vec::new();
     field(15, &vec![0u8; large], &mut session); // a field the reader skips
     let mut run = Vec::new();
@@ -52,8 +52,8 @@ fn write_log(path: &Path, n: usize, records: usize, large: usize) -> u64 {
     let mut log = Vec::new();
     field(5, &run, &mut log); // PredictionLog.session_run_log
     let (mut small, mut big) = (Vec::new(), Vec::new());
-    tfreq::formats::tfrecord::write_record(&mut small, &predict);
-    tfreq::formats::tfrecord::write_record(&mut big, &log);
+    tfreq::formats::write_record(&mut small, &predict);
+    tfreq::formats::write_record(&mut big, &log);
     let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     let mut size = 0;
     for i in 0..records {
@@ -67,9 +67,9 @@ fn write_log(path: &Path, n: usize, records: usize, large: usize) -> u64 {
 
 /// A log of `records` predict requests of `n` floats.
 fn write_requests(path: &Path, n: usize, records: usize) {
-    let predict = tfreq::formats::prediction_log::encode_predict_log(&request(n));
+    let predict = tfreq::formats::encode_predict_log(&request(n));
     let mut one = Vec::new();
-    tfreq::formats::tfrecord::write_record(&mut one, &predict);
+    tfreq::formats::write_record(&mut one, &predict);
     let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     for _ in 0..records {
         f.write_all(&one).unwrap();

@@ -6,8 +6,8 @@ use crate::common::{run3 as run, s as path};
 
 use bytes::Bytes;
 use serde_json::Value;
-use tfreq::formats::text_format::text_depth;
-use tfreq::formats::{detect, read, tfrecord, ContainerKind, Content, InputFormat, InputOptions};
+use tfreq::formats::text_depth;
+use tfreq::formats::{self, detect, read, ContainerKind, Content, InputFormat, InputOptions};
 
 fn tmp(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("tfreq-detect-{}", std::process::id()));
@@ -103,7 +103,7 @@ fn convert_frames_unframed_logs_keeping_every_record() {
         .map(|r| r["hex"].as_str().unwrap().to_string())
         .collect();
     let framed = Bytes::from(std::fs::read(&out).unwrap());
-    let got: Vec<String> = tfrecord::Records::new(framed)
+    let got: Vec<String> = formats::Records::new(framed)
         .map(|r| r.unwrap().data.iter().map(|b| format!("{b:02x}")).collect())
         .collect();
     assert_eq!(got, want);
@@ -389,7 +389,7 @@ fn deeply_nested_text_is_refused_not_a_crash_in_every_command() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("nests deeper"), "{err}");
     // The library's text parser itself refuses it.
-    assert!(tfreq::formats::text_format::from_text(&text, None).is_err());
+    assert!(tfreq::formats::from_text(&text, None).is_err());
 }
 
 #[test]
@@ -506,7 +506,7 @@ fn detection_in_the_library() {
 
 mod text_depth_props {
     use proptest::prelude::*;
-    use tfreq::formats::text_format::text_depth;
+    use tfreq::formats::text_depth;
     use tfreq::formats::{read, InputFormat, InputOptions};
 
     /// Openers protobuf text format nests with, around a field that may hold strings
@@ -556,7 +556,7 @@ mod text_depth_props {
                 }
             }
             if depth > 100 {
-                prop_assert!(tfreq::formats::text_format::from_text(&text, None).is_err());
+                prop_assert!(tfreq::formats::from_text(&text, None).is_err());
             }
         }
     }

@@ -11,9 +11,9 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use tfreq::formats::compression::{compress, Compression};
-use tfreq::formats::prediction_log::encode_predict_log;
-use tfreq::formats::tfrecord::write_record;
+use tfreq::formats::encode_predict_log;
+use tfreq::formats::write_record;
+use tfreq::formats::{compress, Compression};
 use tfreq::wire::{put_bytes_field, put_varint_field};
 
 /// What a run of `tfreq` gave.
@@ -360,12 +360,12 @@ fn the_default_key_cap_bounds_the_tables_to_about_a_gigabyte() {
         let full = run(&["keys", "-f", format, &many], None);
         assert_eq!((base.code, full.code), (0, 0), "{}{}", base.err, full.err);
         let per_key = (full.peak_kib.saturating_sub(base.peak_kib) * 1024) / n;
-        let at_default = per_key * tfreq::analysis::summary::DEFAULT_MAX_KEYS as u64;
+        let at_default = per_key * tfreq::analysis::DEFAULT_MAX_KEYS as u64;
         eprintln!("{format}: {per_key} bytes a key, {at_default} bytes at the default cap");
         assert!(
             at_default < 800_000_000,
             "{format}: {per_key} bytes a key: {at_default} bytes at the default of {}",
-            tfreq::analysis::summary::DEFAULT_MAX_KEYS
+            tfreq::analysis::DEFAULT_MAX_KEYS
         );
     }
 }

@@ -33,8 +33,7 @@ fn run(args: &[&str], stdin: Vec<u8>) -> (i32, Vec<u8>, String) {
 }
 
 fn gzip(b: &[u8]) -> Vec<u8> {
-    tfreq::formats::compression::compress(b, tfreq::formats::compression::Compression::Gzip)
-        .unwrap()
+    tfreq::formats::compress(b, tfreq::formats::Compression::Gzip).unwrap()
 }
 
 /// A log of `n` copies of the mixed warm-up's records (6 each, every kind).
@@ -91,12 +90,7 @@ fn convert_streams_a_log_from_standard_input() {
     );
     assert_eq!(code, 0, "{err}");
     let z = std::fs::read(&out).unwrap();
-    let back = tfreq::formats::compression::inflate(
-        &z,
-        tfreq::formats::compression::Compression::Gzip,
-        1 << 30,
-    )
-    .unwrap();
+    let back = tfreq::formats::inflate(&z, tfreq::formats::Compression::Gzip, 1 << 30).unwrap();
     assert!(back == log);
     // A damaged record ends the run with its number, and the old output stays.
     let before = std::fs::read(&out).unwrap();

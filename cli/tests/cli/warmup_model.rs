@@ -50,7 +50,7 @@ fn tfreq_in_root(args: &[String]) -> (i32, String, String) {
 }
 
 fn records(path: &Path) -> usize {
-    let bytes = tfreq::io::read_input(path).unwrap();
+    let bytes = tfreq::read_input(path).unwrap();
     let opts = tfreq::formats::InputOptions::new().for_path(path);
     tfreq::formats::read(bytes, &opts)
         .unwrap()

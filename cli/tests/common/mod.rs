@@ -10,6 +10,22 @@ mod shared;
 pub use shared::*;
 
 use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// Waits (at most `limit`, polling every 10 ms) until `cond` holds; whether it did. For a
+/// test that needs something to have happened elsewhere (a peer wrote, a process got
+/// somewhere) before it goes on: a fixed sleep would hope for it, too short on a loaded
+/// machine and too long on an idle one.
+pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    cond()
+}
 
 /// The built `tfreq`, run from the repository's root.
 pub fn bin() -> std::process::Command {

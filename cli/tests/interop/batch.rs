@@ -546,8 +546,8 @@ fn a_warmup_record_too_large_fails_the_model_load() {
 
 #[test]
 fn inputs_without_one_batch_dimension_are_not_batchable() {
-    use tfreq::analysis::batch::BatchRule;
-    use tfreq::analysis::report::Labeled;
+    use tfreq::analysis::BatchRule;
+    use tfreq::analysis::Labeled;
     use tfreq::analysis::{diff_batches, diff_labeled, DiffOptions};
     use tfreq::{DType, TFRequest, WireFormat};
     let req = |shapes: &[(&str, &[i64])]| {

@@ -1,8 +1,8 @@
 //! `build` from TF Serving REST JSON and from text format gives the bytes the SDKs wrote.
 
 use crate::common::{data_dir, read};
-use tfreq::formats::rest_json::{dtypes_from_metadata, from_json, Dtypes};
-use tfreq::formats::text_format::from_text;
+use tfreq::formats::from_text;
+use tfreq::formats::{dtypes_from_metadata, from_json, Dtypes};
 use tfreq::{encode, TFRequest, TfsEncoding, WireFormat};
 
 fn fetches(v: &[&str]) -> Vec<String> {
@@ -130,8 +130,8 @@ fn text_format_round_trips_sdk_and_tensorflow_files() {
             let orig = tfreq::decode_as(&bin, wire, tfreq::Kind::Request).unwrap();
             let back = tfreq::decode_as(&got, wire, tfreq::Kind::Request).unwrap();
             assert_eq!(
-                tfreq::analysis::key::ShapeKey::of(&back),
-                tfreq::analysis::key::ShapeKey::of(&orig),
+                tfreq::analysis::ShapeKey::of(&back),
+                tfreq::analysis::ShapeKey::of(&orig),
                 "{dir}/{f}"
             );
             // Text format sorts map keys: the same request with its feeds in name order.

@@ -132,7 +132,7 @@ fn a_compressed_log_on_standard_input_is_the_same_log() {
     }
 }
 
-/// A plain log large enough to be mapped (over `tfreq::io::MAP_THRESHOLD`), whose parts
+/// A plain log large enough to be mapped (over `tfreq::MAP_THRESHOLD`), whose parts
 /// the workers read from the file for themselves: the same counts as TensorFlow's,
 /// times the copies, and as the same log streamed from standard input.
 #[test]
@@ -146,7 +146,7 @@ fn a_log_too_large_to_copy_counts_as_tensorflow_read_it() {
     )
     .unwrap();
     // TFRecord files concatenated are one TFRecord file.
-    let copies = (tfreq::io::MAP_THRESHOLD as usize).div_ceil(one.len()) + 3;
+    let copies = (tfreq::MAP_THRESHOLD as usize).div_ceil(one.len()) + 3;
     let dir = tempfile::tempdir().unwrap();
     let big = dir.path().join("big.tfrecord");
     std::fs::write(&big, one.repeat(copies)).unwrap();

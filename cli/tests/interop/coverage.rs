@@ -3,8 +3,8 @@
 
 use crate::common::data_dir;
 use bytes::Bytes;
-use tfreq::analysis::coverage::KeyCounts;
-use tfreq::formats::{prediction_log::encode_predict_log, tfrecord, InputOptions};
+use tfreq::analysis::KeyCounts;
+use tfreq::formats::{self, encode_predict_log, InputOptions};
 use tfreq::{DType, Error, TFRequest, WireFormat};
 
 /// `scan::count` over `paths` read as `opts` says; the first unreadable file's error.
@@ -69,13 +69,13 @@ fn mixed_log(n: usize) -> (Vec<u8>, [u64; 4], u64) {
     let mut skipped = 0;
     for i in 0..n {
         if i % 10 == 9 {
-            tfrecord::write_record(&mut out, &classify);
+            formats::write_record(&mut out, &classify);
             skipped += 1;
             continue;
         }
         let k = (i * 7 + i / 3) % 4;
         counts[k] += 1;
-        tfrecord::write_record(&mut out, &reqs[k]);
+        formats::write_record(&mut out, &reqs[k]);
     }
     (out, counts, skipped)
 }
@@ -91,7 +91,7 @@ fn counts_each_key_of_a_mixed_log() {
     assert_eq!(groups.len(), 3); // kinds 0 and 1 share an executor key
     for (k, want) in counts.iter().enumerate() {
         let msg = tfreq::decode(&request(k)).unwrap();
-        let key = tfreq::analysis::key::ShapeKey::of(&msg);
+        let key = tfreq::analysis::ShapeKey::of(&msg);
         assert_eq!(cov.keys[&key].count, *want, "kind {k}");
     }
     let xy = groups
@@ -110,9 +110,7 @@ fn counts_each_key_of_a_mixed_log() {
         .collect();
     for (k, s) in cov.shape_keys() {
         let kind = (0..4)
-            .find(|&j| {
-                tfreq::analysis::key::ShapeKey::of(&tfreq::decode(&request(j)).unwrap()) == *k
-            })
+            .find(|&j| tfreq::analysis::ShapeKey::of(&tfreq::decode(&request(j)).unwrap()) == *k)
             .unwrap();
         assert_eq!(s.first.entry, first[kind]);
         assert!(s.representative.is_some());
@@ -123,7 +121,7 @@ fn counts_each_key_of_a_mixed_log() {
 fn a_bad_record_in_a_big_log_is_reported_by_number() {
     let (mut log, _, _) = mixed_log(3000);
     // Find record 2100's offset by walking the framing, then flip a data byte.
-    let rec = tfrecord::Records::new(Bytes::from(log.clone()))
+    let rec = formats::Records::new(Bytes::from(log.clone()))
         .nth(2100)
         .unwrap()
         .unwrap();
@@ -181,7 +179,7 @@ fn counts_sdk_files() {
 #[test]
 fn counts_rest_json_lines_with_model_dtypes() {
     let meta = std::fs::read(data_dir().join("models/faq.metadata.json")).unwrap();
-    let d = tfreq::formats::rest_json::dtypes_from_metadata(&meta, "serving_default").unwrap();
+    let d = tfreq::formats::dtypes_from_metadata(&meta, "serving_default").unwrap();
     let p = data_dir().join("rest/faq_prod_log.jsonl");
     let cov = count_with(&[p.as_path()], &InputOptions::new().dtypes(d), false).unwrap();
     assert_eq!(cov.requests, 4);

@@ -11,9 +11,9 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 use serde_json::Value;
-use tfreq::analysis::report::Verdict;
+use tfreq::analysis::Verdict;
 use tfreq::analysis::{diff, DiffOptions, Finding, Severity};
-use tfreq::formats::savedmodel::read_model;
+use tfreq::formats::read_model;
 use tfreq::formats::{read, InputOptions};
 use tfreq::signature::ModelSignatures;
 use tfreq::Message;
@@ -53,7 +53,7 @@ fn required_missing(answer: &Value) -> Option<String> {
 }
 
 /// The feature findings of a report, as (code, severity, name).
-fn feature_findings(r: &tfreq::analysis::report::Report) -> Vec<(String, Severity, String)> {
+fn feature_findings(r: &tfreq::analysis::Report) -> Vec<(String, Severity, String)> {
     r.findings()
         .filter(|f: &&Finding| f.code.as_str().starts_with("FEATURE_NOT_IN_"))
         .map(|f| {

@@ -5,7 +5,7 @@
 //! (tf1_examples_v1), and a Keras export's inside the function its signature calls.
 
 use serde_json::Value;
-use tfreq::formats::savedmodel::read_model;
+use tfreq::formats::read_model;
 
 fn dir() -> std::path::PathBuf {
     crate::common::root().join("tests/data/examples/models")
@@ -105,7 +105,7 @@ fn a_model_without_parse_example_has_no_spec_and_the_text_round_trips() {
         text.contains("    tags: DT_STRING, variable length (sparse)"),
         "{text}"
     );
-    let back = tfreq::formats::savedmodel::from_saved_model_cli(&text, "t").unwrap();
+    let back = tfreq::formats::from_saved_model_cli(&text, "t").unwrap();
     let (pb, _) = read_model(&dir().join("tf1_examples")).unwrap();
     assert_eq!(back, pb);
 }

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 use tfreq::analysis::{check, CheckOptions, Severity};
-use tfreq::formats::savedmodel::read_model;
+use tfreq::formats::read_model;
 use tfreq::formats::{read, InputOptions};
 
 fn dir() -> std::path::PathBuf {
@@ -54,7 +54,7 @@ fn holds_check_to(answers: &str, only: Option<&str>, min_predicts: usize) {
         }
         let model = dir().join("models").join(a["model"].as_str().unwrap());
         let (sigs, _) = read_model(&model).unwrap();
-        let bytes = tfreq::io::read_input(&dir().join(file)).unwrap();
+        let bytes = tfreq::read_input(&dir().join(file)).unwrap();
         let records = read(bytes, &InputOptions::new())
             .unwrap()
             .into_records()

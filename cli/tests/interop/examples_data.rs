@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use prost::Message;
 use serde_json::Value;
-use tfreq::formats::tfrecord::Records;
+use tfreq::formats::Records;
 use tfreq::wire::tfs;
 
 fn dir() -> PathBuf {

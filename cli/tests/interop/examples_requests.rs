@@ -191,7 +191,7 @@ fn text_is_python_text_format_byte_for_byte() {
         } else {
             tfreq::wire::message_name(m.wire, m.kind)
         };
-        let text = tfreq::render::text::to_text(&std::fs::read(&path).unwrap(), name).unwrap();
+        let text = tfreq::render::to_text(&std::fs::read(&path).unwrap(), name).unwrap();
         assert_eq!(text, want, "{f}");
         n += 1;
     }
@@ -458,7 +458,7 @@ fn inspect_json_and_github_show_the_features() {
 #[test]
 fn scrub_keeps_names_kinds_and_lengths_of_features() {
     let m = bare("requests/classify_valid.pb");
-    let s = tfreq::scrub::scrub(&m, tfreq::scrub::FillMode::Zeros).unwrap();
+    let s = tfreq::scrub(&m, tfreq::FillMode::Zeros).unwrap();
     assert_eq!(s.method, m.method);
     let (a, b) = (m.input.as_ref().unwrap(), s.input.as_ref().unwrap());
     assert_eq!(a.examples.len(), b.examples.len());

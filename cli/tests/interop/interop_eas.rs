@@ -101,7 +101,7 @@ fn text_matches_python_print() {
         } else {
             "tfreq.eas.PredictRequest"
         };
-        let ours = tfreq::render::text::to_text(&bytes, name).unwrap() + "\n";
+        let ours = tfreq::render::to_text(&bytes, name).unwrap() + "\n";
         let python =
             String::from_utf8(crate::common::read("eas", e["text"].as_str().unwrap())).unwrap();
         assert_eq!(ours, python, "{file}");

@@ -116,7 +116,7 @@ fn text_matches_python_message_to_string() {
         } else {
             "tensorflow.serving.PredictRequest"
         };
-        let ours = tfreq::render::text::to_text(&bytes, name).unwrap() + "\n";
+        let ours = tfreq::render::to_text(&bytes, name).unwrap() + "\n";
         let python =
             String::from_utf8(crate::common::read("tfs", e["text"].as_str().unwrap())).unwrap();
         assert_eq!(ours, python, "{file}");

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use serde_json::Value;
 use tfreq::analysis::{check, CheckOptions, Severity};
-use tfreq::formats::rest_json::{examples_from_json, RestCall};
-use tfreq::formats::savedmodel::read_model;
+use tfreq::formats::read_model;
+use tfreq::formats::{examples_from_json, RestCall};
 use tfreq::formats::{read, InputOptions};
 use tfreq::{encode, FeatureValues, Method, TfsEncoding, WireFormat};
 

@@ -2,8 +2,8 @@
 //! keys as the source, none of its string values.
 
 use crate::common::data_dir;
-use tfreq::analysis::key::{ExecutorKey, ShapeKey};
-use tfreq::scrub::{scrub, FillMode};
+use tfreq::analysis::{ExecutorKey, ShapeKey};
+use tfreq::{scrub, FillMode};
 use tfreq::{Kind, Scalar};
 
 fn requests() -> Vec<(String, Vec<u8>, tfreq::Message)> {
@@ -83,7 +83,7 @@ fn scrubbed_requests_keep_keys_and_drop_strings() {
             assert!(
                 !diff_errors,
                 "{file} {mode:?}: {}",
-                tfreq::render::report::to_json(&report)
+                tfreq::render::to_json(&report)
             );
             let own = tfreq::analysis::lint(&prod)
                 .iter()

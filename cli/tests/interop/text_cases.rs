@@ -19,7 +19,7 @@ fn text_printer_reads_odd_bytes_as_python_does() {
             .step_by(2)
             .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
             .collect();
-        let ours = tfreq::render::text::to_text(&bytes, message);
+        let ours = tfreq::render::to_text(&bytes, message);
         match c.get("text").and_then(|t| t.as_str()) {
             Some(python) => assert_eq!(ours.as_deref().ok(), Some(python), "{name}: {ours:?}"),
             None => assert!(

@@ -3,7 +3,7 @@
 use crate::common::{data_dir, read};
 use bytes::Bytes;
 use tfreq::formats::{
-    read as read_input, text, Container, ContainerKind, Content, InputFormat, InputOptions,
+    self, read as read_input, Container, ContainerKind, Content, InputFormat, InputOptions,
 };
 
 fn load_detailed(b: Bytes, src: &InputOptions) -> Result<Container, tfreq::Error> {
@@ -29,7 +29,7 @@ fn text_warmup_lines_and_lengths() {
                 _ => panic!("not a line"),
             })
             .collect();
-        let s = text::summary(&lines);
+        let s = formats::summary(&lines);
         assert_eq!((s.lines, s.min_len, s.max_len), (3, 26, 40));
         assert_eq!(lines[2], "what is the delivery time to 上海".as_bytes());
         assert_eq!(c.entries[2].label(c.kind), "line 4");
@@ -105,8 +105,8 @@ fn python_text_format_files_load_as_their_requests() {
                 panic!()
             };
             assert_eq!(
-                tfreq::analysis::key::ShapeKey::of(m),
-                tfreq::analysis::key::ShapeKey::of(&orig),
+                tfreq::analysis::ShapeKey::of(m),
+                tfreq::analysis::ShapeKey::of(&orig),
                 "{}",
                 p.display()
             );

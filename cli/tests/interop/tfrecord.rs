@@ -5,9 +5,9 @@
 use crate::common::{data_dir, manifest, read};
 use bytes::Bytes;
 use serde_json::Value;
-use tfreq::analysis::warmup;
+use tfreq::analysis;
 use tfreq::formats::{
-    tfrecord, write, Container, ContainerKind, Content, InputOptions, Layout, Record,
+    self, write, Container, ContainerKind, Content, InputOptions, Layout, Record,
 };
 
 fn load_detailed(b: Bytes) -> Result<Container, Error> {
@@ -110,7 +110,7 @@ fn manifest_files_list_every_record_with_its_kind() {
 
 #[test]
 fn loader_limits_are_findings() {
-    let limits = warmup::file_findings;
+    let limits = analysis::file_findings;
     let codes = |file: &str| -> Vec<&'static str> {
         limits(&detailed(read("tfrecord", file)))
             .iter()
@@ -208,7 +208,7 @@ fn flipped_byte_and_truncation_name_the_record() {
     let err = load(Bytes::from(bad)).unwrap_err();
     match err.detail() {
         ErrorDetail::TfRecord(e) => {
-            assert!(matches!(e, tfrecord::TfRecordError::DataCrc { .. }), "{e}");
+            assert!(matches!(e, formats::TfRecordError::DataCrc { .. }), "{e}");
             assert_eq!((e.record(), e.offset()), (1, 78));
         }
         other => panic!("{other}"),
@@ -219,10 +219,7 @@ fn flipped_byte_and_truncation_name_the_record() {
     let err = load(Bytes::copy_from_slice(cut)).unwrap_err();
     match err.detail() {
         ErrorDetail::TfRecord(e) => {
-            assert!(
-                matches!(e, tfrecord::TfRecordError::Truncated { .. }),
-                "{e}"
-            );
+            assert!(matches!(e, formats::TfRecordError::Truncated { .. }), "{e}");
             assert_eq!(e.record(), 2);
         }
         other => panic!("{other}"),
@@ -337,10 +334,10 @@ mod never_panics {
         #[test]
         fn arbitrary_bytes(data in proptest::collection::vec(any::<u8>(), 0..300)) {
             let _ = load_detailed(Bytes::from(data.clone()));
-            for rec in tfrecord::Records::new(Bytes::from(data.clone())).flatten() {
+            for rec in formats::Records::new(Bytes::from(data.clone())).flatten() {
                 let _ = tfreq::formats::record_entry(rec, DecodeOptions::default());
             }
-            let _ = tfreq::formats::prediction_log::PredictionLog::decode(Bytes::from(data), 0)
+            let _ = tfreq::formats::PredictionLog::decode(Bytes::from(data), 0)
                 .map(|l| l.request_model_specs());
         }
 

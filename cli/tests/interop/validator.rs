@@ -8,16 +8,16 @@ use std::path::Path;
 use assert_cmd::Command;
 use serde_json::Value;
 
-use tfreq::analysis::report::{Labeled, Verdict};
 use tfreq::analysis::{check_labeled, CheckOptions};
 use tfreq::analysis::{diff_labeled, DiffOptions};
-use tfreq::formats::savedmodel::{model_source, read_model, ModelSource};
+use tfreq::analysis::{Labeled, Verdict};
+use tfreq::formats::{model_source, read_model, ModelSource};
 use tfreq::Message;
 
 const MODELS: [&str; 3] = ["faq", "two_sigs", "half_plus_two"];
 
 fn msg(p: &str) -> Message {
-    let b = tfreq::io::read_input(&data(p)).unwrap();
+    let b = tfreq::read_input(&data(p)).unwrap();
     tfreq::decode(&b).unwrap()
 }
 

@@ -352,7 +352,7 @@ fn same_float(a: f32, want: &str) -> bool {
 /// gives ml_dtypes' bit pattern.
 #[test]
 fn minifloats_decode_and_round_as_ml_dtypes_does() {
-    use tfreq::minifloat::{from_f64, to_f32};
+    use tfreq::{from_f64, to_f32};
     let tables = minifloat_tables();
     assert_eq!(tables.len(), 6);
     for (d, t) in tables {
@@ -391,7 +391,7 @@ fn minifloat_files_show_numbers_and_build_identically() {
         let file = e["file"].as_str().unwrap();
         let feed = &e["feeds"][0];
         let d = tfreq::DType::from_name(feed["dtype"].as_str().unwrap()).unwrap();
-        if !tfreq::minifloat::is_minifloat(d) {
+        if !tfreq::is_minifloat(d) {
             continue;
         }
         let (code, v) = json(&["inspect", &s(&format!("tfs/{file}")), "--values", "all"]);

@@ -311,14 +311,16 @@ fn silent_server() -> (u16, SeenFrames, Arc<AtomicBool>) {
     (port, seen, stop)
 }
 
-/// Waits (at most `limit`) until `cond` holds.
-fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+/// Waits (at most `limit`) until `cond` holds, with the runtime turning meanwhile: what a
+/// connection's task writes (a reset, a GOAWAY) is written only while it turns. Whether
+/// `cond` came.
+async fn turning_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let end = Instant::now() + limit;
     while Instant::now() < end {
         if cond() {
             return true;
         }
-        std::thread::sleep(Duration::from_millis(10));
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
     cond()
 }
@@ -363,14 +365,15 @@ fn a_timed_out_call_frees_its_stream_slot() {
         .unwrap();
     let t = Duration::from_millis(1500);
     rt.block_on(async {
-        let g =
-            tfreq::net::grpc::Grpc::connect(&format!("http://127.0.0.1:{port}"), t, None, 1 << 20)
-                .await
-                .unwrap();
+        let g = tfreq::net::Grpc::connect(&format!("http://127.0.0.1:{port}"), t, None, 1 << 20)
+            .await
+            .unwrap();
         let (mut a, mut b) = (g.clone(), g.clone());
         let never = a.predict(Bytes::from_static(b"1"), t);
         let answered = async {
-            // Answers come on the connection while the first call waits.
+            // Answers come on the connection while the first call waits, spread over
+            // its deadline (a client's pace, not a wait: one answer before the first
+            // call's deadline is what keeps the connection).
             for _ in 0..3 {
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 b.predict(Bytes::from_static(b"x"), t).await.unwrap();
@@ -394,16 +397,32 @@ fn a_timed_out_call_frees_its_stream_slot() {
 #[test]
 fn a_call_that_times_out_is_reset_and_the_next_is_not_stuck_behind_it() {
     let (port, seen, stop) = silent_server();
+    let reset = |conn: usize, stream: u32| {
+        seen.lock().unwrap().iter().any(|(n, f)| {
+            *n == conn
+                && f.kind == RST_STREAM
+                && f.stream == stream
+                && f.payload == 0x8u32.to_be_bytes()
+        })
+    };
+    // The calls' HEADERS as the server saw them: connection and stream.
+    let headers = || -> Vec<(usize, u32)> {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, f)| f.kind == HEADERS)
+            .map(|(n, f)| (*n, f.stream))
+            .collect()
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let t = Duration::from_millis(800);
     rt.block_on(async {
-        let g =
-            tfreq::net::grpc::Grpc::connect(&format!("http://127.0.0.1:{port}"), t, None, 1 << 20)
-                .await
-                .unwrap();
+        let g = tfreq::net::Grpc::connect(&format!("http://127.0.0.1:{port}"), t, None, 1 << 20)
+            .await
+            .unwrap();
         let (mut a, mut b) = (g.clone(), g.clone());
         let first = a.predict(Bytes::from_static(b"one"), t).await;
         assert_eq!(first, Err(tfreq::net::NetError::Timeout(t)));
@@ -415,35 +434,25 @@ fn a_call_that_times_out_is_reset_and_the_next_is_not_stuck_behind_it() {
             "the second call took {:?}",
             at.elapsed()
         );
-        // Keep the runtime turning while the resets are written.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    });
-    let reset = |conn: usize, stream: u32| {
-        seen.lock().unwrap().iter().any(|(n, f)| {
-            *n == conn
-                && f.kind == RST_STREAM
-                && f.stream == stream
-                && f.payload == 0x8u32.to_be_bytes()
+        // Until the server has seen both resets (at most 5 s): they are written only
+        // while the runtime turns.
+        turning_until(Duration::from_secs(5), || {
+            reset(0, 1) && headers().get(1).is_some_and(|&(n, id)| reset(n, id))
         })
-    };
+        .await;
+    });
     assert!(
-        wait_for(Duration::from_secs(5), || reset(0, 1)),
+        reset(0, 1),
         "no RST_STREAM CANCEL for the first call: {:?}",
         seen.lock().unwrap()
     );
     // The second call went out (on a new connection, the first having answered nothing
     // in a whole deadline) and was reset too.
-    let headers: Vec<_> = seen
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(_, f)| f.kind == HEADERS)
-        .map(|(n, f)| (*n, f.stream))
-        .collect();
+    let headers = headers();
     assert_eq!(headers.len(), 2, "{headers:?}");
     let (n, id) = headers[1];
     assert!(
-        wait_for(Duration::from_secs(5), || reset(n, id)),
+        reset(n, id),
         "no RST_STREAM for the second call: {:?}",
         seen.lock().unwrap()
     );
@@ -565,12 +574,26 @@ fn a_protocol_error_mid_frame_leaves_the_clients_bytes_whole_frames() {
             &((1u32 << 31) - 1 - 65_535).to_be_bytes(),
         ));
         s.write_all(&hello).unwrap();
-        // Read the preface and the client's SETTINGS, then stop reading a while: the
-        // client's socket fills mid-frame.
+        // Read the preface and the client's SETTINGS, then stop reading until the
+        // request's DATA waits unread (over a whole frame of it, at most 20 s): the
+        // client, writing 32 MiB that no socket buffer holds, fills its socket
+        // mid-frame.
         let mut first = [0u8; 24 + 9];
         s.read_exact(&mut first).unwrap();
         let mut all = first.to_vec();
-        std::thread::sleep(Duration::from_millis(500));
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
+        let unread = || {
+            let mut n: libc::c_int = 0;
+            // SAFETY: FIONREAD on our own socket writes one int.
+            let r = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
+            assert_eq!(r, 0, "FIONREAD: {}", std::io::Error::last_os_error());
+            n as usize
+        };
+        assert!(
+            crate::common::wait_until(Duration::from_secs(20), || unread() > 32 << 10),
+            "the client's request did not come: {} bytes unread",
+            unread()
+        );
         // A PING of 7 bytes: a connection error (FRAME_SIZE_ERROR).
         s.write_all(&frame(PING, 0, 0, &[0; 7])).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -593,15 +616,20 @@ fn a_protocol_error_mid_frame_leaves_the_clients_bytes_whole_frames() {
     let t = Duration::from_secs(10);
     let r = rt.block_on(async {
         let mut g =
-            tfreq::net::grpc::Grpc::connect(&format!("http://127.0.0.1:{port}"), t, None, 1 << 20)
+            tfreq::net::Grpc::connect(&format!("http://127.0.0.1:{port}"), t, None, 1 << 20)
                 .await
                 .unwrap();
         let r = g.predict(Bytes::from(vec![b'q'; 32 << 20]), t).await;
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // Until the server has read the client's end (at most 25 s): the rest of the
+        // frame and the GOAWAY are written only while the runtime turns.
+        turning_until(Duration::from_secs(25), || done.load(Ordering::SeqCst)).await;
         r
     });
     assert!(r.is_err(), "{r:?}");
-    assert!(wait_for(Duration::from_secs(25), || done.load(Ordering::SeqCst)));
+    assert!(
+        done.load(Ordering::SeqCst),
+        "the server did not read to the client's end"
+    );
     stop.store(true, Ordering::Relaxed);
     let all = got.lock().unwrap().clone();
     assert_eq!(&all[..24], PREFACE);

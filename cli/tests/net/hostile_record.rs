@@ -126,6 +126,13 @@ impl Recording {
         status_kib(self.pid(), "VmRSS:") >> 10
     }
 
+    /// The descriptors it has open.
+    fn fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    }
+
     /// The largest resident set so far, in MiB.
     fn peak_mib(&self) -> u64 {
         status_kib(self.pid(), "VmHWM:") >> 10
@@ -589,6 +596,9 @@ fn slowloris_connections_are_closed_after_the_header_timeout() {
     assert_eq!(c.call("GET", "/v1/models/m", b"").unwrap().0, 200);
 }
 
+/// The open descriptors the proxy may hold in the test below.
+const NOFILE: u64 = 64;
+
 #[test]
 fn out_of_descriptors_the_proxy_backs_off_and_recovers() {
     let dir = tempfile::tempdir().unwrap();
@@ -597,15 +607,21 @@ fn out_of_descriptors_the_proxy_backs_off_and_recovers() {
         &format!("http://127.0.0.1:{up}"),
         &dir.path().join("w.bin"),
         &["--header-timeout", "1s", "--idle-timeout", "1s"],
-        Some(64),
+        Some(NOFILE),
     );
-    // More idle connections than the proxy has descriptors: it accepts until EMFILE.
+    // More idle connections than the proxy has descriptors: it accepts until EMFILE,
+    // which it has met once all its descriptors are open (at most 20 s).
     let idle: Vec<TcpStream> = (0..100)
         .map(|_| TcpStream::connect(("127.0.0.1", rec.port)).unwrap())
         .collect();
-    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        crate::common::wait_until(Duration::from_secs(20), || rec.fds() as u64 >= NOFILE),
+        "the proxy holds {} descriptors, not its limit of {NOFILE}",
+        rec.fds()
+    );
     let cpu0 = rec.cpu();
     let t0 = Instant::now();
+    // What is measured: the CPU time the proxy takes in these 3 s.
     std::thread::sleep(Duration::from_secs(3));
     let cpu = rec.cpu() - cpu0;
     let wall = t0.elapsed();
@@ -810,6 +826,8 @@ fn sigterm_twice_right_after_an_answer_leaves_the_whole_recording_and_the_summar
         let mut c = Client::connect(rec.port);
         assert_eq!(c.call("POST", "/api/predict/faq", &faq).unwrap().0, 200);
         rec.signal(libc::SIGTERM);
+        // The second signal 0 to 4 ms after the first, by run: it lands at different
+        // points of the first's stop (the gap is what is tested, not a wait).
         std::thread::sleep(Duration::from_millis(run % 5));
         rec.signal(libc::SIGTERM);
         let (code, stdout, stderr) = rec.wait(Duration::from_secs(40));

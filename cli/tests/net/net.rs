@@ -16,9 +16,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use assert_cmd::Command;
 use bytes::Bytes;
 use prost::Message as _;
-use tfreq::net::eas::sign;
-use tfreq::net::queue::{DataFrame, DataFrameList};
+use tfreq::net::sign;
 use tfreq::net::{prepare, Client, EasAuth, NetError, Options, Protocol, Target};
+use tfreq::net::{DataFrame, DataFrameList};
 use tfreq::wire::{tf, tfs};
 use tfreq::{Kind, WireFormat};
 
@@ -198,10 +198,7 @@ fn signature_equals_the_sdks() {
         assert_eq!(s.content_md5, h["Content-MD5"].as_str().unwrap(), "{c}");
         assert_eq!(s.authorization, h["Authorization"].as_str().unwrap(), "{c}");
         assert_eq!(
-            tfreq::net::eas::canonical_path(&format!(
-                "http://h:1{}?x=1",
-                c["path"].as_str().unwrap()
-            )),
+            tfreq::net::canonical_path(&format!("http://h:1{}?x=1", c["path"].as_str().unwrap())),
             c["path"].as_str().unwrap()
         );
     }
@@ -525,13 +522,12 @@ fn rest_sends_json_and_reads_the_answer_with_the_signatures_dtypes() {
     );
     // The request went as REST JSON that reads back as the same request.
     let posted = srv.seen().into_iter().find(|s| s.method == "POST").unwrap();
-    let d = tfreq::formats::rest_json::dtypes_from_metadata(
+    let d = tfreq::formats::dtypes_from_metadata(
         &data("tests/data/models/faq.metadata.json"),
         "serving_default",
     )
     .unwrap();
-    let back =
-        tfreq::formats::rest_json::from_json(&posted.body, &d, &[], WireFormat::Eas).unwrap();
+    let back = tfreq::formats::from_json(&posted.body, &d, &[], WireFormat::Eas).unwrap();
     let orig = tfreq::decode(&data("tests/data/eas/faq_prod.bin")).unwrap();
     assert_same_inputs(&orig, &back);
     // A refusal keeps the server's message.
@@ -577,10 +573,10 @@ fn rest_json_writer_round_trips_every_request_it_can_carry() {
             if m.kind != Kind::Request {
                 continue;
             }
-            let Ok((json, _)) = tfreq::formats::rest_json::to_rest_json(&m) else {
+            let Ok((json, _)) = tfreq::formats::to_rest_json(&m) else {
                 continue;
             };
-            let mut d = tfreq::formats::rest_json::Dtypes::default();
+            let mut d = tfreq::formats::Dtypes::default();
             let mut skip = false;
             for t in &m.tensors {
                 match t.dtype.dtype() {
@@ -596,7 +592,7 @@ fn rest_json_writer_round_trips_every_request_it_can_carry() {
             if skip {
                 continue;
             }
-            let back = tfreq::formats::rest_json::from_json(json.as_bytes(), &d, &[], m.wire)
+            let back = tfreq::formats::from_json(json.as_bytes(), &d, &[], m.wire)
                 .unwrap_or_else(|e| panic!("{}: {e}\n{json}", p.display()));
             assert_same_inputs(&m, &back);
             assert_eq!(back.effective_signature(), m.effective_signature());
@@ -609,9 +605,7 @@ fn rest_json_writer_round_trips_every_request_it_can_carry() {
 #[test]
 fn rest_json_says_what_it_cannot_carry() {
     let m = tfreq::decode(&data("tests/data/tfs/dtype_complex64_typed.bin")).unwrap();
-    let e = tfreq::formats::rest_json::to_rest_json(&m)
-        .unwrap_err()
-        .to_string();
+    let e = tfreq::formats::to_rest_json(&m).unwrap_err().to_string();
     assert!(e.contains("cannot carry DT_COMPLEX64"), "{e}");
 }
 
@@ -770,7 +764,7 @@ fn grpc_predict_and_metadata() {
         &seen.lock().unwrap()[0].1[..],
         &data("tests/data/tfs/faq_prod.bin")[..]
     );
-    assert_eq!(seen.lock().unwrap()[0].0, tfreq::net::grpc::PREDICT);
+    assert_eq!(seen.lock().unwrap()[0].0, tfreq::net::PREDICT);
     // An EAS request needs a model name, and is converted.
     let e = send_file(
         t.clone(),
@@ -798,10 +792,8 @@ fn grpc_predict_and_metadata() {
     // GetModelMetadata gives the SavedModel's signatures.
     o.model_name = Some("faq".into());
     let live = Client::connect(t, o).unwrap().metadata().unwrap();
-    let (file, _) = tfreq::formats::savedmodel::read_model(
-        &crate::common::root().join("tests/data/models/faq"),
-    )
-    .unwrap();
+    let (file, _) =
+        tfreq::formats::read_model(&crate::common::root().join("tests/data/models/faq")).unwrap();
     assert_eq!(
         live.meta_graph("serve").unwrap().signatures,
         file.meta_graph("serve").unwrap().signatures
@@ -1278,7 +1270,7 @@ fn library_cuts_huge_deadlines() {
     assert_eq!(o.deadline(), tfreq::net::MAX_TIMEOUT);
     // A queue wait with Duration::MAX: no panic, the server's refusal comes back.
     let srv = HttpServer::start(Box::new(|_: &Seen| (503, vec![], b"busy".to_vec())));
-    let mut q = tfreq::net::queue::Queue::new(&srv.url("/api/predict/q"), &o, &[]).unwrap();
+    let mut q = tfreq::net::Queue::new(&srv.url("/api/predict/q"), &o, &[]).unwrap();
     let bytes = Bytes::from(data("tests/data/eas/faq_prod.bin"));
     let msg = tfreq::decode(&bytes).unwrap();
     let t = Target::parse(&srv.url("/api/predict/q"), None).unwrap();
@@ -2040,10 +2032,10 @@ fn load_counts_errors_by_status_and_each_keys_first_call() {
     );
     // The files' executor keys, as the library computes them: one first call each,
     // from the first file of the key.
-    let mut keys: Vec<(tfreq::analysis::key::ExecutorKey, &str)> = Vec::new();
+    let mut keys: Vec<(tfreq::analysis::ExecutorKey, &str)> = Vec::new();
     for f in FOUR {
         let m = tfreq::decode_as(&data(f), WireFormat::Eas, Kind::Request).unwrap();
-        let k = tfreq::analysis::key::ExecutorKey::of(&m);
+        let k = tfreq::analysis::ExecutorKey::of(&m);
         if !keys.iter().any(|(seen, _)| *seen == k) {
             keys.push((k, f));
         }

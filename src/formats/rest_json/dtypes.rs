@@ -60,7 +60,7 @@ impl Dtypes {
     /// Parses an annotation `name=DT_FLOAT` (or `name=float32`).
     ///
     /// ```
-    /// let mut d = tfreq::formats::rest_json::Dtypes::default();
+    /// let mut d = tfreq::formats::Dtypes::default();
     /// d.annotate("x=DT_INT64")?;
     /// assert_eq!(d.get("x"), Some(tfreq::DType::Int64));
     /// # Ok::<(), tfreq::Error>(())
@@ -87,8 +87,8 @@ impl Dtypes {
 /// none), as TF Serving reads it.
 ///
 /// ```
-/// let (model, _) = tfreq::formats::savedmodel::read_model("tests/data/models/two_sigs".as_ref())?;
-/// let d = tfreq::formats::rest_json::dtypes_for_model(&model)?;
+/// let (model, _) = tfreq::formats::read_model("tests/data/models/two_sigs".as_ref())?;
+/// let d = tfreq::formats::dtypes_for_model(&model)?;
 /// assert!(d.for_signature("predict_images")?.get("images").is_some());
 /// assert!(d.for_signature("serving_default")?.get("images").is_none());
 /// assert!(d.for_signature("nope").is_err());
@@ -123,7 +123,7 @@ fn dtype_named(dt: &str) -> Result<DType, Error> {
 }
 
 /// The input dtypes of `signature` in a model's signatures (read by
-/// [`crate::formats::savedmodel::read_model`] from a SavedModel, GetModelMetadata JSON
+/// [`crate::formats::read_model`] from a SavedModel, GetModelMetadata JSON
 /// or `saved_model_cli` text), from the meta graph tagged `serve` (else the first).
 /// The list is complete: every input must then be present and extra keys are ignored.
 pub fn dtypes_from_model(
@@ -172,7 +172,7 @@ pub fn dtypes_from_model(
 ///
 /// ```
 /// let json = std::fs::read("tests/data/models/faq.metadata.json")?;
-/// let d = tfreq::formats::rest_json::dtypes_from_metadata(&json, "serving_default")?;
+/// let d = tfreq::formats::dtypes_from_metadata(&json, "serving_default")?;
 /// assert_eq!(d.get("threshold"), Some(tfreq::DType::Float));
 /// assert!(d.complete);
 /// # Ok::<(), Box<dyn std::error::Error>>(())

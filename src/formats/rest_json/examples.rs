@@ -36,7 +36,7 @@ use crate::model::{FeatureValues, Message, Method, WireFormat};
 /// (serde_json) and as int64 0 by TF Serving.
 ///
 /// ```
-/// use tfreq::formats::rest_json::{examples_from_json, RestCall};
+/// use tfreq::formats::{examples_from_json, RestCall};
 /// use tfreq::{FeatureValues, Method};
 /// let body = br#"{"examples": [{"x": [1.0, 2], "age": 30}]}"#;
 /// let e = examples_from_json(body, &RestCall::method(Method::Classify)).unwrap_err();

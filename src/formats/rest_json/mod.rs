@@ -11,7 +11,7 @@
 //! Values go through the builder's checks (count, range, dtype).
 //!
 //! ```
-//! use tfreq::formats::rest_json::{from_json, Dtypes};
+//! use tfreq::formats::{from_json, Dtypes};
 //! use tfreq::{DType, WireFormat};
 //! let json = br#"{"signature_name": "serving_default", "inputs": {"x": [[1, 2]]}}"#;
 //! let mut d = Dtypes::default();
@@ -46,7 +46,7 @@ fn err(s: impl Into<String>) -> Error {
 /// Why a TF Serving REST JSON body, or a dtype given for one, cannot be read.
 ///
 /// ```
-/// use tfreq::formats::rest_json::RestJsonError;
+/// use tfreq::formats::RestJsonError;
 /// let e = tfreq::Error::from(RestJsonError::DtypeName("f33".into()));
 /// assert_eq!(e.to_string(), r#""f33" is not a dtype name (DT_FLOAT, float32, ...)"#);
 /// assert_eq!(e.classify(), tfreq::Category::Container);

@@ -15,7 +15,7 @@ use crate::model::Method;
 /// is refused here as the server answers it ("Malformed request").
 ///
 /// ```
-/// use tfreq::formats::rest_json::RestCall;
+/// use tfreq::formats::RestCall;
 /// use tfreq::Method;
 /// let c = RestCall::parse("http://localhost:8501/v1/models/wide%20deep/versions/3:regress")?;
 /// assert_eq!((c.method, c.model.as_str(), c.version), (Method::Regress, "wide deep", Some(3)));

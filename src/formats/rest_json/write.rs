@@ -16,7 +16,7 @@ use crate::model::Message;
 /// [`from_json`](super::from_json) of the result, with the same dtypes, gives the same request back.
 ///
 /// ```
-/// use tfreq::formats::rest_json::{to_rest_json, from_json, Dtypes};
+/// use tfreq::formats::{to_rest_json, from_json, Dtypes};
 /// use tfreq::{DType, TFRequest};
 /// let mut req = TFRequest::new("serving_default");
 /// req.add_feed("x", &[2, 2], DType::Float, vec![1.5f32, 2.0, 3.0, 4.0])?;

@@ -2,7 +2,7 @@
 //! warm-up file (docs/live.md, "`record`: a warm-up from live traffic").
 //!
 //! Two parts. [`Recorder`] has no sockets: it is given each request's protocol, path and
-//! body, decodes it, and keeps the first request of every distinct key ([`By`](crate::analysis::plan::By)), with
+//! body, decodes it, and keeps the first request of every distinct key ([`By`](crate::analysis::By)), with
 //! counts, up to [`Recorder::max_records`]; [`Recorder::file`] writes what it kept as a
 //! warm-up. [`serve`] is the proxy. It takes HTTP/1.1 (EAS, TF Serving REST) and
 //! cleartext HTTP/2 (TF Serving gRPC) on one port:
@@ -20,8 +20,8 @@
 //! token) and no answer ever reaches the recorder.
 //!
 //! ```
-//! use tfreq::analysis::plan::By;
-//! use tfreq::net::record::{Recorder, RecordOptions, Wire};
+//! use tfreq::analysis::By;
+//! use tfreq::net::{Recorder, RecordOptions, Wire};
 //! use tfreq::net::Protocol;
 //! let mut r = Recorder::new(RecordOptions::default());
 //! let body = std::fs::read("tests/data/eas/faq_prod.bin")?;

@@ -4,7 +4,7 @@
 //!
 //! Their shape key is the executor key (the method, the model, the signature or the
 //! tasks' signatures) and the number of examples
-//! ([`crate::analysis::key::ShapeKey::of`]), so the print holds the log type, each
+//! ([`crate::analysis::ShapeKey::of`]), so the print holds the log type, each
 //! model spec's model and signature (each task's, in order, each marked), and the count
 //! of examples. The examples themselves are *checked*, not decoded: every field the
 //! full reading ([`crate::decode::decode_request`], `src/decode/examples.rs`) would
