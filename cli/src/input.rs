@@ -244,7 +244,9 @@ impl<'a> Inputs<'a> {
     /// stream). The error names the file.
     pub fn bytes(&self, path: &Path) -> Result<(Bytes, Option<Compression>), Failure> {
         match self.open_as(path, LogReading::Whole)? {
-            Opened::Whole { bytes, compression } => Ok((bytes, compression)),
+            Opened::Whole {
+                bytes, compression, ..
+            } => Ok((bytes, compression)),
             // Not asked for: every input is read whole.
             Opened::Stream { .. } => Err(Failure::msg(format!(
                 "{}: read as a stream where it was to be read whole",
@@ -469,7 +471,7 @@ impl<'a> Inputs<'a> {
     pub fn walk(&self, path: &Path, progress: &Progress) -> Result<Walk, Failure> {
         let file = path.display().to_string();
         progress.step(format!("reading {file}"));
-        let (bytes, compressed) = match self.open_as(path, LogReading::Walk)? {
+        let (bytes, compressed, past_cap) = match self.open_as(path, LogReading::Walk)? {
             Opened::Stream {
                 reader,
                 compression,
@@ -481,7 +483,11 @@ impl<'a> Inputs<'a> {
                     warmup_path: is_warmup_path(path),
                 }))
             }
-            Opened::Whole { bytes, compression } => (bytes, compression),
+            Opened::Whole {
+                bytes,
+                compression,
+                past_cap,
+            } => (bytes, compression, past_cap),
         };
         if path == Path::new("-") {
             let mut container = self.container_of(path, bytes)?;
@@ -493,10 +499,7 @@ impl<'a> Inputs<'a> {
             human_size(bytes.len() as u64)
         ));
         let mut opts = self.options_for(path, &bytes)?;
-        if compressed.is_none()
-            && self.args.max_size.is_none()
-            && tfreq::formats::is_tfrecord(&bytes)
-        {
+        if past_cap {
             // A plain log file is walked whatever its size (`formats::open` mapped it
             // past the default cap of an input read whole); --max-size given holds.
             opts = opts.max_size(u64::MAX);

@@ -50,6 +50,10 @@ pub enum Opened {
         bytes: Bytes,
         /// What the input was compressed with, if anything.
         compression: Option<Compression>,
+        /// A plain log file read past the cap of an input read whole, to be walked
+        /// where it lies: its reading is not held to that cap either (decode it with
+        /// [`InputOptions::max_size`] `u64::MAX`).
+        past_cap: bool,
     },
 }
 
@@ -69,10 +73,15 @@ impl std::fmt::Debug for Opened {
                 .debug_struct("Stream")
                 .field("compression", compression)
                 .finish_non_exhaustive(),
-            Opened::Whole { bytes, compression } => f
+            Opened::Whole {
+                bytes,
+                compression,
+                past_cap,
+            } => f
                 .debug_struct("Whole")
                 .field("len", &bytes.len())
                 .field("compression", compression)
+                .field("past_cap", past_cap)
                 .finish(),
         }
     }
@@ -141,8 +150,11 @@ pub fn open(path: &Path, opts: &InputOptions, how: LogReading) -> Result<Opened,
         (None, _) => {
             let bytes =
                 crate::io::read_from(io::Cursor::new(head.clone()).chain(input), path, read)?;
-            inflated(bytes, read.limit())
-                .map(|(bytes, compression)| Opened::Whole { bytes, compression })
+            inflated(bytes, read.limit()).map(|(bytes, compression)| Opened::Whole {
+                bytes,
+                compression,
+                past_cap: false,
+            })
         }
         // A compressed file: a stream when it inflates to a log.
         (Some(_), Some(comp)) if inflates_to_log(path, comp) => Ok(stream(input, c)),
@@ -151,14 +163,17 @@ pub fn open(path: &Path, opts: &InputOptions, how: LogReading) -> Result<Opened,
             drop(input);
             // A log file is walked where it lies, whatever its size (unless a cap on
             // streams was given): mapped from a few megabytes.
-            let read = match read.streamed_limit() {
-                None if read.maps_large_files() => read.max_size(u64::MAX),
-                _ => *read,
+            let past_cap = read.streamed_limit().is_none() && read.maps_large_files();
+            let read = if past_cap {
+                read.max_size(u64::MAX)
+            } else {
+                *read
             };
             let bytes = crate::io::read_mapping_from(path, &read, crate::io::LOG_MAP_THRESHOLD)?;
             Ok(Opened::Whole {
                 bytes,
                 compression: None,
+                past_cap,
             })
         }
         (Some(_), _) => {
@@ -185,8 +200,11 @@ fn inflates_to_log(path: &Path, c: Compression) -> bool {
 /// The input at `path` read whole under the cap, inflated when compressed.
 fn whole(path: &Path, opts: &InputOptions) -> Result<Opened, Error> {
     let bytes = crate::io::read_file(path, &opts.read)?;
-    inflated(bytes, opts.read.limit())
-        .map(|(bytes, compression)| Opened::Whole { bytes, compression })
+    inflated(bytes, opts.read.limit()).map(|(bytes, compression)| Opened::Whole {
+        bytes,
+        compression,
+        past_cap: false,
+    })
 }
 
 /// Bytes inflated when they are gzip or zlib (at most `limit` bytes of output; the

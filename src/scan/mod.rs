@@ -325,18 +325,19 @@ fn count_file(
             }
             .map_err(in_file)
         }
-        Opened::Whole { bytes, compression } => {
+        Opened::Whole {
+            bytes,
+            compression,
+            past_cap,
+        } => {
             // A mapped log's parts are read from the file by the workers (`walk_read`).
             let disk = (compression.is_none() && crate::par::is_mapped(&bytes)).then_some(p);
             let n = match compression {
                 Some(_) => size(),
                 None => bytes.len() as u64,
             };
-            // A plain log was read past the cap of an input read whole (see
-            // `formats::open`): its reading is not held to that cap either.
             let unbounded;
-            let log = compression.is_none() && tfrecord::is_tfrecord(&bytes);
-            let opts = if log && read.streamed_limit().is_none() && read.maps_large_files() {
+            let opts = if past_cap {
                 unbounded = opts.clone().read_options(read.max_size(u64::MAX));
                 &unbounded
             } else {
