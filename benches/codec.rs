@@ -11,9 +11,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tfreq::render::ValuesMode;
-use tfreq::{decode, decode_with, DType, DecodeOptions, TFRequest};
+use tfreq::{DType, DecodeOptions, TFRequest, decode, decode_with};
 
 const N: usize = 1_000_000;
 

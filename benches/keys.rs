@@ -8,11 +8,11 @@
 //! For a multi-gigabyte file on disk (memory-mapped), see the measurement in the
 //! README's `tfreq keys` section.
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use tfreq::Method;
 use tfreq::formats::{self, InputOptions};
 use tfreq::formats::{encode_predict_log, encode_request_log};
 use tfreq::wire::put_bytes_field;
-use tfreq::Method;
 
 fn log() -> Vec<u8> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");

@@ -15,7 +15,7 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use tfreq::{decode, decode_with, DType, DecodeOptions, TFRequest};
+use tfreq::{DType, DecodeOptions, TFRequest, decode, decode_with};
 
 fn median(mut v: Vec<Duration>) -> f64 {
     v.sort();

@@ -25,7 +25,7 @@ use half::{bf16, f16};
 use num_complex::Complex;
 
 use crate::dtype::{DType, DTypeCode, Float16, ValueField};
-use crate::encode::{encode, TfsEncoding};
+use crate::encode::{TfsEncoding, encode};
 use crate::error::{BuildError, Error};
 use crate::model::{Elems, Kind, Message, ModelSpec, Scalar, Shape, Tensor, Values, WireFormat};
 
@@ -441,13 +441,13 @@ pub(crate) fn make_tensor(
             return Err(BuildError::TooManyDims {
                 name,
                 rank: shape.len(),
-            })
+            });
         }
         None => {
             return Err(BuildError::ShapeOverflow {
                 name,
                 shape: shape.to_vec(),
-            })
+            });
         }
     };
     if values.len() as u64 != expected {
@@ -502,7 +502,7 @@ pub(crate) fn make_tensor(
         (DType::Int32 | DType::QInt32, V::I32(v)) => Values::I32(v.into()),
         (d, V::Bits(v)) if crate::minifloat::is_minifloat(d) => Values::Raw(Bytes::from(v)),
         (DType::Invalid | DType::Resource | DType::Variant, _) => {
-            return Err(BuildError::NotBuildable { name, dtype: code })
+            return Err(BuildError::NotBuildable { name, dtype: code });
         }
         (d, v) => {
             let takes = takes(d);
@@ -518,7 +518,7 @@ pub(crate) fn make_tensor(
             };
             let ints: Vec<i128> = ints.collect();
             if let Some((index, &value)) =
-                ints.iter().enumerate().find(|(_, &x)| x < min || x > max)
+                ints.iter().enumerate().find(|&(_, &x)| x < min || x > max)
             {
                 return Err(BuildError::OutOfRange {
                     name,

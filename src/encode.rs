@@ -16,8 +16,8 @@ use crate::fields::{
     predict_request, predict_response, tensor_proto, tensor_shape,
 };
 use crate::model::{
-    le_bytes, put_le_elems, put_le_slice, Elems, Ints, Kind, LeElem, Message, ModelSpec, Scope,
-    Shape, Tensor, UnknownField, Values, VarintElem, WireFormat,
+    Elems, Ints, Kind, LeElem, Message, ModelSpec, Scope, Shape, Tensor, UnknownField, Values,
+    VarintElem, WireFormat, le_bytes, put_le_elems, put_le_slice,
 };
 use crate::wire::reader::WireValue;
 use crate::wire::writer::*;

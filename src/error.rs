@@ -31,7 +31,9 @@ pub enum BuildError {
     },
     /// Fewer values than the shape going to EAS, which takes only the full count,
     /// when that count is more than `limit` (the encoder's `MAX_EXPAND`).
-    #[error("feed {name:?}: shape {shape:?} holds {expected} values, got {got}; EAS takes only the full count, and tfreq writes at most {limit} values for one feed")]
+    #[error(
+        "feed {name:?}: shape {shape:?} holds {expected} values, got {got}; EAS takes only the full count, and tfreq writes at most {limit} values for one feed"
+    )]
     TooLargeToExpand {
         /// Feed name.
         name: String,
@@ -56,7 +58,9 @@ pub enum BuildError {
     },
     /// The shape's running product leaves int64 (TensorFlow refuses it, even when a
     /// later dim is 0).
-    #[error("feed {name:?}: the element count of shape {shape:?} overflows int64, which TensorFlow refuses")]
+    #[error(
+        "feed {name:?}: the element count of shape {shape:?} overflows int64, which TensorFlow refuses"
+    )]
     ShapeOverflow {
         /// Feed name.
         name: String,
@@ -173,7 +177,9 @@ pub enum TfRecordError {
     },
     /// The length claims more bytes than the file has left (a truncated file, or an
     /// absurd length).
-    #[error("TFRecord record {record} at byte {offset}: truncated: length {length} needs {needed} more bytes, only {available} left")]
+    #[error(
+        "TFRecord record {record} at byte {offset}: truncated: length {length} needs {needed} more bytes, only {available} left"
+    )]
     Truncated {
         /// Record number.
         record: usize,
@@ -187,7 +193,9 @@ pub enum TfRecordError {
         available: usize,
     },
     /// The masked CRC of the data does not match.
-    #[error("TFRecord record {record} at byte {offset}: data checksum mismatch (stored {stored:#010x}, computed {computed:#010x}); the record is corrupted")]
+    #[error(
+        "TFRecord record {record} at byte {offset}: data checksum mismatch (stored {stored:#010x}, computed {computed:#010x}); the record is corrupted"
+    )]
     DataCrc {
         /// Record number.
         record: usize,
@@ -314,7 +322,9 @@ pub enum ErrorDetail {
     #[error("not a TensorFlow request or response{}", .0.as_ref().map(|w| format!(": the bytes look like {w}")).unwrap_or_default())]
     NotTensorFlow(Option<String>),
     /// A response where requests are read (`keys`, `warmup`): it names no feed.
-    #[error("holds a PredictResponse ({wire}), not a request: its outputs are not feeds, so it is not counted")]
+    #[error(
+        "holds a PredictResponse ({wire}), not a request: its outputs are not feeds, so it is not counted"
+    )]
     ResponseNotRequest {
         /// Its wire format.
         wire: WireFormat,
@@ -350,7 +360,9 @@ pub enum ErrorDetail {
     BareInputs,
     /// Text that is neither protobuf text format nor REST JSON, in a file not named
     /// as an EAS text warm-up; what it looks like (see `formats::detect::looks_like`).
-    #[error("not a request file (looks like {0}); an EAS text warm-up (one string request per line) must be named *.txt")]
+    #[error(
+        "not a request file (looks like {0}); an EAS text warm-up (one string request per line) must be named *.txt"
+    )]
     NotRequestText(String),
     /// Several requests for an output layout that holds one.
     #[error("a bare {target} file holds exactly one request; got {got}")]
@@ -397,7 +409,9 @@ pub enum ErrorDetail {
     },
     /// TF Serving's warm-up file (`assets.extra/tf_serving_warmup_requests`) that is not
     /// a TFRecord, which fails the model's load.
-    #[error("this is TF Serving's warm-up file (assets.extra/tf_serving_warmup_requests) and it is not a TFRecord: TF Serving fails to load the model ('corrupted record at 0 ... Please verify your warmup data is in TFRecord format'); the file is {looks_like}")]
+    #[error(
+        "this is TF Serving's warm-up file (assets.extra/tf_serving_warmup_requests) and it is not a TFRecord: TF Serving fails to load the model ('corrupted record at 0 ... Please verify your warmup data is in TFRecord format'); the file is {looks_like}"
+    )]
     WarmupNotTfRecord {
         /// What the file looks like (`formats::detect::looks_like`).
         looks_like: String,
@@ -701,9 +715,10 @@ mod tests {
         assert_eq!(e.field_path().as_deref(), Some("inputs"));
         assert_eq!(e.record(), Some(2));
         assert_eq!(e.file(), Some("w"));
-        assert!(e
-            .to_string()
-            .starts_with("w: record 2 (at byte 40): not a valid EAS"));
+        assert!(
+            e.to_string()
+                .starts_with("w: record 2 (at byte 40): not a valid EAS")
+        );
         let src = std::error::Error::source(&e).unwrap();
         assert!(src.to_string().starts_with("record 2"), "{src}");
     }

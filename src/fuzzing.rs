@@ -13,12 +13,12 @@ use bytes::Bytes;
 
 use crate::analysis::key::{ExecutorKey, ShapeKey};
 use crate::analysis::lint;
-use crate::analysis::{diff, DiffOptions};
+use crate::analysis::{DiffOptions, diff};
 use crate::decode::{
-    decode_as, decode_message, decode_tensor as decode_one_tensor, decode_with, DecodeOptions,
+    DecodeOptions, decode_as, decode_message, decode_tensor as decode_one_tensor, decode_with,
 };
-use crate::encode::{encode, TfsEncoding};
-use crate::formats::{self, rest_json, savedmodel, text_format, tfrecord, Content, InputOptions};
+use crate::encode::{TfsEncoding, encode};
+use crate::formats::{self, Content, InputOptions, rest_json, savedmodel, text_format, tfrecord};
 use crate::model::{Kind, Message, Tensor, WireFormat};
 use crate::render;
 use crate::signature::ModelSignatures;
@@ -471,8 +471,8 @@ pub fn text_format_build(data: &[u8]) {
 /// Nesting is bounded before prost-reflect's recursive parser sees the text; the
 /// depth scan and the parser must agree that nothing deeper gets through.
 pub fn text_detect(data: &[u8]) {
-    use crate::formats::text_format::text_depth;
     use crate::formats::InputFormat;
+    use crate::formats::text_format::text_depth;
     let bytes = Bytes::copy_from_slice(data);
     for format in [
         InputFormat::Auto,
@@ -663,7 +663,7 @@ mod reference {
 /// act on (what a server says is escaped, src/escape.rs).
 #[cfg(feature = "net")]
 pub fn net_response(data: &[u8]) {
-    use crate::net::{self, grpc, queue, rest, web, NetError, Protocol};
+    use crate::net::{self, NetError, Protocol, grpc, queue, rest, web};
     use std::time::Duration;
     let (&sel, rest_bytes) = data.split_first().unwrap_or((&0, &[]));
     let body = Bytes::copy_from_slice(rest_bytes);

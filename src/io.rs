@@ -515,7 +515,7 @@ fn spool_file() -> io::Result<File> {
                 return Err(io::Error::new(
                     e.kind(),
                     format!("a temporary file in {}: {e}", dir.display()),
-                ))
+                ));
             }
         }
     }

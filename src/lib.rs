@@ -149,25 +149,25 @@ pub use escape::{
     escape, escape_bytes, escape_short, is_unsafe, json_string, json_write, sanitize,
 };
 pub use io::{
-    limited, read_file, read_from, read_input, read_input_limited, Limited, ReadOptions, Spool,
-    DEFAULT_MAX_SIZE, LOG_MAP_THRESHOLD, MAP_THRESHOLD,
+    DEFAULT_MAX_SIZE, LOG_MAP_THRESHOLD, Limited, MAP_THRESHOLD, ReadOptions, Spool, limited,
+    read_file, read_from, read_input, read_input_limited,
 };
 pub use minifloat::{from_f64, is_minifloat, to_f32};
-pub use scrub::{left_out, scrub, scrub_batch, FillMode, ScrubError};
+pub use scrub::{FillMode, ScrubError, left_out, scrub, scrub_batch};
 
 pub use builder::{FeedElement, FeedValues, TFRequest, TFResponse};
 pub use decode::{
-    decode, decode_as, decode_message, decode_request, decode_tensor, decode_with, DecodeOptions,
-    Detection,
+    DecodeOptions, Detection, decode, decode_as, decode_message, decode_request, decode_tensor,
+    decode_with,
 };
 pub use dtype::{DType, DTypeCode, DTypeInfo, ValueField};
-pub use encode::{encode, encode_example, encode_tensor, TfsEncoding};
+pub use encode::{TfsEncoding, encode, encode_example, encode_tensor};
 pub use error::{BuildError, Category, DecodeError, DecodeErrorKind, Error, ErrorDetail};
 pub use half::{bf16, f16};
 pub use model::{
-    Dim, Elements, Elems, ElemsIter, Example, ExampleInput, Feature, FeatureValues, Fill,
-    InferenceTask, Ints, IntsIter, Kind, Message, Method, ModelSpec, RawRun, Scalar, Scope, Shape,
-    Source, Tensor, UnknownField, Values, WireFormat, DEFAULT_SIGNATURE,
+    DEFAULT_SIGNATURE, Dim, Elements, Elems, ElemsIter, Example, ExampleInput, Feature,
+    FeatureValues, Fill, InferenceTask, Ints, IntsIter, Kind, Message, Method, ModelSpec, RawRun,
+    Scalar, Scope, Shape, Source, Tensor, UnknownField, Values, WireFormat,
 };
 pub use num_complex::Complex;
 

@@ -97,11 +97,7 @@ impl Format {
         } else {
             (1.0 + m as f32 / (1 << self.man) as f32) * 2f32.powi(e - self.bias)
         };
-        if sign {
-            -v
-        } else {
-            v
-        }
+        if sign { -v } else { v }
     }
 
     /// The largest finite magnitude's bit pattern (sign clear).

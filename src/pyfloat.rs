@@ -107,17 +107,9 @@ impl PyFloat {
         Some(PyFloat::from_str(if v.is_nan() {
             "nan"
         } else if v.is_infinite() {
-            if v > 0.0 {
-                "inf"
-            } else {
-                "-inf"
-            }
+            if v > 0.0 { "inf" } else { "-inf" }
         } else if v == 0.0 {
-            if v.is_sign_negative() {
-                "-0.0"
-            } else {
-                "0.0"
-            }
+            if v.is_sign_negative() { "-0.0" } else { "0.0" }
         } else {
             return None;
         }))
@@ -320,7 +312,7 @@ mod tests {
     #[test]
     #[allow(clippy::excessive_precision)] // 3061734.25 is exact in f32 (spacing 0.25)
     fn python_text_of_floats() {
-        use super::{f32_text, f64_repr, PyFloat};
+        use super::{PyFloat, f32_text, f64_repr};
         assert_eq!(f32_text(0.2), "0.2");
         assert_eq!(f32_text(1.0), "1.0");
         assert_eq!(f32_text(123456789.0), "123456790.0");

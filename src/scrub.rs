@@ -26,7 +26,7 @@ use bytes::Bytes;
 use half::{bf16, f16};
 use num_complex::Complex;
 
-use crate::builder::{make_tensor, FeedValues};
+use crate::builder::{FeedValues, make_tensor};
 use crate::dtype::{DType, ValueField};
 use crate::error::BuildError;
 use crate::model::{Fill, Message, Scalar, Shape, Tensor};
@@ -237,7 +237,7 @@ fn scrub_feature(
                             name: f.name.clone(),
                             dtype: "int64_list".into(),
                             value: c,
-                        })
+                        });
                     }
                     FillMode::Random { .. } => {
                         rng.as_deref_mut().map_or(0, |r| (r.next() % 101) as i64)
@@ -281,7 +281,7 @@ fn scrub_tensor(
             return Err(ScrubError::NoBatchDimension {
                 name,
                 shape: t.shape.to_string(),
-            })
+            });
         }
         (Some(r), Some(d0)) => {
             let old = u64::try_from(d0.size).map_err(|_| bad_shape())?;

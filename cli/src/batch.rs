@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use tfreq::analysis::BatchRule;
 
-use crate::common::{in_file, Failure};
+use crate::common::{Failure, in_file};
 
 #[derive(clap::Args, Default)]
 pub struct BatchArgs {

@@ -4,14 +4,14 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use tfreq::formats::{self, requests_from_text};
-use tfreq::formats::{examples_from_json_lines, from_json_lines, RestCall};
 use tfreq::formats::{
-    set_model_name, write_with, ContainerKind, InputFormat, InputOptions, Layout,
+    ContainerKind, InputFormat, InputOptions, Layout, set_model_name, write_with,
 };
+use tfreq::formats::{RestCall, examples_from_json_lines, from_json_lines};
 use tfreq::{Method, WireFormat};
 
 use crate::args::{InputFrom, OutWire, Wire};
-use crate::common::{in_file, lossy_hint, report_left_out, write_output, Failure, Outcome};
+use crate::common::{Failure, Outcome, in_file, lossy_hint, report_left_out, write_output};
 
 #[derive(clap::Args)]
 #[command(mut_arg("lossy", |a| a.help("Write even when the output cannot carry everything the input says (e.g. a TF Serving model_spec going to eas), listing what was left out on stderr")))]
@@ -111,7 +111,7 @@ pub fn run(a: Args) -> Outcome {
                 Failure::msg(
                     "--method and --url say what REST JSON is for; this input is protobuf text, which names its own request",
                 ),
-            ))
+            ));
         }
         Kind::Text => {
             let text = std::str::from_utf8(&bytes).map_err(|e| {
@@ -251,7 +251,7 @@ fn input_kind(
                     "build reads REST JSON (--from json) or protobuf text (--from text), not --from {}: tfreq convert reads that",
                     other.format().as_str()
                 )),
-            ))
+            ));
         }
     }
     let mut opts = InputOptions::new().format(InputFormat::Auto).for_path(path);
@@ -266,9 +266,14 @@ fn input_kind(
         Ok(ContainerKind::Text) if texty => Kind::Text,
         Err(_) if pbtext => Kind::Text,
         Err(e) => return Err(in_file(&label, e)),
-        Ok(k) => return Err(in_file(&label, Failure::msg(format!(
-            "is a {} file, not REST JSON or protobuf text: build reads those (tfreq convert reads request files)",
-            k.as_str()
-        )))),
+        Ok(k) => {
+            return Err(in_file(
+                &label,
+                Failure::msg(format!(
+                    "is a {} file, not REST JSON or protobuf text: build reads those (tfreq convert reads request files)",
+                    k.as_str()
+                )),
+            ));
+        }
     })
 }

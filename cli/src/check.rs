@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use tfreq::analysis::Labeled;
 use tfreq::analysis::Report;
-use tfreq::analysis::{check_labeled, check_one, CheckOptions};
+use tfreq::analysis::{CheckOptions, check_labeled, check_one};
 use tfreq::signature::SERVE_TAG;
 
 use tfreq::analysis::Command;
@@ -12,7 +12,7 @@ use tfreq::analysis::Command;
 use crate::args::ReportFormat as Format;
 use crate::common::{Failure, Outcome, Progress};
 use crate::input::{InputArgs, Inputs, Loaded};
-use crate::report::{labeled, load_model, render, Streamed};
+use crate::report::{Streamed, labeled, load_model, render};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -91,9 +91,11 @@ pub fn net_text(e: &tfreq::net::NetError) -> String {
     let s = tfreq::sanitize;
     match e {
         NetError::Timeout(_) => format!("{e} (--timeout)"),
-        NetError::TooLarge { .. } => e
-            .to_string()
-            .replacen("; reading stopped", " (--max-response-size); reading stopped", 1),
+        NetError::TooLarge { .. } => e.to_string().replacen(
+            "; reading stopped",
+            " (--max-response-size); reading stopped",
+            1,
+        ),
         NetError::UnknownProtocol => format!("{e}; give --protocol"),
         NetError::NoModelName(_) => format!("{e}; give --model-name"),
         NetError::Untrusted(t) => format!(
@@ -396,7 +398,7 @@ pub fn rest_dtypes(
     model: Option<&std::path::Path>,
     dtypes: &[String],
 ) -> Result<Option<tfreq::formats::Dtypes>, Failure> {
-    use tfreq::formats::{dtypes_for_model, Dtypes};
+    use tfreq::formats::{Dtypes, dtypes_for_model};
     if dtypes.is_empty() && model.is_none() {
         return Ok(None);
     }

@@ -3,13 +3,13 @@
 use std::path::PathBuf;
 
 use tfreq::formats::ContainerKind;
-use tfreq::formats::{convert_file, convert_stream, ConvertOptions};
 use tfreq::formats::{Compression, Compressor};
+use tfreq::formats::{ConvertOptions, convert_file, convert_stream};
 
 use crate::args::OutWire;
 use crate::common::{
-    human_size, in_file, lossy_hint, refuse_same_file, report_left_out, write_output,
-    write_output_with, Failure, Outcome, Progress,
+    Failure, Outcome, Progress, human_size, in_file, lossy_hint, refuse_same_file, report_left_out,
+    write_output, write_output_with,
 };
 use crate::input::Inputs;
 use tfreq::formats::Opened;
@@ -112,7 +112,9 @@ pub fn run(a: Args) -> Outcome {
     if unframed && a.model_name.is_some() {
         return Err(in_file(
             &label,
-            Failure::msg("PredictionLog messages without framing are framed as they are (every record kept): convert FILE --wire tfrecord -o F first, then give --model-name when converting F"),
+            Failure::msg(
+                "PredictionLog messages without framing are framed as they are (every record kept): convert FILE --wire tfrecord -o F first, then give --model-name when converting F",
+            ),
         ));
     }
     let out = convert_file(bytes, &src, Some(a.wire.into()), &opts)

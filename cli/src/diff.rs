@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 
 use tfreq::analysis::Command;
 use tfreq::analysis::Labeled;
-use tfreq::analysis::{diff_labeled, DiffOptions};
+use tfreq::analysis::{DiffOptions, diff_labeled};
 use tfreq::signature::SERVE_TAG;
 
 use crate::args::ReportFormat;
 use crate::common::{Failure, Outcome, Progress};
 use crate::input::{InputArgs, Inputs, Loaded};
-use crate::report::{fatal, labeled, load_model, render, Streamed};
+use crate::report::{Streamed, fatal, labeled, load_model, render};
 
 #[derive(clap::Args)]
 pub struct Args {

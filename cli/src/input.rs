@@ -17,7 +17,7 @@ use tfreq::formats::{Container, ContainerKind, Content, InputOptions, LogReading
 use tfreq::{Kind, Message};
 
 use crate::args::InputFrom;
-use crate::common::{human_size, in_file, report_error, Failure, Progress};
+use crate::common::{Failure, Progress, human_size, in_file, report_error};
 
 /// The flags of every command that reads requests.
 #[derive(clap::Args, Clone, Debug)]
@@ -319,7 +319,7 @@ impl<'a> Inputs<'a> {
         &self,
         r: Box<dyn std::io::Read>,
         c: Option<Compression>,
-    ) -> impl Iterator<Item = Result<tfreq::formats::Entry, tfreq::Error>> {
+    ) -> impl Iterator<Item = Result<tfreq::formats::Entry, tfreq::Error>> + use<> {
         let r = self.stream(r, c);
         let opts = tfreq::DecodeOptions {
             kind: self.kind,
@@ -481,7 +481,7 @@ impl<'a> Inputs<'a> {
                     compression,
                     findings: Vec::new(),
                     warmup_path: is_warmup_path(path),
-                }))
+                }));
             }
             Opened::Whole {
                 bytes,

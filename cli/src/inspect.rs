@@ -3,15 +3,15 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use tfreq::Kind;
 use tfreq::analysis::lint;
 use tfreq::analysis::{Finding, Severity};
 use tfreq::formats::{Container, ContainerKind, Content};
 use tfreq::render::ValuesMode;
 use tfreq::render::{self, Color};
-use tfreq::Kind;
 
 use crate::args::{InputFrom, KindArg, MessageFormat as Format, Values};
-use crate::common::{in_file, report_error, stdout, stdout_plain, Failure, Outcome, Progress};
+use crate::common::{Failure, Outcome, Progress, in_file, report_error, stdout, stdout_plain};
 use crate::input::{InputArgs, Inputs, Log, Walk};
 use tfreq::formats::Opened;
 

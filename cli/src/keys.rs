@@ -9,7 +9,7 @@ use tfreq::scrub;
 
 use crate::args::{Fill, OutWire, PlainFormat as Format};
 use crate::common::{
-    human_size, refuse_same_file, report_error, stdout, write_output, Failure, Outcome, Progress,
+    Failure, Outcome, Progress, human_size, refuse_same_file, report_error, stdout, write_output,
 };
 use crate::input::{InputArgs, Inputs};
 
@@ -362,7 +362,11 @@ pub fn run_warmup(mut a: WarmupArgs) -> Outcome {
         return Err(Failure::msg(format!(
             "production's requests name {} models ({}), and a warm-up file belongs to one (TF Serving reads it from that model's assets.extra): pick one with --model-name NAME",
             models.len(),
-            models.iter().map(|m| format!("{m:?}")).collect::<Vec<_>>().join(", ")
+            models
+                .iter()
+                .map(|m| format!("{m:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         )));
     }
     if let Some((rule, _)) = batching {
@@ -450,7 +454,11 @@ fn warmup_batches(
     if records > 1 && wire != OutWire::Tfrecord {
         return Err(Failure::msg(format!(
             "{records} requests to write (batch sizes {}) and a bare {} file holds one request: write --wire tfrecord",
-            sizes.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+            sizes
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
             tfreq::formats::Layout::from(wire).as_str(),
         )));
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use tfreq::net::{Client, EasAuth, NetError, Options, Protocol, Target};
 
-use crate::common::{in_file, net_text, Failure};
+use crate::common::{Failure, in_file, net_text};
 
 /// `--protocol`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

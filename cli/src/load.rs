@@ -9,16 +9,16 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use tfreq::analysis::ExecutorKey;
 use tfreq::analysis::{parse_duration, parse_rate};
-use tfreq::net::{prepare, Client};
+use tfreq::net::{Client, prepare};
 use tfreq::net::{Load, LoadRequest};
 
-use crate::common::{in_file, report_error, stdout, Failure, Outcome, Progress};
+use crate::common::{Failure, Outcome, Progress, in_file, report_error, stdout};
 use crate::input::{InputArgs, Inputs};
 use crate::live::Conn;
 

@@ -75,7 +75,7 @@ pub fn write_atomic_with(path: &Path, produce: &mut Produce) -> Result<(), Error
             return Err(io_err(
                 path,
                 io::Error::new(io::ErrorKind::IsADirectory, "is a directory"),
-            ))
+            ));
         }
         Some(m) if !m.is_file() => return write_in_place(path, &target, produce),
         Some(m) => {
@@ -116,7 +116,7 @@ pub fn write_atomic_with(path: &Path, produce: &mut Produce) -> Result<(), Error
                     io::ErrorKind::NotADirectory,
                     format!("not a directory (the output {} goes there)", path.display()),
                 ),
-            ))
+            ));
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(io_err(
@@ -128,7 +128,7 @@ pub fn write_atomic_with(path: &Path, produce: &mut Produce) -> Result<(), Error
                         path.display()
                     ),
                 ),
-            ))
+            ));
         }
         Err(e) => return Err(io_err(&dir, e)),
     }

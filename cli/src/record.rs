@@ -5,17 +5,17 @@
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use tfreq::analysis::parse_duration;
 use tfreq::analysis::By;
+use tfreq::analysis::parse_duration;
 use tfreq::formats::Layout;
 use tfreq::net::{self, Counters, Events, ProxyOptions, RecordOptions, Recorder, Wire};
 
-use crate::args::{parse_fill, Fill, PlainFormat};
-use crate::common::{stdout, Failure, Outcome};
+use crate::args::{Fill, PlainFormat, parse_fill};
+use crate::common::{Failure, Outcome, stdout};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum ByArg {

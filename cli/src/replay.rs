@@ -7,17 +7,17 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use serde::Serialize;
-use tfreq::analysis::{diff_labeled, DiffOptions};
-use tfreq::analysis::{ms, ColdRule, Timing};
 use tfreq::analysis::{Code, Finding, Severity};
+use tfreq::analysis::{ColdRule, Timing, ms};
+use tfreq::analysis::{DiffOptions, diff_labeled};
 use tfreq::analysis::{Labeled, Verdict};
-use tfreq::net::{prepare, NetError};
+use tfreq::net::{NetError, prepare};
 use tfreq::render;
 
 use crate::args::PlainFormat as Format;
-use crate::common::{in_file, stdout, Failure, Outcome, Progress};
+use crate::common::{Failure, Outcome, Progress, in_file, stdout};
 use crate::input::{InputArgs, Inputs, Loaded as Req};
-use crate::live::{fatal, Conn};
+use crate::live::{Conn, fatal};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -11,7 +11,7 @@ use tfreq::render::{ReportMark, ReportWriter};
 use tfreq::signature::ModelSignatures;
 
 use crate::args::ReportFormat;
-use crate::common::{report_error, stdout, Failure, Outcome};
+use crate::common::{Failure, Outcome, report_error, stdout};
 use crate::input::{Loaded, Sink};
 
 /// The exit code of a report: 0 when nothing fails, 1 when a finding or the verdict

@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
-use tfreq::formats::{convert_file, ConvertOptions};
+use tfreq::formats::{ConvertOptions, convert_file};
 
-use crate::args::{parse_fill, Fill, OutWire};
-use crate::common::{in_file, lossy_hint, report_left_out, write_output, Outcome};
+use crate::args::{Fill, OutWire, parse_fill};
+use crate::common::{Outcome, in_file, lossy_hint, report_left_out, write_output};
 
 #[derive(clap::Args)]
 #[command(mut_arg("lossy", |a| a.help("With --wire: write even when the output cannot carry everything (see `convert --lossy`), listing what was left out on stderr")))]

@@ -3,20 +3,20 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use tfreq::analysis::ms;
 use tfreq::analysis::Finding;
-use tfreq::analysis::{compare, Tolerance};
+use tfreq::analysis::ms;
+use tfreq::analysis::{Tolerance, compare};
 use tfreq::net::Ticket;
 use tfreq::net::{self, InOrder};
-use tfreq::net::{prepare, Exchange, NetError, Prepared, Protocol};
+use tfreq::net::{Exchange, NetError, Prepared, Protocol, prepare};
 use tfreq::render::{self, Color};
 use tfreq::render::{FindingsJson, MessageJson, ValuesMode};
 use tfreq::{DecodeOptions, Kind, Message, WireFormat};
 
 use crate::args::{MessageFormat as Format, Values};
-use crate::common::{in_file, report_error, stdout, Failure, Outcome, Progress};
+use crate::common::{Failure, Outcome, Progress, in_file, report_error, stdout};
 use crate::input::{InputArgs, Inputs, Loaded as Req};
-use crate::live::{fatal, Conn};
+use crate::live::{Conn, fatal};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -162,7 +162,7 @@ fn workers(a: &Args, planned: &[Planned]) -> usize {
 
 /// With one at a time, a service that cannot be reached ends the run at once (as it
 /// always has); with more, every request gets its answer or its error.
-fn stops(a: &Args) -> impl Fn(&Result<Exchange, NetError>) -> bool {
+fn stops(a: &Args) -> impl Fn(&Result<Exchange, NetError>) -> bool + use<> {
     let one_at_a_time = a.concurrency <= 1;
     move |got| one_at_a_time && matches!(got, Err(e) if !e.is_refusal())
 }

@@ -9,10 +9,10 @@
 //! `a_mapped_file_truncated_under_us_is_exit_2_not_sigbus`).
 
 use std::path::Path;
-use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
-use tfreq::{ReadOptions, LOG_MAP_THRESHOLD, MAP_THRESHOLD};
+use tfreq::{LOG_MAP_THRESHOLD, MAP_THRESHOLD, ReadOptions};
 
 /// The files that may be mapped, and the message the handler prints (leaked, so the
 /// handler reads it without locking or allocating).

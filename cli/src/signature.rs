@@ -4,7 +4,7 @@ use crate::args::PlainFormat as Format;
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::common::{stdout, Outcome};
+use crate::common::{Outcome, stdout};
 use crate::report::load_model;
 
 #[derive(clap::Args)]

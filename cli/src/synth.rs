@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
-use tfreq::analysis::{synthesize, SynthOptions, Synthesized};
+use tfreq::analysis::{SynthOptions, Synthesized, synthesize};
 use tfreq::signature::ModelSignatures;
 
 use crate::common::Failure;
@@ -102,7 +102,7 @@ fn read_values(path: &Path) -> Result<BTreeMap<String, Vec<Bytes>>, Failure> {
                     return Err(crate::common::in_file(
                         &file,
                         Failure::msg(format!("{k:?}: expected a string or a list of strings")),
-                    ))
+                    ));
                 }
             };
             out.insert(k.clone(), list);

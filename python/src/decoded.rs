@@ -15,7 +15,7 @@ use pyo3::types::{PyBytes, PyComplex, PyDict, PyList, PyTuple};
 use tfreq::formats::{ContainerKind, Content, Entries};
 use tfreq::{DType, Elems, Fill, Kind, Message, Scalar, Source, Values, WireFormat};
 
-use crate::{to_py, DecodeError, Error};
+use crate::{DecodeError, Error, to_py};
 
 /// Bytes a Python object of a list is counted as, beside its 8-byte list slot (a float
 /// is 24 bytes, a short `bytes` about 40): the limit on lists is an estimate.

@@ -395,7 +395,7 @@ fn decode<'py>(
             Some(k) => {
                 return Err(PyValueError::new_err(format!(
                     "unknown kind {k:?} (request, response)"
-                )))
+                )));
             }
         },
         ..Default::default()

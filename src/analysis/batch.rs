@@ -252,7 +252,7 @@ pub fn batch_of<'a>(
                 return Err(NotBatchable {
                     message: "Batching Run() input tensors must have equal 0th-dimension size",
                     detail: format!("{n0:?} has {s0} rows, {name:?} {d0}"),
-                })
+                });
             }
             Some(_) => {}
         }
@@ -675,9 +675,11 @@ mod tests {
         );
         let e = batch_of([("x", x), ("s", s)]).unwrap_err();
         assert!(e.message.contains("at least one dimension"));
-        assert!(batch_of(std::iter::empty())
-            .unwrap_err()
-            .message
-            .contains("at least one input"));
+        assert!(
+            batch_of(std::iter::empty())
+                .unwrap_err()
+                .message
+                .contains("at least one input")
+        );
     }
 }

@@ -25,7 +25,7 @@ use crate::analysis::report::{Binding, Command, Labeled, Report, RequestReport, 
 use crate::analysis::{Code, Finding, Severity};
 use crate::model::DEFAULT_SIGNATURE;
 use crate::model::{Message, Tensor, WireFormat};
-use crate::signature::{MatchedBy, MetaGraph, ModelSignatures, Signature, TensorSpec, SERVE_TAG};
+use crate::signature::{MatchedBy, MetaGraph, ModelSignatures, SERVE_TAG, Signature, TensorSpec};
 
 /// How [`check`] picks the signature.
 #[derive(Debug, Clone)]
@@ -473,7 +473,7 @@ fn bind_fetch(f: &str, sig: &Signature, tfs: bool) -> Result<Binding, Finding> {
                 alias: alias.to_string(),
                 tensor: spec.name.clone(),
                 matched_by: by,
-            })
+            });
         }
         Some((alias, _, _)) => format!(
             "{f:?} is the tensor name of output alias {alias:?}: TF Serving takes aliases ('output tensor alias not found in signature')"
@@ -481,7 +481,12 @@ fn bind_fetch(f: &str, sig: &Signature, tfs: bool) -> Result<Binding, Finding> {
         None => format!(
             "{f:?} is not an output of signature {:?}; its outputs: {}",
             sig.key,
-            names(sig.outputs.iter().map(|(a, s)| (a.as_str(), s.name.as_str())), tfs)
+            names(
+                sig.outputs
+                    .iter()
+                    .map(|(a, s)| (a.as_str(), s.name.as_str())),
+                tfs
+            )
         ),
     };
     Err(Finding::new(Code::UnknownFetch, Severity::Error, hint)
@@ -509,7 +514,9 @@ fn empty_output_filter(msg: &Message, sig: &Signature) -> Option<Finding> {
         Finding::new(
             Code::EmptyOutputFilter,
             Severity::Warning,
-            format!("output_filter is empty: the open-source EAS processor refuses a warm-up without fetches, and EAS's own processors are not documented to fetch all outputs ({all})"),
+            format!(
+                "output_filter is empty: the open-source EAS processor refuses a warm-up without fetches, and EAS's own processors are not documented to fetch all outputs ({all})"
+            ),
         )
     };
     Some(f.sides(None, Some(all)))

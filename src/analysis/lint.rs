@@ -215,17 +215,32 @@ fn values_fill(msg: &Message, t: &Tensor, d: DType, e: &Elements) -> Option<Find
         Fill::Defaults => Finding::new(
             Code::ValuesMissing,
             eas_error,
-            format!("{name:?}: shape {} holds {expected} values and none are given; TensorFlow fills zeros{}", t.shape, eas_fatal(msg)),
+            format!(
+                "{name:?}: shape {} holds {expected} values and none are given; TensorFlow fills zeros{}",
+                t.shape,
+                eas_fatal(msg)
+            ),
         ),
         Fill::RepeatLast => Finding::new(
             Code::ValuesRepeatLast,
             eas_error,
-            format!("{name:?}: {} values for shape {} ({expected}); TensorFlow repeats the last value to fill it{}", e.stored, t.shape, eas_fatal(msg)),
+            format!(
+                "{name:?}: {} values for shape {} ({expected}); TensorFlow repeats the last value to fill it{}",
+                e.stored,
+                t.shape,
+                eas_fatal(msg)
+            ),
         ),
         Fill::Truncated => Finding::new(
             Code::ValuesTruncated,
             Severity::Error,
-            format!("{name:?}: {} values for shape {} ({expected}); TensorFlow silently drops the extra {}{}", e.stored, t.shape, e.stored as u64 - e.expected.unwrap_or(0), eas_fatal(msg)),
+            format!(
+                "{name:?}: {} values for shape {} ({expected}); TensorFlow silently drops the extra {}{}",
+                e.stored,
+                t.shape,
+                e.stored as u64 - e.expected.unwrap_or(0),
+                eas_fatal(msg)
+            ),
         ),
         Fill::BadShape => Finding::new(
             Code::BadShape,
@@ -239,7 +254,10 @@ fn values_fill(msg: &Message, t: &Tensor, d: DType, e: &Elements) -> Option<Find
         Fill::BadContent => Finding::new(
             Code::BadContent,
             Severity::Error,
-            format!("{name:?}: {}; TensorFlow refuses it", content_size_text(t, d, e.expected)),
+            format!(
+                "{name:?}: {}; TensorFlow refuses it",
+                content_size_text(t, d, e.expected)
+            ),
         ),
     };
     Some(f.name(name.clone()))
@@ -400,7 +418,11 @@ fn out_of_range(t: &Tensor, d: DType, wire: WireFormat, source: Source) -> Optio
             "{:?}: {}[{i}] is {x}, outside {what} ({lo}..={hi}){}; TensorFlow keeps the low {bits} bits without a word ({x} becomes {}), so the model sees another value than the file holds",
             t.name,
             field.name(),
-            if count > 1 { format!(" ({count} values out of range in all)") } else { String::new() },
+            if count > 1 {
+                format!(" ({count} values out of range in all)")
+            } else {
+                String::new()
+            },
             wrap_int(x, bits, signed)
         ),
     ))

@@ -487,7 +487,7 @@ pub fn parse_rate(s: &str) -> Result<f64, String> {
         Some(_) => {
             return Err(format!(
                 "{s:?}: expected requests a second, e.g. 100 or 100/s (or 600/m)"
-            ))
+            ));
         }
     };
     let v: f64 = num
@@ -518,7 +518,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         _ => {
             return Err(format!(
                 "{s:?}: expected a duration, e.g. 30s, 500ms, 2m or 1h"
-            ))
+            ));
         }
     };
     let v: f64 = num

@@ -24,40 +24,40 @@ mod timing;
 pub(crate) mod warmup;
 
 pub use batch::{
-    batch_of, batch_of_message, count_sizes, diff_sizes, BatchDiff, BatchGroup, BatchRule,
-    BatchSizes, GroupSizes, NotBatchable, RequestRun, RuleError, Run, DEFAULT_MAX_BATCH_SIZE,
+    BatchDiff, BatchGroup, BatchRule, BatchSizes, DEFAULT_MAX_BATCH_SIZE, GroupSizes, NotBatchable,
+    RequestRun, RuleError, Run, batch_of, batch_of_message, count_sizes, diff_sizes,
 };
 pub use coverage::{ExecutorGroup, KeyCounts, KeyStat, Origin};
-pub use expect::{compare, Tolerance};
+pub use expect::{Tolerance, compare};
 pub use features::check_examples;
-pub use key::{signature_of, sorted, ExecutorKey, ShapeKey};
+pub use key::{ExecutorKey, ShapeKey, signature_of, sorted};
 #[cfg(feature = "net")]
 pub use load::{
-    parse_duration, parse_rate, Bin, CurvePoint, ErrorCount, FirstCall, Latencies, LoadReport,
-    Percentiles, Schedule, CURVE,
+    Bin, CURVE, CurvePoint, ErrorCount, FirstCall, Latencies, LoadReport, Percentiles, Schedule,
+    parse_duration, parse_rate,
 };
 pub use plan::{
-    batch_plan, most_frequent, plan, BatchPlan, BatchPlanned, By, PlanKey, Planned, Unbatchable,
+    BatchPlan, BatchPlanned, By, PlanKey, Planned, Unbatchable, batch_plan, most_frequent, plan,
 };
 pub use report::{
     Binding, Command, Counts, Coverage, Labeled, Problem, Report, RequestReport, RequestTally,
     Unreadable, Verdict,
 };
 pub use summary::{
-    FeedShape, FileRead, First, KeySummary, ShapeSummary, Summary, SummaryError, TooManyShapeKeys,
-    DEFAULT_MAX_KEYS, SCHEMA,
+    DEFAULT_MAX_KEYS, FeedShape, FileRead, First, KeySummary, SCHEMA, ShapeSummary, Summary,
+    SummaryError, TooManyShapeKeys,
 };
 pub use synth::{
-    example_for, synthesize, SynthHint, SynthNote, SynthOptions, Synthesized, DEFAULT_DIM,
-    MAX_BATCH, MAX_ELEMENTS,
+    DEFAULT_DIM, MAX_BATCH, MAX_ELEMENTS, SynthHint, SynthNote, SynthOptions, Synthesized,
+    example_for, synthesize,
 };
 pub use warmup::{
-    compressed, empty_inputs, file_findings, limits, not_compared, FileFindings, RecordCheck,
-    MAX_RECORDS,
+    FileFindings, MAX_RECORDS, RecordCheck, compressed, empty_inputs, file_findings, limits,
+    not_compared,
 };
 
 pub use crate::finding::{Code, Commands, Finding, Hint, Rule, Severity};
-pub use check::{check, check_labeled, check_one, CheckOptions};
-pub use diff::{diff, diff_batches, diff_batches_with_model, diff_labeled, DiffOptions, Differ};
+pub use check::{CheckOptions, check, check_labeled, check_one};
+pub use diff::{DiffOptions, Differ, diff, diff_batches, diff_batches_with_model, diff_labeled};
 pub use lint::lint;
-pub use timing::{ms, ColdRule, Timing};
+pub use timing::{ColdRule, Timing, ms};

@@ -29,7 +29,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use crate::analysis::batch::{batch_of, BatchGroup, BatchRule, NotBatchable, Run};
+use crate::analysis::batch::{BatchGroup, BatchRule, NotBatchable, Run, batch_of};
 use crate::analysis::coverage::{KeyCounts, Origin};
 use crate::analysis::key::{ExecutorKey, ShapeKey};
 use crate::model::Message;

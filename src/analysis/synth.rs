@@ -354,16 +354,19 @@ fn signature_requests(
                         "input {alias:?} {}: the shape given for it, {d:?}, changes its rank or a fixed dim (a request of that shape fails, and fails the model's warm-up); a given shape fills unknown dims only",
                         spec.shape_text()
                     ),
-                ))
+                ));
             }
             (Some(d), _) => d.clone(),
             (None, None) => {
-                notes.push(note(
-                    key,
-                    Some(alias),
-                    false,
-                    format!("input {alias:?} has an unknown rank: sent as [batch]"),
-                ).hint(SynthHint::Dims));
+                notes.push(
+                    note(
+                        key,
+                        Some(alias),
+                        false,
+                        format!("input {alias:?} has an unknown rank: sent as [batch]"),
+                    )
+                    .hint(SynthHint::Dims),
+                );
                 vec![-1]
             }
             (None, Some(d)) => {
@@ -581,7 +584,9 @@ fn examples_requests(
             key,
             None,
             true,
-            format!("{what} would hold more than {MAX_ELEMENTS} values (the graph's dense_shapes): give smaller batch sizes"),
+            format!(
+                "{what} would hold more than {MAX_ELEMENTS} values (the graph's dense_shapes): give smaller batch sizes"
+            ),
         )
     };
     let (Some(ex), Some(per)) = (example_for(spec, opts.fill), example_elements(spec)) else {

@@ -19,7 +19,9 @@ pub fn compressed(comp: crate::formats::compression::Compression) -> Finding {
     Finding::new(
         Code::WarmupCompressed,
         Severity::Error,
-        format!("{comp}-compressed: TF Serving's warm-up loader (tensorflow_serving/servables/tensorflow/saved_model_warmup_util.cc) reads uncompressed TFRecord only, so loading the model fails on it ('corrupted record at 0'); write it uncompressed"),
+        format!(
+            "{comp}-compressed: TF Serving's warm-up loader (tensorflow_serving/servables/tensorflow/saved_model_warmup_util.cc) reads uncompressed TFRecord only, so loading the model fails on it ('corrupted record at 0'); write it uncompressed"
+        ),
     )
 }
 

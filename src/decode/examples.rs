@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 
-use super::{len_or_unknown, model_spec, unknown, utf8, Content, Where, TOP};
+use super::{Content, TOP, Where, len_or_unknown, model_spec, unknown, utf8};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::fields::{
     classification_request, example, example_list_with_context, feature, features, features_entry,
@@ -26,7 +26,7 @@ use crate::model::{
     Example, ExampleInput, Feature, FeatureValues, InferenceTask, Kind, Message, Method, Scope,
     UnknownField, WireFormat,
 };
-use crate::wire::reader::{packed_varints, Reader, WireField, WireValue};
+use crate::wire::reader::{Reader, WireField, WireValue, packed_varints};
 
 /// What the readers below share: where unknown fields go and the anomaly count.
 struct Sink<'a> {

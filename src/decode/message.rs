@@ -12,7 +12,7 @@ use crate::fields::{
 use crate::model::{Kind, Message, ModelSpec, Scope, Shape, Tensor, UnknownField, WireFormat};
 
 use super::tensor::tensor;
-use super::{holds_request, len_or_unknown, unknown, utf8, varint_or_unknown, Tally, Where, TOP};
+use super::{TOP, Tally, Where, holds_request, len_or_unknown, unknown, utf8, varint_or_unknown};
 use crate::wire::reader::{Reader, WireValue};
 
 /// How many top-level fields of a reading are fields of the schema's own content

@@ -40,7 +40,7 @@ mod tensor;
 use crate::wire::reader::{Reader, WireField, WireValue};
 pub(crate) use examples::decode_example;
 pub(crate) use message::decode_model_spec;
-use message::{decode_top, model_spec, Content};
+use message::{Content, decode_top, model_spec};
 use tensor::tensor;
 
 /// Packed varint fields from this many bytes up are kept as views of the input and
@@ -399,7 +399,9 @@ fn sniff(bytes: &Bytes) -> Option<String> {
         return Some(if masked == stored {
             format!("a TFRecord file ({records}); read it as TFRecord, not as one message")
         } else {
-            format!("a TFRecord file with a bad header ({records}, but the length checksum at byte 8 is wrong: damaged, or not written by a TFRecord writer)")
+            format!(
+                "a TFRecord file with a bad header ({records}, but the length checksum at byte 8 is wrong: damaged, or not written by a TFRecord writer)"
+            )
         });
     }
     let fields = top_fields(bytes)?;

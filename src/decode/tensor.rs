@@ -8,8 +8,8 @@ use crate::error::{DecodeError, DecodeErrorKind};
 use crate::fields::{array_proto, array_shape, dim, tensor_proto, tensor_shape};
 use crate::model::{Dim, Elems, Ints, Scope, Shape, Tensor, Values, WireFormat};
 
-use super::{len_or_unknown, unknown, utf8, varint_or_unknown, Tally, Where, LAZY_VARINTS};
-use crate::wire::reader::{packed_varints, PackedVarints, Reader, WireField, WireValue};
+use super::{LAZY_VARINTS, Tally, Where, len_or_unknown, unknown, utf8, varint_or_unknown};
+use crate::wire::reader::{PackedVarints, Reader, WireField, WireValue, packed_varints};
 
 /// Accumulates one repeated value field across packed chunks and unpacked elements.
 enum Acc {

@@ -4,7 +4,7 @@
 //! inference.proto, input.proto; proto/tensorflow/core/example/feature.proto). Float and
 //! int64 lists are written packed, features in name order.
 
-use super::{write_model_spec, SpecUnknown};
+use super::{SpecUnknown, write_model_spec};
 use crate::error::BuildError;
 use crate::fields::{
     classification_request, example, example_list_with_context, feature, features, features_entry,

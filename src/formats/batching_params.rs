@@ -170,14 +170,18 @@ impl Lexer<'_> {
             loop {
                 match self.bump() {
                     None | Some('\n') => {
-                        return Err(self.err(line, column, "a string that does not end".into()))
+                        return Err(self.err(line, column, "a string that does not end".into()));
                     }
                     Some('\\') => match self.bump() {
                         Some('n') => s.push('\n'),
                         Some('t') => s.push('\t'),
                         Some(e) => s.push(e),
                         None => {
-                            return Err(self.err(line, column, "a string that does not end".into()))
+                            return Err(self.err(
+                                line,
+                                column,
+                                "a string that does not end".into(),
+                            ));
                         }
                     },
                     Some(q) if q == c => break,
@@ -303,7 +307,7 @@ impl Parser<'_> {
                 return self.unexpected(
                     open,
                     &format!("'{{' to open {name} (a wrapper: {name} {{ value: V }})"),
-                )
+                );
             }
         };
         let mut value = None;
@@ -334,7 +338,7 @@ impl Parser<'_> {
                             "{name} (a google.protobuf wrapper) has no field named {}; it has only value",
                             crate::escape::escape_short(f.as_bytes(), 60)
                         ),
-                    })
+                    });
                 }
                 _ => return self.unexpected(t, &format!("value or '{close}' in {name}")),
             }
@@ -395,7 +399,7 @@ pub fn parse_params(text: &str) -> Result<BatchingParameters, ParamsError> {
                         crate::escape::escape_short(name.as_bytes(), 60),
                         FIELDS.join(", ")
                     ),
-                })
+                });
             }
         };
         if field != "allowed_batch_sizes" {

@@ -123,7 +123,7 @@ pub fn inflate(b: &[u8], c: Compression, limit: u64) -> Result<Vec<u8>, Error> {
                     why: e.to_string(),
                     inflated: out.len(),
                 }
-                .into())
+                .into());
             }
         }
     }
@@ -245,8 +245,12 @@ pub enum CompressionError {
 /// The fix for a compressed warm-up file, by its compression.
 fn warmup_message(c: Compression) -> &'static str {
     match c {
-        Compression::Gzip => "gzip-compressed data (as tf.io.TFRecordWriter writes with compression_type=\"GZIP\"): TF Serving's warm-up reads uncompressed TFRecord only. Decompress it first (gunzip -c FILE > tf_serving_warmup_requests)",
-        Compression::Zlib => "zlib-compressed data (as tf.io.TFRecordWriter writes with compression_type=\"ZLIB\"): TF Serving's warm-up reads uncompressed TFRecord only. Rewrite it uncompressed (read it with tf.data.TFRecordDataset(FILE, compression_type=\"ZLIB\") and write the records with tf.io.TFRecordWriter)",
+        Compression::Gzip => {
+            "gzip-compressed data (as tf.io.TFRecordWriter writes with compression_type=\"GZIP\"): TF Serving's warm-up reads uncompressed TFRecord only. Decompress it first (gunzip -c FILE > tf_serving_warmup_requests)"
+        }
+        Compression::Zlib => {
+            "zlib-compressed data (as tf.io.TFRecordWriter writes with compression_type=\"ZLIB\"): TF Serving's warm-up reads uncompressed TFRecord only. Rewrite it uncompressed (read it with tf.data.TFRecordDataset(FILE, compression_type=\"ZLIB\") and write the records with tf.io.TFRecordWriter)"
+        }
     }
 }
 

@@ -38,14 +38,14 @@ use crate::dtype::{DType, ValueField};
 use crate::encode::encode;
 use crate::error::{Error, ErrorDetail};
 use crate::formats::detect::unframed_records;
-use crate::formats::prediction_log::{beside_request, replace_predict_request, LogKind};
+use crate::formats::prediction_log::{LogKind, beside_request, replace_predict_request};
 use crate::formats::scrub_log::scrub_log_record;
-use crate::formats::tfrecord::{write_record, RecordReader, Records};
+use crate::formats::tfrecord::{RecordReader, Records, write_record};
 use crate::formats::{
-    log_entry, read, set_model_name, style_for, ContainerKind, Content, InputOptions, Layout,
+    ContainerKind, Content, InputOptions, Layout, log_entry, read, set_model_name, style_for,
 };
 use crate::model::{Ints, Kind, Message, Tensor, Values, WireFormat};
-use crate::scrub::{scrub, FillMode};
+use crate::scrub::{FillMode, scrub};
 
 /// What to do besides converting.
 #[derive(Debug, Clone, Default)]
@@ -131,7 +131,9 @@ pub enum ConvertError {
     },
     /// A bare ClassificationRequest or RegressionRequest written as a warm-up record:
     /// its bytes do not say which it is, and the PredictionLog's type must.
-    #[error("a bare ClassificationRequest or RegressionRequest cannot be written as a warm-up record: its bytes do not say which it is, and the PredictionLog's type must (write it from a classify_log or regress_log record)")]
+    #[error(
+        "a bare ClassificationRequest or RegressionRequest cannot be written as a warm-up record: its bytes do not say which it is, and the PredictionLog's type must (write it from a classify_log or regress_log record)"
+    )]
     BareExampleRequest,
     /// Nothing to write as a bare request.
     #[error("holds no PredictRequest to write as a bare {target} request")]

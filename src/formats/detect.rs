@@ -3,15 +3,15 @@
 
 use bytes::Bytes;
 
-use crate::decode::{decode_with, DecodeOptions, Detection};
+use crate::decode::{DecodeOptions, Detection, decode_with};
 use crate::error::{Error, ErrorDetail};
 use crate::finding::{Code, Finding, Severity};
 use crate::formats::options::InputOptions;
 use crate::formats::prediction_log::LogKind;
 use crate::formats::text_format::{check_text_depth, text_depth, too_deep_text};
-use crate::formats::{rest_json, text, text_format, tfrecord, ContainerKind, InputFormat};
+use crate::formats::{ContainerKind, InputFormat, rest_json, text, text_format, tfrecord};
 use crate::model::{Kind, Message, WireFormat};
-use crate::wire::reader::{Reader, WireValue, RECURSION_LIMIT};
+use crate::wire::reader::{RECURSION_LIMIT, Reader, WireValue};
 
 /// What [`detect`] found.
 #[derive(Debug, Clone)]
@@ -70,19 +70,25 @@ impl Detected {
 pub enum DetectError {
     /// Read as unframed PredictionLog messages, but a top-level field is not a
     /// PredictionLog field.
-    #[error("not PredictionLog messages concatenated: a top-level field is not a PredictionLog field (log_metadata or a log type)")]
+    #[error(
+        "not PredictionLog messages concatenated: a top-level field is not a PredictionLog field (log_metadata or a log type)"
+    )]
     NotUnframedLogs,
     /// Split as unframed PredictionLog messages, which it is not.
     #[error("not PredictionLog messages concatenated without framing")]
     NotUnframed,
     /// The JSON report tfreq's `inspect` writes, given as a request.
-    #[error("this is tfreq's inspect report in JSON (of {file}), a report for reading, not a request: it previews values and does not keep the bytes; give the request file it describes")]
+    #[error(
+        "this is tfreq's inspect report in JSON (of {file}), a report for reading, not a request: it previews values and does not keep the bytes; give the request file it describes"
+    )]
     InspectReport {
         /// The file the report describes.
         file: String,
     },
     /// JSON that is no TF Serving REST body.
-    #[error("not a request file (looks like {looks_like}); a TF Serving REST body is a JSON object with \"inputs\" or \"instances\" (:predict) or \"examples\" (:classify, :regress)")]
+    #[error(
+        "not a request file (looks like {looks_like}); a TF Serving REST body is a JSON object with \"inputs\" or \"instances\" (:predict) or \"examples\" (:classify, :regress)"
+    )]
     NotRestBody {
         /// What it looks like.
         looks_like: String,

@@ -57,44 +57,44 @@ pub(crate) mod tfrecord;
 
 pub(crate) mod savedmodel;
 
-pub use batching_params::{parse_params, BatchingParameters, ParamsError, MAX_LEN};
+pub use batching_params::{BatchingParameters, MAX_LEN, ParamsError, parse_params};
 pub use compression::{
-    compress, inflate, inflate_any, reader, sniff, Compression, CompressionError, Compressor,
+    Compression, CompressionError, Compressor, compress, inflate, inflate_any, reader, sniff,
 };
-pub use convert::{convert_file, convert_stream, fit, ConvertError, ConvertOptions, Converted};
+pub use convert::{ConvertError, ConvertOptions, Converted, convert_file, convert_stream, fit};
 pub use prediction_log::{
-    beside_request, encode_predict_log, encode_request_log, replace_predict_request, LogKind,
-    PredictionLog,
+    LogKind, PredictionLog, beside_request, encode_predict_log, encode_request_log,
+    replace_predict_request,
 };
 pub use rest_json::{
-    dtypes_for_model, dtypes_from_metadata, dtypes_from_model, examples_from_json,
-    examples_from_json_lines, examples_from_value, for_each_json_line, from_json, from_json_lines,
-    from_value, parse_json, to_rest_json, Dtypes, Json, RestCall, RestJsonError,
+    Dtypes, Json, RestCall, RestJsonError, dtypes_for_model, dtypes_from_metadata,
+    dtypes_from_model, examples_from_json, examples_from_json_lines, examples_from_value,
+    for_each_json_line, from_json, from_json_lines, from_value, parse_json, to_rest_json,
 };
 pub use savedmodel::{
-    from_metadata_json, from_saved_model_cli, from_saved_model_pb, model_source, read_model,
-    read_model_bytes, signatures, ModelError, ModelSource,
+    ModelError, ModelSource, from_metadata_json, from_saved_model_cli, from_saved_model_pb,
+    model_source, read_model, read_model_bytes, signatures,
 };
-pub use text::{looks_like_text, summary, Lines, TextSummary};
+pub use text::{Lines, TextSummary, looks_like_text, summary};
 pub use text_format::{
-    from_text, looks_like_text_format, requests_from_text, text_depth, TextError, TextRequests,
+    TextError, TextRequests, from_text, looks_like_text_format, requests_from_text, text_depth,
 };
 pub use tfrecord::{
-    frame, is_tfrecord, mask, masked_crc, unmask, write_record, RawRecord, RecordReader, Records,
-    TfRecordError, FOOTER_LEN, HEADER_LEN,
+    FOOTER_LEN, HEADER_LEN, RawRecord, RecordReader, Records, TfRecordError, frame, is_tfrecord,
+    mask, masked_crc, unmask, write_record,
 };
 
 use bytes::Bytes;
 
-use crate::decode::{decode_message, decode_with, DecodeOptions};
-use crate::encode::{encode, TfsEncoding};
+use crate::decode::{DecodeOptions, decode_message, decode_with};
+use crate::encode::{TfsEncoding, encode};
 use crate::error::{Error, ErrorDetail};
 use crate::finding::{Code, Finding};
 use crate::model::{Kind, Message, Method, WireFormat};
 
 pub use detect::DetectError;
 use detect::Kept;
-pub use open::{inflated, open, LogReading, Opened};
+pub use open::{LogReading, Opened, inflated, open};
 pub use options::{InputFormat, InputOptions};
 
 /// One message found in a file.

@@ -21,7 +21,7 @@ use std::fmt;
 
 use bytes::Bytes;
 
-use crate::decode::{decode_message, DecodeOptions};
+use crate::decode::{DecodeOptions, decode_message};
 use crate::error::{DecodeError, Error};
 use crate::fields::{log_metadata, predict_log, prediction_log};
 use crate::model::{Kind, Message, ModelSpec, WireFormat};
@@ -204,7 +204,7 @@ impl PredictionLog {
                                 },
                                 g.offset,
                             )
-                            .within(name))
+                            .within(name));
                         }
                         _ => {}
                     }

@@ -35,8 +35,8 @@ use serde_json::Value;
 
 use crate::dtype::{DType, DTypeCode};
 use crate::signature::{
-    DenseFeature, ExampleSpec, MetaGraph, ModelSignatures, Signature, TensorSpec, VarLenFeature,
-    SERVE_TAG,
+    DenseFeature, ExampleSpec, MetaGraph, ModelSignatures, SERVE_TAG, Signature, TensorSpec,
+    VarLenFeature,
 };
 use crate::wire::tf;
 
@@ -138,7 +138,9 @@ pub enum ModelError {
         message: String,
     },
     /// None of the three formats.
-    #[error("{0}: not a SavedModel directory, saved_model.pb, TF Serving model-metadata JSON or `saved_model_cli show --all` output")]
+    #[error(
+        "{0}: not a SavedModel directory, saved_model.pb, TF Serving model-metadata JSON or `saved_model_cli show --all` output"
+    )]
     Unrecognised(String),
 }
 
@@ -498,7 +500,7 @@ impl Json<'_> {
                     Some(_) => {
                         return Err(
                             self.err(&format!("{at}.unknown_rank"), "expected true or false")
-                        )
+                        );
                     }
                 };
                 let mut dims = Vec::new();
@@ -522,11 +524,7 @@ impl Json<'_> {
                         })?);
                     }
                 }
-                if unknown {
-                    None
-                } else {
-                    Some(dims)
-                }
+                if unknown { None } else { Some(dims) }
             }
         };
         Ok(TensorSpec { name, dtype, shape })

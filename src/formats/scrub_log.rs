@@ -5,10 +5,10 @@
 
 use bytes::Bytes;
 
-use crate::formats::prediction_log::{raw_fields, LogKind};
+use crate::formats::prediction_log::{LogKind, raw_fields};
 use crate::model::{Kind, Message, WireFormat};
-use crate::scrub::{left_out, replacement_string, scrub, unknown_name, FillMode, Rng, ScrubError};
-use crate::wire::reader::{count_varints, WireValue};
+use crate::scrub::{FillMode, Rng, ScrubError, left_out, replacement_string, scrub, unknown_name};
+use crate::wire::reader::{WireValue, count_varints};
 use crate::wire::writer::{
     put_bytes_field, put_len_header, put_tag, put_varint, put_varint_field, varint_len,
 };

@@ -206,7 +206,7 @@ pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRe
                 (Ok(_), Ok(_)) => {
                     return Err(Error::from(ErrorDetail::Ambiguous(format!(
                         "{at}an EAS and a TF Serving PredictRequest in text format, which differ"
-                    ))))
+                    ))));
                 }
                 (Err(a), Err(b)) => {
                     // TF Serving's tf.Example requests (their own messages).
@@ -220,7 +220,7 @@ pub fn requests_from_text(text: &str, wire: Option<WireFormat>) -> Result<TextRe
                                 at,
                                 as_eas: a.to_string(),
                                 as_tf_serving: b.to_string(),
-                            }))
+                            }));
                         }
                     }
                 }
@@ -261,7 +261,9 @@ pub enum TextError {
         why: String,
     },
     /// Text that is neither wire format's PredictRequest (nor a tf.Example request).
-    #[error("{at}not a PredictRequest in text format:\n  as EAS: {as_eas}\n  as TF Serving: {as_tf_serving}")]
+    #[error(
+        "{at}not a PredictRequest in text format:\n  as EAS: {as_eas}\n  as TF Serving: {as_tf_serving}"
+    )]
     NeitherWire {
         /// The section's heading and `: `, or nothing.
         at: String,
@@ -286,7 +288,9 @@ pub enum TextError {
     #[error("protobuf text format that parses, but not as requests")]
     NotRequests,
     /// Nesting deeper than [`RECURSION_LIMIT`], refused before parsing.
-    #[error("protobuf text nests deeper than {RECURSION_LIMIT} levels (line {line}); refused before parsing, as protobuf's own parsers refuse it")]
+    #[error(
+        "protobuf text nests deeper than {RECURSION_LIMIT} levels (line {line}); refused before parsing, as protobuf's own parsers refuse it"
+    )]
     TooDeep {
         /// The line where the nesting passes the limit, from 1.
         line: usize,

@@ -3,7 +3,7 @@
 use bytes::Bytes;
 
 use super::tensor::Scalar;
-use super::{ModelSpec, DEFAULT_SIGNATURE};
+use super::{DEFAULT_SIGNATURE, ModelSpec};
 
 /// The values of one `tf.train.Feature`: the member of its `kind` oneof
 /// (tensorflow/core/example/feature.proto).

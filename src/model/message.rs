@@ -6,7 +6,7 @@ use bytes::Bytes;
 
 use super::example::{ExampleInput, InferenceTask};
 use super::tensor::{Tensor, UnknownField};
-use super::{ModelSpec, DEFAULT_SIGNATURE};
+use super::{DEFAULT_SIGNATURE, ModelSpec};
 use crate::wire::{Kind, WireFormat};
 
 /// What a TF Serving request asks the server to run: which RPC (and so which request

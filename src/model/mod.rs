@@ -266,10 +266,11 @@ mod tests {
         // NaN payloads and signed zeros come out bit for bit.
         let odd = [f32::from_bits(0x7fc0_0001), -0.0, f32::from_bits(1)];
         let back = view(&odd).to_vec();
-        assert!(back
-            .iter()
-            .zip(&odd)
-            .all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert!(
+            back.iter()
+                .zip(&odd)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+        );
     }
 
     #[test]

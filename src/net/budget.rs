@@ -6,8 +6,8 @@
 //! budget is spent it keeps no more (the body passes through unrecorded), and the bytes
 //! come back when the [`Held`] is dropped.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The budget: at most `limit` bytes held at once.
 #[derive(Debug)]

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use hmac::{Hmac, Mac};
 use md5::{Digest, Md5};
 
-use super::web::{ok_body, Http};
+use super::web::{Http, ok_body};
 use super::{EasAuth, NetError, Options};
 
 /// The content type the EAS SDKs send protobuf requests with.

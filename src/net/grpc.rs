@@ -36,7 +36,7 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use prost::Message as _;
 
 use super::web::{chain, unreachable};
-use super::{NetError, MAX_MESSAGE};
+use super::{MAX_MESSAGE, NetError};
 use crate::formats::rest_json::percent_decode;
 use crate::signature::{MetaGraph, ModelSignatures, SERVE_TAG};
 use crate::wire::{tf, tfs};
@@ -468,7 +468,7 @@ impl Grpc {
             _ => {
                 return Err(NetError::NotGrpc(format!(
                     "{endpoint} answered over HTTP/2 without a gRPC status; is this the gRPC port (TF Serving's 8500, not REST's 8501)?"
-                )))
+                )));
             }
         }
         message.finish().ok_or_else(|| {
@@ -909,9 +909,11 @@ mod tests {
             status(14, "down", None, true),
             NetError::Unreachable(_)
         ));
-        assert!(status(99, "odd", None, true)
-            .to_string()
-            .contains("gRPC CODE_99"));
+        assert!(
+            status(99, "odd", None, true)
+                .to_string()
+                .contains("gRPC CODE_99")
+        );
         // A protocol error under the status: no gRPC there.
         let h2 = "connection error detected: frame with invalid size";
         assert!(matches!(
@@ -1001,8 +1003,8 @@ mod tests {
     /// not take sent again on a new connection, none twice.
     #[test]
     fn calls_go_on_across_connections_the_server_closes() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
         use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -34,20 +34,20 @@ mod status;
 mod tap;
 pub(crate) mod web;
 
-pub use eas::{canonical_path, headers, predict, sign, SignedHeaders, CONTENT_TYPE};
-pub use grpc::{read_metadata, status_of, Grpc, GET_MODEL_METADATA, PREDICT};
-pub use pool::{each, InOrder, AHEAD_PER_WORKER};
+pub use eas::{CONTENT_TYPE, SignedHeaders, canonical_path, headers, predict, sign};
+pub use grpc::{GET_MODEL_METADATA, Grpc, PREDICT, read_metadata, status_of};
+pub use pool::{AHEAD_PER_WORKER, InOrder, each};
 pub use queue::{
-    sink_answer, worker_failure, DataFrame, DataFrameList, Queue, Ticket, FIRST_PAUSE, GID_HEADER,
-    LAST_CODE, LAST_MESSAGE, LONGEST_PAUSE, PROTOBUF, REQUEST_ID_HEADER, UID_HEADER,
+    DataFrame, DataFrameList, FIRST_PAUSE, GID_HEADER, LAST_CODE, LAST_MESSAGE, LONGEST_PAUSE,
+    PROTOBUF, Queue, REQUEST_ID_HEADER, Ticket, UID_HEADER, sink_answer, worker_failure,
 };
 pub use record::{
-    check_upstream, rest_predict_model, run_recorder, serve, Added, Counters, Event, Events, Kept,
-    ProxyOptions, RecordOptions, Recorder, Wire, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_INFLIGHT, DEFAULT_MAX_MODELS, DEFAULT_MAX_REQUEST_SIZE,
-    MAX_METADATA, MAX_QUEUED, METADATA_DEADLINE,
+    Added, Counters, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_INFLIGHT, DEFAULT_MAX_MODELS, DEFAULT_MAX_REQUEST_SIZE, Event, Events, Kept,
+    MAX_METADATA, MAX_QUEUED, METADATA_DEADLINE, ProxyOptions, RecordOptions, Recorder, Wire,
+    check_upstream, rest_predict_model, run_recorder, serve,
 };
-pub use rest::{metadata_url, predict_url, Outputs};
+pub use rest::{Outputs, metadata_url, predict_url};
 
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -55,11 +55,11 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use crate::decode::decode_as;
-use crate::encode::{encode, TfsEncoding};
+use crate::encode::{TfsEncoding, encode};
 use crate::model::{Kind, Message, WireFormat};
 use crate::signature::ModelSignatures;
 
-pub use load::{Load, LoadRequest, DEFAULT_REQUESTS};
+pub use load::{DEFAULT_REQUESTS, Load, LoadRequest};
 pub use status::Status;
 
 /// The largest gRPC message, sent or received: 2 GiB − 1, protobuf's own limit and TF
@@ -215,7 +215,7 @@ impl Target {
                             }
                             (Some("labels"), Some(l), None) => label = Some(l.to_string()),
                             _ => {
-                                return Err(bad("expected /v1/models/NAME[/versions/N|/labels/L]"))
+                                return Err(bad("expected /v1/models/NAME[/versions/N|/labels/L]"));
                             }
                         }
                         Ok(Target::Rest {
@@ -527,7 +527,7 @@ pub fn prepare(
                     (None, false) => {
                         return Err(NetError::NoModelName(
                             "TF Serving's Predict of a request without model_spec.name".into(),
-                        ))
+                        ));
                     }
                 }
                 let style = if msg.wire == WireFormat::TfServing {

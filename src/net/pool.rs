@@ -9,7 +9,7 @@
 //! loopback a call costs the same CPU at any concurrency (measured in docs/live.md).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Condvar, Mutex};
+use std::sync::{Condvar, Mutex, mpsc};
 
 /// How far past the oldest unfinished item a worker may start one: [`AHEAD_PER_WORKER`]
 /// times the workers. Results handed over in the items' order ([`InOrder`]) wait for

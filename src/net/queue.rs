@@ -25,7 +25,7 @@ use std::time::{Duration, Instant, SystemTime};
 use bytes::Bytes;
 use prost::Message as _;
 
-use super::web::{refusal, Http};
+use super::web::{Http, refusal};
 use super::{Exchange, NetError, Options, Prepared};
 use crate::decode::decode_as;
 use crate::model::{Kind, WireFormat};

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 use super::NetError;
@@ -347,8 +347,8 @@ pub fn chain(e: &dyn std::error::Error) -> String {
 
 /// The CA certificates of a PEM file, as a root store: at least one, each readable.
 pub fn roots(pem: &[u8]) -> Result<rustls::RootCertStore, NetError> {
-    use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
     let bad = |why: String| NetError::BadRequest(why);
     let mut store = rustls::RootCertStore::empty();
     for (i, c) in CertificateDer::pem_slice_iter(pem).enumerate() {

@@ -6,9 +6,9 @@
 use std::io::{self, Write};
 
 use base64::Engine;
-use serde::ser::{Error as _, SerializeSeq, Serializer};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde::ser::{Error as _, SerializeSeq, Serializer};
+use serde_json::{Value, json};
 
 use crate::analysis::Finding;
 use crate::model::{

@@ -11,18 +11,18 @@ pub(crate) mod signature;
 pub(crate) mod text;
 
 pub use human::{
-    preview, scalar_text, severity_color, write_container_head, write_coverage, write_entries,
-    write_entry, write_entry_line, write_findings, write_log_head, write_summary, EXAMPLES_SHOWN,
-    PREVIEW,
+    EXAMPLES_SHOWN, PREVIEW, preview, scalar_text, severity_color, write_container_head,
+    write_coverage, write_entries, write_entry, write_entry_line, write_findings, write_log_head,
+    write_summary,
 };
 pub use json::{
-    scalar_json, write_container, write_coverage_json, write_log_end, write_log_entry,
-    write_log_start, write_message, write_summary_json, FindingsJson, MessageJson,
-    StreamedContainer, ValuesMode, JSON_PREVIEW,
+    FindingsJson, JSON_PREVIEW, MessageJson, StreamedContainer, ValuesMode, scalar_json,
+    write_container, write_coverage_json, write_log_end, write_log_entry, write_log_start,
+    write_message, write_summary_json,
 };
 pub use report::{
-    to_json, write_batching, write_github, write_github_examples, write_github_finding,
-    write_github_unreadable, write_human, write_json, ReportFormat, ReportMark, ReportWriter,
+    ReportFormat, ReportMark, ReportWriter, to_json, write_batching, write_github,
+    write_github_examples, write_github_finding, write_github_unreadable, write_human, write_json,
 };
 pub use signature::{write_saved_model_cli, write_with_examples};
 pub use text::{to_text, write_text};

@@ -480,7 +480,7 @@ pub fn write_github_examples(
     label: &str,
     msg: &crate::model::Message,
 ) -> io::Result<()> {
-    use crate::render::human::{scalar_text, EXAMPLES_SHOWN, PREVIEW};
+    use crate::render::human::{EXAMPLES_SHOWN, PREVIEW, scalar_text};
     if !msg.method.takes_examples() {
         return Ok(());
     }
@@ -976,7 +976,7 @@ fn json_spliced(
 mod tests {
     use super::*;
     use crate::analysis::report::{Labeled, Unreadable};
-    use crate::analysis::{check_labeled, diff_labeled, CheckOptions, DiffOptions};
+    use crate::analysis::{CheckOptions, DiffOptions, check_labeled, diff_labeled};
     use crate::io::Spool;
     use crate::model::Message;
     use crate::{DType, TFRequest};

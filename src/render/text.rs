@@ -30,7 +30,7 @@ use prost_reflect::{FieldDescriptor, Kind as FieldKind, MessageDescriptor};
 use super::escape::write_c_escaped;
 use super::pyfloat::PyFloat;
 use crate::error::{DecodeError, DecodeErrorKind, Error, ErrorDetail};
-use crate::wire::reader::{for_each_varint, Reader, WireField, WireValue, RECURSION_LIMIT};
+use crate::wire::reader::{RECURSION_LIMIT, Reader, WireField, WireValue, for_each_varint};
 
 /// Decodes `bytes` as the named message and returns its text (without the trailing
 /// newline `print` adds).
@@ -162,28 +162,33 @@ fn write_message(
             write_map(out, &field, &occurrences, indent, depth)?;
         } else if field.is_list() {
             occurrences(&mut |wf| write_repeated(out, &field, wf, indent, depth))?;
-        } else if let FieldKind::Message(m) = field.kind() {
-            let mut merged = Vec::new();
-            occurrences(&mut |wf| {
-                if let WireValue::Len(bytes) = wf.value {
-                    merged.push(Part {
-                        bytes,
-                        base: wf.value_offset,
-                    });
-                }
-                Ok(())
-            })?;
-            write_submessage(out, field.name(), &merged, &m, indent, depth)?;
         } else {
-            let mut last = None;
-            occurrences(&mut |wf| {
-                last = Some(wf);
-                Ok(())
-            })?;
-            if let Some(wf) = last {
-                let v = scalar(&field.kind(), &wf.value, wf.value_offset)?;
-                if field.supports_presence() || !v.is_default() {
-                    write_line(out, field.name(), &v, indent)?;
+            match field.kind() {
+                FieldKind::Message(m) => {
+                    let mut merged = Vec::new();
+                    occurrences(&mut |wf| {
+                        if let WireValue::Len(bytes) = wf.value {
+                            merged.push(Part {
+                                bytes,
+                                base: wf.value_offset,
+                            });
+                        }
+                        Ok(())
+                    })?;
+                    write_submessage(out, field.name(), &merged, &m, indent, depth)?;
+                }
+                _ => {
+                    let mut last = None;
+                    occurrences(&mut |wf| {
+                        last = Some(wf);
+                        Ok(())
+                    })?;
+                    if let Some(wf) = last {
+                        let v = scalar(&field.kind(), &wf.value, wf.value_offset)?;
+                        if field.supports_presence() || !v.is_default() {
+                            write_line(out, field.name(), &v, indent)?;
+                        }
+                    }
                 }
             }
         }
@@ -500,7 +505,7 @@ fn scalar(kind: &FieldKind, v: &WireValue, offset: usize) -> io::Result<Scalar> 
             return Err(invalid(DecodeError::new(
                 DecodeErrorKind::Other("value of the wrong wire type".into()),
                 offset,
-            )))
+            )));
         }
     })
 }

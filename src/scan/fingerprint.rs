@@ -545,7 +545,7 @@ mod tests {
         }
     }
 
-    mod gen {
+    mod r#gen {
         use super::F;
         use proptest::prelude::*;
 
@@ -686,8 +686,8 @@ mod tests {
         /// reading keys, and two records with one print have one key.
         #[test]
         fn built_records_print_only_what_the_full_reading_keys(
-            a in gen::log(),
-            b in gen::log(),
+            a in r#gen::log(),
+            b in r#gen::log(),
         ) {
             let (mut ra, mut rb) = (Vec::new(), Vec::new());
             encode(&a, &mut ra);

@@ -49,7 +49,7 @@ mod stream;
 mod walk;
 
 use seen::Seen;
-use walk::{count_tfrecord_reads, CHUNK};
+use walk::{CHUNK, count_tfrecord_reads};
 
 /// Worker threads when the number of cores cannot be learnt (the machine tfreq is
 /// written for has two cores).
@@ -523,7 +523,7 @@ fn count_entries(
 
 #[cfg(test)]
 mod tests {
-    use super::walk::{count_tfrecord_in, MAPPED_RECORD};
+    use super::walk::{MAPPED_RECORD, count_tfrecord_in};
     use super::*;
     use crate::formats::prediction_log::encode_predict_log;
     use crate::formats::tfrecord::{frame, write_record};
@@ -735,7 +735,7 @@ mod tests {
         .map(|f| encode_predict_log(&data(f)))
         .collect();
         v.push(vec![0x12, 0x00]); // classify_log {}
-                                  // predict_log { request, response: two framed records }
+        // predict_log { request, response: two framed records }
         let inner = frame([&v[0][..], &v[1][..]]);
         let mut body = Vec::new();
         use crate::fields::{predict_log, prediction_log};
@@ -799,16 +799,18 @@ mod tests {
         .to_string();
         assert!(e.contains("the inflated stream goes on past byte"), "{e}");
         let exact = Some(log.len() as u64);
-        assert!(stream::count_stream(
-            &gz[..],
-            Some(Compression::Gzip),
-            0,
-            false,
-            1 << 20,
-            exact,
-            5000
-        )
-        .is_ok());
+        assert!(
+            stream::count_stream(
+                &gz[..],
+                Some(Compression::Gzip),
+                0,
+                false,
+                1 << 20,
+                exact,
+                5000
+            )
+            .is_ok()
+        );
     }
 
     #[test]
@@ -912,7 +914,7 @@ mod tests {
         let mut firsts: Vec<usize> = c.keys.values().map(|s| s.first.entry).collect();
         firsts.sort();
         assert_eq!(firsts, [0, 49, 300]); // seed_typed and seed_content share a key
-                                          // Both were counted in parts, not by the walk that stands in for them.
+        // Both were counted in parts, not by the walk that stands in for them.
         assert_eq!(PLAIN_WALKS.with(|w| w.get()), walks);
     }
 

@@ -16,7 +16,7 @@ use crate::formats::compression::{self, Compression};
 use crate::formats::tfrecord::RecordReader;
 use crate::formats::{self, Content};
 
-use super::{fingerprint, Seen};
+use super::{Seen, fingerprint};
 
 /// Inflated bytes handed from the inflating thread at a time.
 const BLOCK: usize = 1 << 20;
@@ -235,7 +235,7 @@ fn walk_stream(
                         )
                     ) =>
             {
-                return Ok(None)
+                return Ok(None);
             }
             Err(e) => return Err(e),
         };

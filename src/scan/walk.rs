@@ -2,8 +2,8 @@
 //! by a worker from a record found by its framing.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 
@@ -14,7 +14,7 @@ use crate::formats::tfrecord::{self, Records};
 use crate::formats::{self, Content};
 
 use super::seen::{KnownKeys, Seen, Share};
-use super::{check_keys, io_error, workers, TooManyKeys};
+use super::{TooManyKeys, check_keys, io_error, workers};
 
 /// [`count_tfrecord_in`], and how many records were read in full (decoded) rather than
 /// by their print. With `disk` (the file `bytes` map), each worker reads its parts from

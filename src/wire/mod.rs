@@ -9,7 +9,7 @@ pub(crate) mod reader;
 pub(crate) mod writer;
 
 pub(crate) use format::{Kind, WireFormat};
-pub use reader::{PackedVarints, VarintIter, WireValue, RECURSION_LIMIT};
+pub use reader::{PackedVarints, RECURSION_LIMIT, VarintIter, WireValue};
 /// Writing protobuf wire bytes by hand (varints, tags, length-delimited fields), for
 /// hand-made or deliberately malformed messages; the encoder uses the same functions.
 pub use writer::{put_bytes_field, put_len_header, put_varint, put_varint_field};

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use serde_json::Value;
-use tfreq::{bf16, f16, Complex, DType, FeedValues};
+use tfreq::{Complex, DType, FeedValues, bf16, f16};
 
 /// The repository's root, which holds `tests/data/` and `tests/golden/`: the directory of
 /// the package under test (the library's) or the nearest one above it (`cli/`'s).

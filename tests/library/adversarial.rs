@@ -8,11 +8,11 @@
 use crate::alloc::largest_allocation;
 use bytes::Bytes;
 use prost::Message as _;
+use tfreq::DecodeErrorKind;
 use tfreq::analysis::lint;
 use tfreq::wire::RECURSION_LIMIT;
-use tfreq::DecodeErrorKind;
 use tfreq::{
-    decode_as, decode_with, DecodeOptions, Error, ErrorDetail, Fill, Kind, Message, WireFormat,
+    DecodeOptions, Error, ErrorDetail, Fill, Kind, Message, WireFormat, decode_as, decode_with,
 };
 
 // ---- Protobuf bytes by hand, to splice real files.
@@ -248,12 +248,16 @@ fn unknown_fields_are_kept_located_and_reported() {
         .map(|f| f.message)
         .collect();
     assert_eq!(found.len(), 2, "{found:?}");
-    assert!(found
-        .iter()
-        .any(|m| m.contains("field 12") && m.contains("inputs[\"x\"]")));
-    assert!(found
-        .iter()
-        .any(|m| m.contains(&format!("at byte {}", bytes.len() - 2))));
+    assert!(
+        found
+            .iter()
+            .any(|m| m.contains("field 12") && m.contains("inputs[\"x\"]"))
+    );
+    assert!(
+        found
+            .iter()
+            .any(|m| m.contains(&format!("at byte {}", bytes.len() - 2)))
+    );
     // The values still read, and re-encoding keeps the unknown fields where they were.
     assert_eq!(t.elements(msg.wire).fill, Fill::Exact);
     tfreq::fuzzing::encode_roundtrip(&bytes);

@@ -2,10 +2,10 @@
 //! mapped log in parts read from the file, so it is not held to the cap of an input read
 //! whole; a cap on streams (`--max-size` given) still bounds it.
 
+use tfreq::ReadOptions;
+use tfreq::formats::InputOptions;
 use tfreq::formats::encode_predict_log;
 use tfreq::formats::write_record;
-use tfreq::formats::InputOptions;
-use tfreq::ReadOptions;
 
 #[test]
 fn a_mapped_log_is_counted_past_the_whole_input_cap_unless_a_stream_cap_is_given() {

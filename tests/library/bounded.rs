@@ -8,7 +8,7 @@
 use crate::alloc::measure;
 use bytes::Bytes;
 use tfreq::wire::{put_bytes_field, put_len_header, put_varint, put_varint_field};
-use tfreq::{decode, decode_with, DType, DecodeOptions, Elems, Ints, TFRequest, Values};
+use tfreq::{DType, DecodeOptions, Elems, Ints, TFRequest, Values, decode, decode_with};
 
 /// The bound every decode keeps: `K` bytes per input byte, plus a constant. The worst
 /// case is many tiny map entries: each 8-byte entry becomes a `Tensor` (~200 bytes).

@@ -58,10 +58,11 @@ fn scrub_error_of_scrub() {
     let err = via_question_mark(Err(e)).unwrap_err();
     assert_eq!(err.classify(), Category::Build);
     assert!(err.to_string().contains("not an integer"), "{err}");
-    assert!(err
-        .source()
-        .and_then(|s| s.downcast_ref::<tfreq::ScrubError>())
-        .is_some());
+    assert!(
+        err.source()
+            .and_then(|s| s.downcast_ref::<tfreq::ScrubError>())
+            .is_some()
+    );
 }
 
 #[test]

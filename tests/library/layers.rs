@@ -417,7 +417,9 @@ fn analysis_is_pure() {
 
 #[test]
 fn the_check_sees_imports() {
-    let code = code_of("use crate::{model::Message, wire::reader::Reader};\nlet x = crate::render::x(); // crate::io\n");
+    let code = code_of(
+        "use crate::{model::Message, wire::reader::Reader};\nlet x = crate::render::x(); // crate::io\n",
+    );
     assert_eq!(used_modules(&code), ["model", "wire", "render"]);
 }
 
@@ -454,10 +456,11 @@ fn sibling_uses(code: &str, folder: &str, siblings: &[String], own: &str) -> Vec
                             .collect()
                     })
                     .collect(),
-                None => vec![rest
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect()],
+                None => vec![
+                    rest.chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect(),
+                ],
             };
             for n in names {
                 if n != own && siblings.contains(&n) && !out.contains(&n) {

@@ -7,10 +7,10 @@ use bytes::Bytes;
 use proptest::prelude::*;
 use tfreq::analysis::ExecutorKey;
 use tfreq::analysis::Verdict;
-use tfreq::analysis::{diff, DiffOptions};
+use tfreq::analysis::{DiffOptions, diff};
 use tfreq::{
-    bf16, decode_as, encode, f16, Complex, DType, DTypeCode, FeedValues, Fill, Kind, Message,
-    Scalar, TFRequest, TfsEncoding, WireFormat,
+    Complex, DType, DTypeCode, FeedValues, Fill, Kind, Message, Scalar, TFRequest, TfsEncoding,
+    WireFormat, bf16, decode_as, encode, f16,
 };
 
 #[derive(Debug, Clone)]
@@ -47,20 +47,12 @@ fn same(a: &Scalar, b: &Scalar) -> bool {
 
 fn f32_from(bits: u32, nan: bool) -> f32 {
     let x = f32::from_bits(bits);
-    if x.is_nan() && !nan {
-        1.5
-    } else {
-        x
-    }
+    if x.is_nan() && !nan { 1.5 } else { x }
 }
 
 fn f64_from(bits: u64, nan: bool) -> f64 {
     let x = f64::from_bits(bits);
-    if x.is_nan() && !nan {
-        -2.25
-    } else {
-        x
-    }
+    if x.is_nan() && !nan { -2.25 } else { x }
 }
 
 /// `n` values of dtype `d`: the builder input and the elements decoding must give.

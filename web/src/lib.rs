@@ -11,11 +11,11 @@ use std::path::Path;
 
 use bytes::Bytes;
 use tfreq::analysis::{
-    check_labeled, diff_labeled, lint, CheckOptions, DiffOptions, Finding, Hint,
+    CheckOptions, DiffOptions, Finding, Hint, check_labeled, diff_labeled, lint,
 };
 use tfreq::analysis::{Labeled, Report, Unreadable};
-use tfreq::formats::read_model_bytes;
 use tfreq::formats::Compression;
+use tfreq::formats::read_model_bytes;
 use tfreq::formats::{Container, ContainerKind, Content, InputOptions};
 use tfreq::render::ValuesMode;
 use tfreq::render::{self, Color};

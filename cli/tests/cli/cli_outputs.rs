@@ -160,10 +160,12 @@ fn disk_full_is_exit_2_with_the_reason() {
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
     assert!(e.contains("/dev/full: No space left on device"), "{e}");
-    assert!(std::fs::metadata("/dev/full")
-        .unwrap()
-        .file_type()
-        .is_char_device());
+    assert!(
+        std::fs::metadata("/dev/full")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
 }
 
 #[test]
@@ -179,10 +181,12 @@ fn fifo_is_written_into() {
     let o = convert_to(&fifo);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(reader.join().unwrap(), expected_bytes());
-    assert!(std::fs::symlink_metadata(&fifo)
-        .unwrap()
-        .file_type()
-        .is_fifo());
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
     assert_no_temporary(dir.path());
 }
 
@@ -203,20 +207,24 @@ fn symlink_is_followed_and_kept() {
     std::os::unix::fs::symlink("real/warmup.bin", &link).unwrap();
     let o = convert_to(&link);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(std::fs::symlink_metadata(&link)
-        .unwrap()
-        .file_type()
-        .is_symlink());
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     assert_eq!(std::fs::read(&target).unwrap(), expected_bytes());
     // A dangling link: its target is created.
     let dangling = dir.path().join("dangling.bin");
     std::os::unix::fs::symlink("real/new.bin", &dangling).unwrap();
     let o = convert_to(&dangling);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(std::fs::symlink_metadata(&dangling)
-        .unwrap()
-        .file_type()
-        .is_symlink());
+    assert!(
+        std::fs::symlink_metadata(&dangling)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     assert_eq!(
         std::fs::read(dir.path().join("real/new.bin")).unwrap(),
         expected_bytes()

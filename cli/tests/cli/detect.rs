@@ -7,7 +7,7 @@ use crate::common::{run3 as run, s as path};
 use bytes::Bytes;
 use serde_json::Value;
 use tfreq::formats::text_depth;
-use tfreq::formats::{self, detect, read, ContainerKind, Content, InputFormat, InputOptions};
+use tfreq::formats::{self, ContainerKind, Content, InputFormat, InputOptions, detect, read};
 
 fn tmp(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("tfreq-detect-{}", std::process::id()));
@@ -224,10 +224,12 @@ fn compressed_input_is_read_by_every_command() {
         // TensorFlow reads it with the compression named (3 records); uncompressed, as
         // TF Serving's warm-up reads, it fails.
         assert_eq!(m[file]["compressed_read"]["records_read"], 3);
-        assert!(m[file]["uncompressed_read"]["error"]
-            .as_str()
-            .unwrap()
-            .contains("corrupted record at 0"));
+        assert!(
+            m[file]["uncompressed_read"]["error"]
+                .as_str()
+                .unwrap()
+                .contains("corrupted record at 0")
+        );
         let p = path(&format!("detect/{file}"));
         // Every command reads the 3 records inflated: none refuses the file.
         for args in every_command(&p) {
@@ -507,7 +509,7 @@ fn detection_in_the_library() {
 mod text_depth_props {
     use proptest::prelude::*;
     use tfreq::formats::text_depth;
-    use tfreq::formats::{read, InputFormat, InputOptions};
+    use tfreq::formats::{InputFormat, InputOptions, read};
 
     /// Openers protobuf text format nests with, around a field that may hold strings
     /// and comments with brackets in them (which do not nest).
@@ -656,7 +658,10 @@ fn other_tensorflow_messages_are_named() {
     rec.extend(&req);
     rec.extend([0; 4]);
     for (bytes, says) in [
-        (example, "the bytes look like a tf.train.Example (2 features)"),
+        (
+            example,
+            "the bytes look like a tf.train.Example (2 features)",
+        ),
         (graph, "the bytes look like a GraphDef (a graph of 2 nodes"),
         (
             rec,

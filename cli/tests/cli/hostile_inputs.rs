@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tfreq::formats::encode_predict_log;
 use tfreq::formats::write_record;
-use tfreq::formats::{compress, Compression};
+use tfreq::formats::{Compression, compress};
 use tfreq::wire::{put_bytes_field, put_varint_field};
 
 /// What a run of `tfreq` gave.

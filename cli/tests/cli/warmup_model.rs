@@ -86,7 +86,10 @@ fn tfreq_writes_the_warmups_tensorflow_ran_and_every_record_succeeded() {
         assert_eq!(said, strs(&row["stderr"]), "{name}");
         let want = std::fs::read(root().join(&committed)).unwrap();
         let got = std::fs::read(&out).unwrap();
-        assert!(got == want, "{name}: tfreq now writes other bytes than {committed}, which TensorFlow ran: run tests/data/gen/make_warmup_models.py");
+        assert!(
+            got == want,
+            "{name}: tfreq now writes other bytes than {committed}, which TensorFlow ran: run tests/data/gen/make_warmup_models.py"
+        );
         // TensorFlow answered every record, and every answer is a success: the model
         // loads with this warm-up.
         let recs = row["records"].as_array().unwrap();

@@ -260,9 +260,23 @@ fn diff_exit_codes() {
     )
     .unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["--allowed-batch-sizes", "1,8", "--batching-parameters-file", &params], "cannot be used with"),
-        (vec!["--batching-parameters-file", bad.to_str().unwrap()], "line 2, column 1: message tensorflow.serving.BatchingParameters has no field named allowed_batch_size"),
-        (vec!["--batching-parameters-file", refused.to_str().unwrap()], "Last entry in allowed_batch_sizes must match max_batch_size; last entry was 8; expected 32"),
+        (
+            vec![
+                "--allowed-batch-sizes",
+                "1,8",
+                "--batching-parameters-file",
+                &params,
+            ],
+            "cannot be used with",
+        ),
+        (
+            vec!["--batching-parameters-file", bad.to_str().unwrap()],
+            "line 2, column 1: message tensorflow.serving.BatchingParameters has no field named allowed_batch_size",
+        ),
+        (
+            vec!["--batching-parameters-file", refused.to_str().unwrap()],
+            "Last entry in allowed_batch_sizes must match max_batch_size; last entry was 8; expected 32",
+        ),
         (vec!["--allowed-batch-sizes", "0,8"], "is 0"),
         (vec!["--allowed-batch-sizes", "8,x"], "invalid"),
     ];
@@ -533,14 +547,18 @@ fn a_warmup_record_too_large_fails_the_model_load() {
     let problems = r["problems"].as_array().expect("problems");
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert_eq!(problems[0]["code"], "BATCH_TOO_LARGE");
-    assert!(problems[0]["label"]
-        .as_str()
-        .unwrap()
-        .ends_with("(record 5)"));
-    assert!(problems[0]["message"]
-        .as_str()
-        .unwrap()
-        .contains("fails the model load"));
+    assert!(
+        problems[0]["label"]
+            .as_str()
+            .unwrap()
+            .ends_with("(record 5)")
+    );
+    assert!(
+        problems[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("fails the model load")
+    );
     assert_eq!(r["verdict"], "fail");
 }
 
@@ -548,7 +566,7 @@ fn a_warmup_record_too_large_fails_the_model_load() {
 fn inputs_without_one_batch_dimension_are_not_batchable() {
     use tfreq::analysis::BatchRule;
     use tfreq::analysis::Labeled;
-    use tfreq::analysis::{diff_batches, diff_labeled, DiffOptions};
+    use tfreq::analysis::{DiffOptions, diff_batches, diff_labeled};
     use tfreq::{DType, TFRequest, WireFormat};
     let req = |shapes: &[(&str, &[i64])]| {
         let mut r = TFRequest::for_wire("", WireFormat::TfServing);

@@ -2,8 +2,8 @@
 
 use crate::common::{data_dir, read};
 use tfreq::formats::from_text;
-use tfreq::formats::{dtypes_from_metadata, from_json, Dtypes};
-use tfreq::{encode, TFRequest, TfsEncoding, WireFormat};
+use tfreq::formats::{Dtypes, dtypes_from_metadata, from_json};
+use tfreq::{TFRequest, TfsEncoding, WireFormat, encode};
 
 fn fetches(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
@@ -99,10 +99,12 @@ fn rest_json_row_format_and_errors() {
     let meta = std::fs::read(data_dir().join("models/faq.metadata.json")).unwrap();
     let full = dtypes_from_metadata(&meta, "serving_default").unwrap();
     assert!(e(r#"{"inputs": {"threshold": 0.5}}"#, &full).contains("Missing named input"));
-    assert!(dtypes_from_metadata(&meta, "nope")
-        .unwrap_err()
-        .to_string()
-        .contains("not found"));
+    assert!(
+        dtypes_from_metadata(&meta, "nope")
+            .unwrap_err()
+            .to_string()
+            .contains("not found")
+    );
 }
 
 #[test]

@@ -13,9 +13,9 @@ use crate::common::{data_dir, read};
 use base64::Engine;
 use bytes::Bytes;
 use serde_json::Value;
-use tfreq::formats::{convert_file, ConvertOptions};
-use tfreq::formats::{InputOptions, Layout};
 use tfreq::FillMode;
+use tfreq::formats::{ConvertOptions, convert_file};
+use tfreq::formats::{InputOptions, Layout};
 
 fn run(args: &[&str]) -> (i32, String) {
     let r = crate::common::run(args);

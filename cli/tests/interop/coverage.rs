@@ -4,7 +4,7 @@
 use crate::common::data_dir;
 use bytes::Bytes;
 use tfreq::analysis::KeyCounts;
-use tfreq::formats::{self, encode_predict_log, InputOptions};
+use tfreq::formats::{self, InputOptions, encode_predict_log};
 use tfreq::{DType, Error, TFRequest, WireFormat};
 
 /// `scan::count` over `paths` read as `opts` says; the first unreadable file's error.

@@ -11,12 +11,12 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 use serde_json::Value;
-use tfreq::analysis::Verdict;
-use tfreq::analysis::{diff, DiffOptions, Finding, Severity};
-use tfreq::formats::read_model;
-use tfreq::formats::{read, InputOptions};
-use tfreq::signature::ModelSignatures;
 use tfreq::Message;
+use tfreq::analysis::Verdict;
+use tfreq::analysis::{DiffOptions, Finding, Severity, diff};
+use tfreq::formats::read_model;
+use tfreq::formats::{InputOptions, read};
+use tfreq::signature::ModelSignatures;
 
 fn dir() -> PathBuf {
     crate::common::root().join("tests/data/examples")
@@ -233,10 +233,12 @@ fn without_the_spec_it_cannot_be_told() {
             "{found:?}"
         );
         assert!(found.iter().all(|(_, s, _)| *s == Severity::Warning));
-        assert!(report
-            .findings()
-            .filter(|f| f.code.as_str().starts_with("FEATURE"))
-            .all(|f| f.message.contains("cannot be told")));
+        assert!(
+            report
+                .findings()
+                .filter(|f| f.code.as_str().starts_with("FEATURE"))
+                .all(|f| f.message.contains("cannot be told"))
+        );
         assert!(!report.failed);
     }
 }

@@ -87,10 +87,12 @@ fn every_example_signature_parses_the_generators_features() {
 #[test]
 fn a_model_without_parse_example_has_no_spec_and_the_text_round_trips() {
     let (m, _) = read_model(&dir().join("batch_x2")).unwrap();
-    assert!(m.meta_graphs[0]
-        .signatures
-        .values()
-        .all(|s| s.examples.is_none()));
+    assert!(
+        m.meta_graphs[0]
+            .signatures
+            .values()
+            .all(|s| s.examples.is_none())
+    );
     // `tfreq signature` shows the features; its text reads back to the same model.
     let bin = env!("CARGO_BIN_EXE_tfreq");
     let out = std::process::Command::new(bin)

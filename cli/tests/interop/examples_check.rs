@@ -6,9 +6,9 @@
 //! has that finding first, in TensorFlow's words.
 
 use serde_json::Value;
-use tfreq::analysis::{check, CheckOptions, Severity};
+use tfreq::analysis::{CheckOptions, Severity, check};
 use tfreq::formats::read_model;
-use tfreq::formats::{read, InputOptions};
+use tfreq::formats::{InputOptions, read};
 
 fn dir() -> std::path::PathBuf {
     crate::common::root().join("tests/data/examples")

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 use serde_json::Value;
-use tfreq::formats::{read, Content, InputOptions};
+use tfreq::formats::{Content, InputOptions, read};
 use tfreq::{FeatureValues, Message, Method};
 
 fn dir() -> PathBuf {
@@ -165,9 +165,11 @@ fn features_are_what_python_wrote() {
         .collect();
     assert_eq!(lens, [2, 3]);
     let missing = bare("requests/classify_missing_x.pb");
-    assert!(missing.input.as_ref().unwrap().examples[0]
-        .feature("x")
-        .is_none());
+    assert!(
+        missing.input.as_ref().unwrap().examples[0]
+            .feature("x")
+            .is_none()
+    );
 }
 
 #[test]
@@ -321,8 +323,9 @@ fn keys_count_examples_requests_by_method_and_signature() {
     // The human key says what it is without the model's tensor names.
     let r = crate::common::run(&["keys", &logs[0]]);
     assert!(
-        r.out
-            .contains("classify serving_default: (the signature's serialized-examples input) -> (its outputs)"),
+        r.out.contains(
+            "classify serving_default: (the signature's serialized-examples input) -> (its outputs)"
+        ),
         "{}",
         r.out
     );

@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use serde_json::Value;
-use tfreq::analysis::{check, CheckOptions, Severity};
+use tfreq::analysis::{CheckOptions, Severity, check};
 use tfreq::formats::read_model;
-use tfreq::formats::{examples_from_json, RestCall};
-use tfreq::formats::{read, InputOptions};
-use tfreq::{encode, FeatureValues, Method, TfsEncoding, WireFormat};
+use tfreq::formats::{InputOptions, read};
+use tfreq::formats::{RestCall, examples_from_json};
+use tfreq::{FeatureValues, Method, TfsEncoding, WireFormat, encode};
 
 fn dir() -> PathBuf {
     crate::common::root().join("tests/data/examples")

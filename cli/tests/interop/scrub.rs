@@ -3,7 +3,7 @@
 
 use crate::common::data_dir;
 use tfreq::analysis::{ExecutorKey, ShapeKey};
-use tfreq::{scrub, FillMode};
+use tfreq::{FillMode, scrub};
 use tfreq::{Kind, Scalar};
 
 fn requests() -> Vec<(String, Vec<u8>, tfreq::Message)> {

@@ -45,9 +45,10 @@ fn builder_refusals_are_typed() {
             ..
         })
     ));
-    assert!(req
-        .add_feed("z", &[0, 3], DType::Float, Vec::<f32>::new())
-        .is_ok());
+    assert!(
+        req.add_feed("z", &[0, 3], DType::Float, Vec::<f32>::new())
+            .is_ok()
+    );
     assert!(matches!(
         req.add_feed("b", &[-1], DType::Float, vec![1.0f32]),
         Err(NegativeDim { index: 0, .. })

@@ -3,7 +3,7 @@
 use crate::common::{data_dir, read};
 use bytes::Bytes;
 use tfreq::formats::{
-    self, read as read_input, Container, ContainerKind, Content, InputFormat, InputOptions,
+    self, Container, ContainerKind, Content, InputFormat, InputOptions, read as read_input,
 };
 
 fn load_detailed(b: Bytes, src: &InputOptions) -> Result<Container, tfreq::Error> {
@@ -36,10 +36,12 @@ fn text_warmup_lines_and_lengths() {
     }
     // Not requests: load() returns no messages.
     let src = InputOptions::new().for_path("warm_up.txt".as_ref());
-    assert!(read_input(bytes.clone(), &src)
-        .and_then(|e| e.into_records())
-        .unwrap()
-        .is_empty());
+    assert!(
+        read_input(bytes.clone(), &src)
+            .and_then(|e| e.into_records())
+            .unwrap()
+            .is_empty()
+    );
     // Not named *.txt and not said to be one: text lines are no request file.
     let err = load_detailed(bytes, &InputOptions::new()).unwrap_err();
     assert!(

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use serde_json::Value;
 use tfreq::analysis;
 use tfreq::formats::{
-    self, write, Container, ContainerKind, Content, InputOptions, Layout, Record,
+    self, Container, ContainerKind, Content, InputOptions, Layout, Record, write,
 };
 
 fn load_detailed(b: Bytes) -> Result<Container, Error> {

@@ -8,11 +8,11 @@ use std::path::Path;
 use assert_cmd::Command;
 use serde_json::Value;
 
-use tfreq::analysis::{check_labeled, CheckOptions};
-use tfreq::analysis::{diff_labeled, DiffOptions};
-use tfreq::analysis::{Labeled, Verdict};
-use tfreq::formats::{model_source, read_model, ModelSource};
 use tfreq::Message;
+use tfreq::analysis::{CheckOptions, check_labeled};
+use tfreq::analysis::{DiffOptions, diff_labeled};
+use tfreq::analysis::{Labeled, Verdict};
+use tfreq::formats::{ModelSource, model_source, read_model};
 
 const MODELS: [&str; 3] = ["faq", "two_sigs", "half_plus_two"];
 
@@ -84,10 +84,11 @@ fn three_model_readers_agree() {
         }
         assert_eq!(dir, meta, "{m}: SavedModel vs metadata JSON");
         // saved_model_cli does not print defaults; these models have none.
-        assert!(dir
-            .meta_graphs
-            .iter()
-            .all(|g| g.signatures.values().all(|s| s.defaults.is_empty())));
+        assert!(
+            dir.meta_graphs
+                .iter()
+                .all(|g| g.signatures.values().all(|s| s.defaults.is_empty()))
+        );
         assert_eq!(dir, cli, "{m}: SavedModel vs saved_model_cli text");
     }
 }
@@ -555,10 +556,12 @@ fn check_other_findings() {
     let (code, v) = c("validator/eas_two_sigs_bad_dim.bin", "models/two_sigs", &[]);
     assert_eq!(code, 0);
     assert!(has(&v, "SHAPE_INCOMPATIBLE", "x"));
-    assert!(v["requests"][0]["findings"][0]["message"]
-        .as_str()
-        .unwrap()
-        .contains("dim 1"));
+    assert!(
+        v["requests"][0]["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("dim 1")
+    );
     // -1 matches any batch size.
     let (code, _) = c("validator/tfs_two_sigs_x.bin", "models/two_sigs", &[]);
     assert_eq!(code, 0);
@@ -593,11 +596,13 @@ fn check_accepts_tensor_names_on_eas_only() {
         .unwrap();
     assert_eq!(th["alias"], "threshold");
     let (_, v) = json(&["check", &s("eas/faq_prod.bin"), "--model", &s("models/faq")]);
-    assert!(v["requests"][0]["bindings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|b| b["matched_by"] == "alias"));
+    assert!(
+        v["requests"][0]["bindings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["matched_by"] == "alias")
+    );
     // TF Serving takes aliases only.
     let (code, v) = json(&[
         "check",

@@ -89,10 +89,12 @@ fn out_of_range_int_val_is_flagged_with_what_tensorflow_makes_of_it() {
         );
     }
     // Python refuses the same tensors outright.
-    assert!(e["tf_make_ndarray"]["i8"]
-        .as_str()
-        .unwrap()
-        .contains("OverflowError"));
+    assert!(
+        e["tf_make_ndarray"]["i8"]
+            .as_str()
+            .unwrap()
+            .contains("OverflowError")
+    );
 }
 
 /// The file eas-prediction writes without a check (`TFRequest.add_feed` of 300 for
@@ -229,9 +231,11 @@ fn duplicate_fetch_is_an_error_everywhere_on_tf_serving() {
     let f = s("validator/tfs_faq_duplicate_fetch.bin");
     let (code, v) = json(&["inspect", &f]);
     assert_eq!(code, 1);
-    assert!(inspect_findings(&v)
-        .iter()
-        .any(|(c, sev, n)| c == "DUPLICATE_FETCH" && sev == "error" && n == "sorted_labels"));
+    assert!(
+        inspect_findings(&v)
+            .iter()
+            .any(|(c, sev, n)| c == "DUPLICATE_FETCH" && sev == "error" && n == "sorted_labels")
+    );
     let (code, v) = json(&["check", &f, "--model", &s("models/faq")]);
     assert_eq!(code, 1);
     let all = report_findings(&v);
@@ -240,14 +244,17 @@ fn duplicate_fetch_is_an_error_everywhere_on_tf_serving() {
         1,
         "reported once: {all:?}"
     );
-    assert!(all
-        .iter()
-        .any(|(c, sev, _)| c == "DUPLICATE_FETCH" && sev == "error"));
+    assert!(
+        all.iter()
+            .any(|(c, sev, _)| c == "DUPLICATE_FETCH" && sev == "error")
+    );
     let (code, v) = json(&["diff", &f, &f]);
     assert_eq!(code, 1);
-    assert!(report_findings(&v)
-        .iter()
-        .any(|(c, sev, _)| c == "DUPLICATE_FETCH" && sev == "error"));
+    assert!(
+        report_findings(&v)
+            .iter()
+            .any(|(c, sev, _)| c == "DUPLICATE_FETCH" && sev == "error")
+    );
 }
 
 /// TF Serving's warm-up loader stops at 1000 records: the 1001-record file fails
@@ -466,7 +473,8 @@ fn minifloat_bits_api() {
     assert_eq!(e.get(0).unwrap().to_string(), "1.5");
     assert_eq!(e.get(1).unwrap().to_string(), "-0.0");
     // u8 numbers are not bit patterns: refused, not guessed.
-    assert!(r
-        .add_feed("y", &[1], DType::Float8E4m3fn, vec![62u8])
-        .is_err());
+    assert!(
+        r.add_feed("y", &[1], DType::Float8E4m3fn, vec![62u8])
+            .is_err()
+    );
 }

@@ -17,7 +17,7 @@ use assert_cmd::Command;
 use bytes::Bytes;
 use prost::Message as _;
 use tfreq::net::sign;
-use tfreq::net::{prepare, Client, EasAuth, NetError, Options, Protocol, Target};
+use tfreq::net::{Client, EasAuth, NetError, Options, Protocol, Target, prepare};
 use tfreq::net::{DataFrame, DataFrameList};
 use tfreq::wire::{tf, tfs};
 use tfreq::{Kind, WireFormat};
@@ -418,8 +418,10 @@ fn cli_send_exit_codes_save_and_expect() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("HTTP 401 Unauthorized: Unauthorized: invalid token"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("HTTP 401 Unauthorized: Unauthorized: invalid token")
+    );
 }
 
 #[test]
@@ -921,8 +923,10 @@ fn async_put_once_then_get_by_request_id() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("HTTP 500 Internal Server Error: queue is full"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("HTTP 500 Internal Server Error: queue is full")
+    );
     let puts = srv
         .seen()
         .iter()
@@ -1607,7 +1611,7 @@ struct InFlight {
 
 impl InFlight {
     /// Counts a call for as long as the guard lives.
-    fn enter(self: &Arc<Self>) -> impl Drop {
+    fn enter(self: &Arc<Self>) -> impl Drop + use<> {
         use std::sync::atomic::Ordering::SeqCst;
         let n = self.now.fetch_add(1, SeqCst) + 1;
         self.most.fetch_max(n, SeqCst);
@@ -1785,9 +1789,10 @@ fn send_concurrency_one_failure_never_loses_the_others() {
     assert_eq!(docs.len(), 2);
     assert_eq!(docs[0]["request"], "tests/data/eas/dtype_float.bin");
     assert_eq!(docs[1]["request"], "tests/data/eas/scalar.bin");
-    assert!(docs
-        .iter()
-        .all(|d| d["findings"].as_array().unwrap().is_empty()));
+    assert!(
+        docs.iter()
+            .all(|d| d["findings"].as_array().unwrap().is_empty())
+    );
     // A refused first request, one at a time: the JSON array has no stray comma.
     let out = tfreq()
         .args(["send", "--to", &url, "-f", "json"])
@@ -2466,9 +2471,10 @@ fn record_eas_and_rest_pass_through_keep_no_token_and_stop_on_sigterm() {
     assert_ok(&check);
     // Every server-side request came through unchanged, token header included.
     let seen = srv.seen();
-    assert!(seen
-        .iter()
-        .any(|s| s.headers.get("authorization").map(String::as_str) == Some(TOKEN)));
+    assert!(
+        seen.iter()
+            .any(|s| s.headers.get("authorization").map(String::as_str) == Some(TOKEN))
+    );
 }
 
 #[test]

@@ -45,7 +45,7 @@ impl FeatureSets {
     fn in_every_example(&self) -> BTreeSet<&str> {
         self.carried
             .iter()
-            .filter(|(_, &n)| n == self.examples)
+            .filter(|&(_, &n)| n == self.examples)
             .map(|(k, _)| k.as_str())
             .collect()
     }
@@ -186,12 +186,15 @@ pub(super) fn features_changed(pair: &Pair) -> Vec<Finding> {
             ),
             Some(Need::Optional(how)) => (
                 Severity::Note,
-                format!("the model does not require it ({how}), so ParseExample runs {side} without it"),
+                format!(
+                    "the model does not require it ({how}), so ParseExample runs {side} without it"
+                ),
                 None,
             ),
             None => (
                 Severity::Warning,
-                "whether the model requires it cannot be told without its ParseExample spec".to_string(),
+                "whether the model requires it cannot be told without its ParseExample spec"
+                    .to_string(),
                 Some(Hint::ModelGraph),
             ),
         };

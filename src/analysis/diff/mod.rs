@@ -40,7 +40,7 @@ use crate::analysis::batch::BatchRule;
 use crate::analysis::key::ExecutorKey;
 use crate::analysis::report::{Command, Coverage, Labeled, Report, RequestReport, Verdict};
 use crate::analysis::{Code, Finding, Hint, Severity};
-use crate::model::{same_scalar, Fill, Message, Method, Tensor, WireFormat};
+use crate::model::{Fill, Message, Method, Tensor, WireFormat, same_scalar};
 use crate::signature::{MetaGraph, Signature};
 
 /// How [`diff`] judges.

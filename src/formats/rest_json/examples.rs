@@ -2,7 +2,7 @@
 
 use super::read::each_value;
 use super::url::RestCall;
-use super::{err, parse_json, Json};
+use super::{Json, err, parse_json};
 use base64::Engine;
 use bytes::Bytes;
 
@@ -86,7 +86,7 @@ pub fn examples_from_value(v: &Json, call: &RestCall) -> Result<Message, Error> 
         Some(_) => {
             return Err(err(
                 "not formatted correctly. 'signature_name' key must be a string value.",
-            ))
+            ));
         }
     };
     let mut msg = Message::new(WireFormat::TfServing, Kind::Request);
@@ -113,7 +113,7 @@ pub fn examples_from_value(v: &Json, call: &RestCall) -> Result<Message, Error> 
         None => {
             return Err(err(
                 "When method is classify, key 'examples' is expected and was not found",
-            ))
+            ));
         }
         Some(Json::Array(a)) => a,
         Some(_) => return Err(err("Expecting 'examples' value to be an list/array")),
@@ -207,7 +207,7 @@ fn add_value_to_feature(v: &Json, name: &str, f: &mut FeatureValues) -> Result<(
                 None => {
                     return Err(format!(
                         "Feature: {name} has uint64_t element. Only int64_t is supported."
-                    ))
+                    ));
                 }
             }
         }
@@ -257,7 +257,7 @@ fn byte_values<'a>(f: &'a mut FeatureValues, name: &str) -> Result<&'a mut Vec<B
 /// standard alphabet, `=` padding optional.
 fn b64_unescape(s: &str) -> Option<Vec<u8>> {
     use base64::engine::{
-        general_purpose::GeneralPurpose, DecodePaddingMode, GeneralPurposeConfig,
+        DecodePaddingMode, GeneralPurposeConfig, general_purpose::GeneralPurpose,
     };
     const ENGINE: GeneralPurpose = GeneralPurpose::new(
         &base64::alphabet::STANDARD,

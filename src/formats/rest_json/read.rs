@@ -2,7 +2,7 @@
 
 use super::dtypes::Dtypes;
 use super::err;
-use super::json::{nan_tokens, parse_json, Json};
+use super::json::{Json, nan_tokens, parse_json};
 use base64::Engine;
 use bytes::Bytes;
 
@@ -77,14 +77,26 @@ fn values(name: &str, dtype: DType, leaves: &[&Json]) -> Result<FeedValues, Erro
         _ => Err(wrong(v)),
     };
     Ok(match dtype {
-        DType::Float => leaves.iter().map(|v| num(v).map(|x| x as f32)).collect::<Result<Vec<_>, _>>()?.into(),
-        DType::Double => leaves.iter().map(|v| num(v)).collect::<Result<Vec<_>, _>>()?.into(),
-        DType::Int32 | DType::Int16 | DType::Int8 | DType::UInt8 | DType::Int64 => {
-            leaves.iter().map(|v| int(v)).collect::<Result<Vec<_>, _>>()?.into()
-        }
-        DType::UInt32 | DType::UInt64 => {
-            leaves.iter().map(|v| uint(v)).collect::<Result<Vec<_>, _>>()?.into()
-        }
+        DType::Float => leaves
+            .iter()
+            .map(|v| num(v).map(|x| x as f32))
+            .collect::<Result<Vec<_>, _>>()?
+            .into(),
+        DType::Double => leaves
+            .iter()
+            .map(|v| num(v))
+            .collect::<Result<Vec<_>, _>>()?
+            .into(),
+        DType::Int32 | DType::Int16 | DType::Int8 | DType::UInt8 | DType::Int64 => leaves
+            .iter()
+            .map(|v| int(v))
+            .collect::<Result<Vec<_>, _>>()?
+            .into(),
+        DType::UInt32 | DType::UInt64 => leaves
+            .iter()
+            .map(|v| uint(v))
+            .collect::<Result<Vec<_>, _>>()?
+            .into(),
         DType::Bool => leaves
             .iter()
             .map(|v| match v {
@@ -102,7 +114,9 @@ fn values(name: &str, dtype: DType, leaves: &[&Json]) -> Result<FeedValues, Erro
                         Some(Json::String(s)) => Bytes::from(
                             base64::engine::general_purpose::STANDARD
                                 .decode(s)
-                                .map_err(|_| err(format!("input {name:?}: Unable to base64 decode")))?,
+                                .map_err(|_| {
+                                    err(format!("input {name:?}: Unable to base64 decode"))
+                                })?,
                         ),
                         _ => return Err(wrong(v)),
                     },
@@ -116,7 +130,7 @@ fn values(name: &str, dtype: DType, leaves: &[&Json]) -> Result<FeedValues, Erro
                 "input {name:?}: TF Serving's REST API cannot carry {} (Conversion of JSON Value to type: {} is UNIMPLEMENTED)",
                 d.name(),
                 d.name()
-            )))
+            )));
         }
     })
 }
@@ -187,7 +201,7 @@ pub(super) fn each_value(
             Some(Err(e)) => {
                 return Err(err(format!(
                     "request {n} (at byte {at}): JSON parse error: {e}"
-                )))
+                )));
             }
         }
     }
@@ -214,9 +228,11 @@ pub fn from_value(
     };
     let dtypes = dtypes.for_signature(&sig)?;
     let feeds: Vec<(String, Json)> = match (v.get("inputs"), v.get("instances")) {
-        (Some(_), Some(_)) => return Err(err(
-            "Not formatted correctly expecting only one of 'inputs' or 'instances' keys to exist",
-        )),
+        (Some(_), Some(_)) => {
+            return Err(err(
+                "Not formatted correctly expecting only one of 'inputs' or 'instances' keys to exist",
+            ));
+        }
         (None, None) => return Err(err("Missing 'inputs' or 'instances' key")),
         (Some(inputs), None) => columnar(inputs, dtypes)?,
         (None, Some(instances)) => rows(instances, dtypes)?,
@@ -286,7 +302,9 @@ fn rows(instances: &Json, dtypes: &Dtypes) -> Result<Vec<(String, Json)>, Error>
                 names.iter().map(|n| ((*n).clone(), Vec::new())).collect();
             for (i, row) in rows.iter().enumerate() {
                 let Json::Object(o) = row else {
-                    return Err(err(format!("Failed to process element: {i} of 'instances' list: not an object like element 0")));
+                    return Err(err(format!(
+                        "Failed to process element: {i} of 'instances' list: not an object like element 0"
+                    )));
                 };
                 let same = o.len() == names.len() && o.iter().all(|(k, _)| names.contains(&k));
                 if !same {

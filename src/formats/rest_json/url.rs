@@ -67,7 +67,7 @@ impl RestCall {
             m if ["classify", "regress", "predict"].contains(&m.to_ascii_lowercase().as_str()) => {
                 return Err(bad(&format!(
                     "TF Serving dispatches only the lowercase method, {m:?} gets \"Malformed request\""
-                )))
+                )));
             }
             m => return Err(bad(&format!("unknown method {m:?}"))),
         };

@@ -229,9 +229,10 @@ mod tests {
         assert_eq!(r.recorded(), 1);
         let n: u64 = r.not_recorded().values().map(|v| v.0).sum();
         assert_eq!(n, 3, "{:?}", r.not_recorded());
-        assert!(r
-            .not_recorded()
-            .contains_key("past the record limit (key not recorded)"));
+        assert!(
+            r.not_recorded()
+                .contains_key("past the record limit (key not recorded)")
+        );
     }
 
     #[test]
@@ -272,13 +273,15 @@ mod tests {
     fn rest_classify_and_regress_bodies() {
         let mut r = Recorder::new(RecordOptions::default());
         let body = data("tests/data/examples/rest/classify_context.json");
-        assert!(r
-            .add(Protocol::Rest, "/v1/models/tf1_examples:classify", &body)
-            .is_new());
+        assert!(
+            r.add(Protocol::Rest, "/v1/models/tf1_examples:classify", &body)
+                .is_new()
+        );
         let body = data("tests/data/examples/rest/regress_context.json");
-        assert!(r
-            .add(Protocol::Rest, "/v1/models/tf1_examples:regress", &body)
-            .is_new());
+        assert!(
+            r.add(Protocol::Rest, "/v1/models/tf1_examples:regress", &body)
+                .is_new()
+        );
         assert_eq!((r.requests(), r.recorded()), (2, 2));
         let (c, g) = (&r.kept()[0].message, &r.kept()[1].message);
         assert_eq!((c.method, g.method), (Method::Classify, Method::Regress));

@@ -14,11 +14,11 @@ use hyper::body::{Frame, Incoming};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 
 use super::activity::{Activity, Awaited, Watched};
-use super::body::{read_ahead, Counted, Replay, Upstream, PREFACE_PATIENCE, UPSTREAM_CONNECT};
+use super::body::{Counted, PREFACE_PATIENCE, Replay, UPSTREAM_CONNECT, Upstream, read_ahead};
 use super::events::*;
 use super::recorder::*;
 use crate::net::budget::Budget;
-use crate::net::web::{connector, Https};
+use crate::net::web::{Https, connector};
 use crate::net::{NetError, Protocol};
 
 /// Where and how the proxy forwards.
@@ -101,7 +101,7 @@ fn upstream_base(url: &str) -> Result<(&'static str, ::http::uri::Authority), Ne
         s => {
             return Err(bad(&format!(
                 "unknown scheme {s:?} (expected http, https, grpc or grpcs)"
-            )))
+            )));
         }
     };
     let authority = rest.split('/').next().unwrap_or_default();
@@ -393,7 +393,7 @@ impl Proxy {
         let (mut replay, whole) = match read_ahead(body, self.max_size, self.budget.hold()).await {
             Ok(r) => r,
             Err(e) => {
-                return self.failed(grpc, format!("tfreq record: the request broke off: {e}"))
+                return self.failed(grpc, format!("tfreq record: the request broke off: {e}"));
             }
         };
         let awaited: Awaited = Arc::new(Mutex::new(None));

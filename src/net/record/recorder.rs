@@ -7,13 +7,13 @@ use bytes::Bytes;
 
 use crate::analysis::coverage::{KeyCounts, Origin};
 use crate::analysis::key::ShapeKey;
-use crate::analysis::plan::{most_frequent, PlanKey};
+use crate::analysis::plan::{PlanKey, most_frequent};
 use crate::decode::{decode_as, decode_request};
 use crate::formats::rest_json::{self, Dtypes};
 use crate::formats::{self, Layout};
 use crate::model::{Kind, Message, Method, WireFormat};
 use crate::net::Protocol;
-use crate::scrub::{scrub, FillMode};
+use crate::scrub::{FillMode, scrub};
 
 // TF Serving's warm-up runs at most this many records: the most `Recorder` keeps.
 use crate::analysis::warmup::MAX_RECORDS;
@@ -335,7 +335,7 @@ impl Recorder {
         let dtypes = match dtypes {
             Ok(d) => d,
             Err(e) => {
-                return self.refuse("undecodable request", format!("{}: {e}", what(&model_path)))
+                return self.refuse("undecodable request", format!("{}: {e}", what(&model_path)));
             }
         };
         match rest_json::from_json(&body, &dtypes, &[], WireFormat::TfServing) {

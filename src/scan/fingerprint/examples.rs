@@ -17,7 +17,7 @@
 //! inference.proto, input.proto; proto/tensorflow/core/example/example.proto and
 //! feature.proto).
 
-use super::{put_bytes, put_number, spec, utf8, Fields, Value, MODEL, SIGNATURE};
+use super::{Fields, MODEL, SIGNATURE, Value, put_bytes, put_number, spec, utf8};
 use crate::fields::{
     classification_request, example, example_list_with_context, feature, features, features_entry,
     float_list, inference_task, input, multi_inference_request, prediction_log,
