@@ -697,10 +697,10 @@ pub fn canonical<'a>(
         });
     }
     if src == WireFormat::TfServing {
-        if let Some(c) = &t.content {
-            if t.shape.num_elements() != Some(0) {
-                return Ok(Cow::Owned(from_content(t, d, info, c)?));
-            }
+        if let Some(c) = &t.content
+            && t.shape.num_elements() != Some(0)
+        {
+            return Ok(Cow::Owned(from_content(t, d, info, c)?));
         }
         return Ok(match t.field(info.tf_field) {
             Some(v) => Cow::Borrowed(v),

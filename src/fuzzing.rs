@@ -419,10 +419,10 @@ pub fn model_metadata(data: &[u8]) {
         exercise_model(&m);
     }
     let _ = rest_json::dtypes_from_metadata(data, "serving_default");
-    if let Ok(text) = std::str::from_utf8(data) {
-        if let Ok(m) = savedmodel::from_saved_model_cli(text, "fuzz") {
-            exercise_model(&m);
-        }
+    if let Ok(text) = std::str::from_utf8(data)
+        && let Ok(m) = savedmodel::from_saved_model_cli(text, "fuzz")
+    {
+        exercise_model(&m);
     }
 }
 

@@ -422,10 +422,10 @@ pub(crate) fn replacement_string(src: &[u8], rng: Option<&mut Rng>) -> Bytes {
             .collect(),
         None => vec![b'x'; src.len()],
     };
-    if v == src {
-        if let Some(c) = v.first_mut() {
-            *c = if *c == b'y' { b'z' } else { b'y' };
-        }
+    if v == src
+        && let Some(c) = v.first_mut()
+    {
+        *c = if *c == b'y' { b'z' } else { b'y' };
     }
     Bytes::from(v)
 }

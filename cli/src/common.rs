@@ -180,10 +180,10 @@ impl Failure {
             Failure::Error(e) => {
                 let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e.as_ref());
                 while let Some(err) = cur {
-                    if let Some(io) = err.downcast_ref::<io::Error>() {
-                        if io.kind() == io::ErrorKind::BrokenPipe {
-                            return true;
-                        }
+                    if let Some(io) = err.downcast_ref::<io::Error>()
+                        && io.kind() == io::ErrorKind::BrokenPipe
+                    {
+                        return true;
                     }
                     cur = err.source();
                 }

@@ -267,18 +267,17 @@ fn row(
         None => Some(t.is_cold(rule)),
     };
     let (first, later) = (t.first().map(ms), t.later_median().map(ms));
-    if production {
-        if let (Some(c), Some(f), Some(l)) = (cold, first, later) {
-            let v = verdict.map_or(String::new(), |v| format!("; static diff: {v}"));
-            // The warm-up built this request's executor, so the cold call paid for something
-            // else: a model compiled per input shape (XLA's jit_compile, TF-TRT) compiles on
-            // each new shape (tests/data/gen/make_xla_model.py measures it).
-            let cause = if verdict == Some(Verdict::SameExecutor) {
-                "the executor was warmed, so evidence of a compile for a new input shape (XLA, TF-TRT: a batch size or dimension the warm-up never sent; see diff --allowed-batch-sizes)"
-            } else {
-                "evidence of a new executor"
-            };
-            findings.push(if c {
+    if production && let (Some(c), Some(f), Some(l)) = (cold, first, later) {
+        let v = verdict.map_or(String::new(), |v| format!("; static diff: {v}"));
+        // The warm-up built this request's executor, so the cold call paid for something
+        // else: a model compiled per input shape (XLA's jit_compile, TF-TRT) compiles on
+        // each new shape (tests/data/gen/make_xla_model.py measures it).
+        let cause = if verdict == Some(Verdict::SameExecutor) {
+            "the executor was warmed, so evidence of a compile for a new input shape (XLA, TF-TRT: a batch size or dimension the warm-up never sent; see diff --allowed-batch-sizes)"
+        } else {
+            "evidence of a new executor"
+        };
+        findings.push(if c {
                 Finding::new(
                     Code::MeasuredCold,
                     Severity::Error,
@@ -291,7 +290,6 @@ fn row(
                     format!("first call {f:.3} ms against {l:.3} ms later: already warm{v}"),
                 )
             }.name(&r.label));
-        }
     }
     Row {
         request: r.label.clone(),

@@ -282,10 +282,11 @@ impl Printer<'_> {
     fn take(&mut self, planned: &[Planned], i: usize, got: Result<Exchange, NetError>) {
         let mut order = std::mem::take(&mut self.order);
         order.push(i, got, |i, got| {
-            if self.failed.is_none() && self.fatal.is_none() {
-                if let Err(e) = self.one(&planned[i], got) {
-                    self.failed = Some(e);
-                }
+            if self.failed.is_none()
+                && self.fatal.is_none()
+                && let Err(e) = self.one(&planned[i], got)
+            {
+                self.failed = Some(e);
             }
             true
         });

@@ -78,21 +78,19 @@ impl Decoded {
             (lay.ty, lay.size, lay.ext)
         };
         let total = n.checked_mul(size as u64);
-        if !convert {
-            if let Some(run) = same_layout_run(t, &e, d, lay.size) {
-                if let Some(want) = total.and_then(|b| usize::try_from(b).ok()) {
-                    if run.len() >= want {
-                        let run = &run[..want];
-                        let start = run.as_ptr() as usize;
-                        let (b, len) = self.base;
-                        if start >= b && start + run.len() <= b + len {
-                            return ("view", start - b, n, ty, ext).into_pyobject(py);
-                        }
-                        check_limit(t, n, total, max_bytes, "as an array")?;
-                        return ("bytes", PyBytes::new(py, run), ty, ext).into_pyobject(py);
-                    }
-                }
+        if !convert
+            && let Some(run) = same_layout_run(t, &e, d, lay.size)
+            && let Some(want) = total.and_then(|b| usize::try_from(b).ok())
+            && run.len() >= want
+        {
+            let run = &run[..want];
+            let start = run.as_ptr() as usize;
+            let (b, len) = self.base;
+            if start >= b && start + run.len() <= b + len {
+                return ("view", start - b, n, ty, ext).into_pyobject(py);
             }
+            check_limit(t, n, total, max_bytes, "as an array")?;
+            return ("bytes", PyBytes::new(py, run), ty, ext).into_pyobject(py);
         }
         let total = check_limit(t, n, total, max_bytes, "as an array")?;
         let total = usize::try_from(total).map_err(|_| limit_error(t, n, None, max_bytes, ""))?;
@@ -190,11 +188,11 @@ impl Decoded {
         let objects = objects as usize;
         let mut out: Vec<Py<PyAny>> = Vec::with_capacity(n);
         // `string_val` as decoded: each element's bytes straight into a `bytes`.
-        if let (Source::Field(f), Some(DType::String)) = (e.source, t.dtype.dtype()) {
-            if let Some(Values::Bytes(v)) = t.field(f) {
-                for b in v.iter().take(objects) {
-                    out.push(PyBytes::new(py, b).into_any().unbind());
-                }
+        if let (Source::Field(f), Some(DType::String)) = (e.source, t.dtype.dtype())
+            && let Some(Values::Bytes(v)) = t.field(f)
+        {
+            for b in v.iter().take(objects) {
+                out.push(PyBytes::new(py, b).into_any().unbind());
             }
         }
         if out.is_empty() {

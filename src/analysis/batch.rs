@@ -149,12 +149,12 @@ impl BatchRule {
         for &a in &p.allowed_batch_sizes {
             allowed.push(positive("an entry of allowed_batch_sizes", a)?);
         }
-        if let Some(&last) = allowed.last() {
-            if last != max {
-                return Err(RuleError(format!(
-                    "TF Serving refuses to load a model with these parameters: \"Last entry in allowed_batch_sizes must match max_batch_size; last entry was {last}; expected {max}\" (WrapSessionForBatching, tensorflow_serving/servables/tensorflow/bundle_factory_util.cc)"
-                )));
-            }
+        if let Some(&last) = allowed.last()
+            && last != max
+        {
+            return Err(RuleError(format!(
+                "TF Serving refuses to load a model with these parameters: \"Last entry in allowed_batch_sizes must match max_batch_size; last entry was {last}; expected {max}\" (WrapSessionForBatching, tensorflow_serving/servables/tensorflow/bundle_factory_util.cc)"
+            )));
         }
         let split = if p.enable_large_batch_splitting == Some(true) {
             // GetQueueOptions: max_execution_batch_size, else max_batch_size.

@@ -92,10 +92,11 @@ pub fn check_examples(input: &ExampleInput, spec: &ExampleSpec) -> Vec<Finding> 
                         .shape
                         .iter()
                         .try_fold(1i64, |a, &x| (x >= 0).then(|| a.saturating_mul(x)));
-                    if let Some(e) = expected {
-                        if n as i64 != e {
-                            let dims: Vec<String> = d.shape.iter().map(|x| x.to_string()).collect();
-                            out.push(
+                    if let Some(e) = expected
+                        && n as i64 != e
+                    {
+                        let dims: Vec<String> = d.shape.iter().map(|x| x.to_string()).collect();
+                        out.push(
                                 Finding::new(
                                     Code::FeatureLength,
                                     Severity::Error,
@@ -107,7 +108,6 @@ pub fn check_examples(input: &ExampleInput, spec: &ExampleSpec) -> Vec<Finding> 
                                 )
                                 .name(d.key.clone()),
                             );
-                        }
                     }
                 }
             }

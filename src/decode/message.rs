@@ -110,13 +110,11 @@ pub(super) fn decode_top(
             || (wire == WireFormat::TfServing
                 && kind == Kind::Request
                 && crate::fields::kept_raw_name(n).is_some());
-        if singular {
-            if let Some(s) = seen_singular.get_mut(n as usize) {
-                if *s {
-                    anomalies += 1;
-                }
-                *s = true;
+        if singular && let Some(s) = seen_singular.get_mut(n as usize) {
+            if *s {
+                anomalies += 1;
             }
+            *s = true;
         }
         if Some(n) == sig_or_spec {
             let b = len_or_unknown(&f, &mut msg.unknown, TOP, &mut anomalies.n);

@@ -232,20 +232,20 @@ impl std::ops::AddAssign<usize> for Tally {
 
 /// Decodes from a [`Bytes`] buffer without copying tensor data, with options.
 pub fn decode_with(bytes: Bytes, opts: DecodeOptions) -> Result<(Message, Detection), Error> {
-    if let Some(limit) = opts.max_size {
-        if bytes.len() as u64 > limit {
-            return Err(Error::from(ErrorDetail::Decode {
-                wire: opts.wire.unwrap_or(WireFormat::Eas),
-                kind: opts.kind.unwrap_or(Kind::Request),
-                source: DecodeError::new(
-                    DecodeErrorKind::TooLarge {
-                        size: bytes.len() as u64,
-                        limit,
-                    },
-                    0,
-                ),
-            }));
-        }
+    if let Some(limit) = opts.max_size
+        && bytes.len() as u64 > limit
+    {
+        return Err(Error::from(ErrorDetail::Decode {
+            wire: opts.wire.unwrap_or(WireFormat::Eas),
+            kind: opts.kind.unwrap_or(Kind::Request),
+            source: DecodeError::new(
+                DecodeErrorKind::TooLarge {
+                    size: bytes.len() as u64,
+                    limit,
+                },
+                0,
+            ),
+        }));
     }
     if bytes.is_empty() {
         return Err(Error::from(ErrorDetail::Empty));

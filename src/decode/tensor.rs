@@ -105,10 +105,10 @@ pub(super) fn tensor(
                 } else if let (Acc::Bytes(out), WireValue::Len(_)) = (&mut accs[pos].1, &f.value) {
                     // The same field again and again (`string_val` of a batch of strings):
                     // read in one run, each element as the loop would push it.
-                    if let Ok(tag) = u8::try_from(f.number << 3 | 2) {
-                        if tag < 0x80 {
-                            r.len_run(tag, out);
-                        }
+                    if let Ok(tag) = u8::try_from(f.number << 3 | 2)
+                        && tag < 0x80
+                    {
+                        r.len_run(tag, out);
                     }
                 }
             }
@@ -144,14 +144,12 @@ pub(super) fn tensor(
     if !known {
         *anomalies += 1;
     }
-    if wire == WireFormat::TfServing {
-        if let (Some(c), Some(d)) = (&t.content, t.dtype.dtype()) {
-            if let Some(sz) = d.info().size {
-                if c.len() % sz != 0 {
-                    *anomalies += 1;
-                }
-            }
-        }
+    if wire == WireFormat::TfServing
+        && let (Some(c), Some(d)) = (&t.content, t.dtype.dtype())
+        && let Some(sz) = d.info().size
+        && c.len() % sz != 0
+    {
+        *anomalies += 1;
     }
     Ok(t)
 }
@@ -174,11 +172,13 @@ fn push_value(acc: &mut Acc, vf: ValueField, f: &WireField) -> Result<bool, Deco
     if let Acc::Packed(p) = acc {
         *acc = Acc::Varint(p.iter().collect());
     }
-    if let (Acc::Varint(out), WireValue::Len(b)) = (&*acc, &f.value) {
-        if out.is_empty() && b.len() >= LAZY_VARINTS && vf != ValueField::Bool {
-            *acc = Acc::Packed(PackedVarints::new(b.clone(), f.value_offset)?);
-            return Ok(true);
-        }
+    if let (Acc::Varint(out), WireValue::Len(b)) = (&*acc, &f.value)
+        && out.is_empty()
+        && b.len() >= LAZY_VARINTS
+        && vf != ValueField::Bool
+    {
+        *acc = Acc::Packed(PackedVarints::new(b.clone(), f.value_offset)?);
+        return Ok(true);
     }
     match (acc, &f.value) {
         (Acc::Fixed { chunks, size }, WireValue::Len(b)) => {

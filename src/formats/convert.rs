@@ -577,10 +577,10 @@ pub fn fit(msg: &Message, wire: WireFormat) -> (Cow<'_, Message>, Vec<String>) {
                 lost.push(format!("{path}.tensor_shape.unknown_rank"));
             }
         }
-        if let Some(d) = d {
-            if let Some(w) = wrapped_ints(t, d, &path, &mut lost) {
-                wrapped.push((i, w));
-            }
+        if let Some(d) = d
+            && let Some(w) = wrapped_ints(t, d, &path, &mut lost)
+        {
+            wrapped.push((i, w));
         }
         keep.push(i);
     }

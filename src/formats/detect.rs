@@ -104,13 +104,13 @@ impl From<DetectError> for Error {
 
 pub(crate) fn detect(bytes: &Bytes, src: &InputOptions) -> Result<Detected, Error> {
     let opts = src.decode;
-    if let Some(limit) = opts.max_size {
-        if bytes.len() as u64 > limit {
-            return Err(Error::from(ErrorDetail::TooLarge {
-                size: bytes.len() as u64,
-                limit,
-            }));
-        }
+    if let Some(limit) = opts.max_size
+        && bytes.len() as u64 > limit
+    {
+        return Err(Error::from(ErrorDetail::TooLarge {
+            size: bytes.len() as u64,
+            limit,
+        }));
     }
     let fmt = src.format;
     let opts = DecodeOptions {
@@ -181,10 +181,10 @@ pub(crate) fn detect(bytes: &Bytes, src: &InputOptions) -> Result<Detected, Erro
         // Named *.txt: protobuf text format when it parses as such (Python's
         // `print(request)` output), else an EAS text warm-up.
         let s = std::str::from_utf8(bytes).unwrap_or("");
-        if text_depth(s) <= RECURSION_LIMIT {
-            if let Some(kept) = text_format_parse(s, opts.wire) {
-                return Ok(Detected::keeping(ContainerKind::TextFormat, kept));
-            }
+        if text_depth(s) <= RECURSION_LIMIT
+            && let Some(kept) = text_format_parse(s, opts.wire)
+        {
+            return Ok(Detected::keeping(ContainerKind::TextFormat, kept));
         }
         // Protobuf text with a mistake in it (a misspelt field) is that mistake, not a
         // string warm-up of its lines.

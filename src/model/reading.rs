@@ -357,10 +357,10 @@ impl Elements<'_> {
                     // The varint holding byte `o` starts after the last terminator
                     // before it; the bytes before are a valid run of their own.
                     let cut = x[..o].iter().rposition(|&c| c < 0x80).map_or(0, |p| p + 1);
-                    if let Ok(index) = crate::wire::reader::count_varints(&x[..cut], 0) {
-                        if let Some(found) = runs.first_difference(cut, index, span) {
-                            return found;
-                        }
+                    if let Ok(index) = crate::wire::reader::count_varints(&x[..cut], 0)
+                        && let Some(found) = runs.first_difference(cut, index, span)
+                    {
+                        return found;
                     }
                 }
             }

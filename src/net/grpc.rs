@@ -184,17 +184,17 @@ impl Link {
     /// reached, for a stream to end), or a new connection when the one open is closed:
     /// nothing was sent on the new one yet, so nothing is sent twice.
     async fn ready(&self) -> Result<Live, NetError> {
-        if let Some(live) = self.current().filter(|l| !l.state.is_closed()) {
-            if let Some(ready) = Self::wait_ready(&live).await {
-                return Ok(ready);
-            }
+        if let Some(live) = self.current().filter(|l| !l.state.is_closed())
+            && let Some(ready) = Self::wait_ready(&live).await
+        {
+            return Ok(ready);
         }
         let _opening = self.opening.lock().await;
         // Another call may have opened one meanwhile.
-        if let Some(live) = self.current().filter(|l| !l.state.is_closed()) {
-            if let Some(ready) = Self::wait_ready(&live).await {
-                return Ok(ready);
-            }
+        if let Some(live) = self.current().filter(|l| !l.state.is_closed())
+            && let Some(ready) = Self::wait_ready(&live).await
+        {
+            return Ok(ready);
         }
         let uri = self.uri("/")?;
         let live = handshake(
@@ -408,10 +408,10 @@ impl Grpc {
         match tokio::time::timeout(timeout, call).await {
             Ok(r) => r,
             Err(_) => {
-                if let Some((state, before)) = on {
-                    if state.answers() == before {
-                        state.close();
-                    }
+                if let Some((state, before)) = on
+                    && state.answers() == before
+                {
+                    state.close();
                 }
                 Err(NetError::Timeout(timeout))
             }
@@ -733,10 +733,10 @@ impl Message {
             }
         }
         self.seen += chunk.len() as u64;
-        if let Some(w) = self.whole {
-            if self.seen > w {
-                return Err(Framing::Extra);
-            }
+        if let Some(w) = self.whole
+            && self.seen > w
+        {
+            return Err(Framing::Extra);
         }
         if self.keep == Keep::Count {
             return Ok(());

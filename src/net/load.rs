@@ -292,10 +292,10 @@ fn threads(run: &Run<'_>, clients: &mut [Client]) -> Tally {
         |c| {
             let mut t = Tally::default();
             while let Some((i, due)) = run.take() {
-                if let Some(due) = due {
-                    if !sleep_until(due, run.stop) {
-                        break;
-                    }
+                if let Some(due) = due
+                    && !sleep_until(due, run.stop)
+                {
+                    break;
                 }
                 let at = Instant::now();
                 let result = c.call_counted(run.request(i)).map(drop);

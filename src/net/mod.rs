@@ -542,13 +542,13 @@ pub fn prepare(
             if msg.wire == WireFormat::Eas {
                 notes.push("converted from an EAS request to TF Serving REST JSON".into());
             }
-            if let Some(spec) = msg.model_spec.as_ref().filter(|s| !s.name.is_empty()) {
-                if spec.name != *model {
-                    notes.push(format!(
-                        "the request's model_spec names {:?}; REST sends to the URL's model {model:?}",
-                        spec.name
-                    ));
-                }
+            if let Some(spec) = msg.model_spec.as_ref().filter(|s| !s.name.is_empty())
+                && spec.name != *model
+            {
+                notes.push(format!(
+                    "the request's model_spec names {:?}; REST sends to the URL's model {model:?}",
+                    spec.name
+                ));
             }
             let (json, lost) = crate::formats::rest_json::to_rest_json(msg).map_err(bad)?;
             notes.extend(lost);
@@ -840,14 +840,14 @@ impl Caller {
     /// known (JSON carries none, the signature has them). Nothing for EAS and gRPC.
     async fn learn_outputs(&mut self) {
         let t = self.opts.deadline();
-        if let (Inner::Rest(h, outs), target) = (&mut self.inner, &self.target) {
-            if outs.is_empty() {
-                let meta = rest::metadata_url(target);
-                if let Ok(r) = h.get(&meta, vec![], t).await {
-                    if let Ok(b) = web::ok_body(r) {
-                        outs.learn(&b);
-                    }
-                }
+        if let (Inner::Rest(h, outs), target) = (&mut self.inner, &self.target)
+            && outs.is_empty()
+        {
+            let meta = rest::metadata_url(target);
+            if let Ok(r) = h.get(&meta, vec![], t).await
+                && let Ok(b) = web::ok_body(r)
+            {
+                outs.learn(&b);
             }
         }
     }

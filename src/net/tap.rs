@@ -194,10 +194,10 @@ async fn pump(
                 answered.fetch_add(c.saw(f), Ordering::SeqCst);
             }
         });
-        if let Some(f) = keep {
-            if !kept.is_empty() {
-                f.push(kept.split().freeze());
-            }
+        if let Some(f) = keep
+            && !kept.is_empty()
+        {
+            f.push(kept.split().freeze());
         }
     }
     let _ = to.shutdown().await;
@@ -338,10 +338,10 @@ impl Frames {
                 bytes = &bytes[n..];
             } else if self.payload > 0 {
                 let n = (self.payload.min(bytes.len() as u64)) as usize;
-                if self.keeping {
-                    if let Some(k) = keep.as_deref_mut() {
-                        k.extend_from_slice(&bytes[..n]);
-                    }
+                if self.keeping
+                    && let Some(k) = keep.as_deref_mut()
+                {
+                    k.extend_from_slice(&bytes[..n]);
                 }
                 self.payload -= n as u64;
                 bytes = &bytes[n..];
@@ -370,10 +370,10 @@ impl Frames {
                     }
                     _ => true,
                 };
-                if self.keeping {
-                    if let Some(k) = keep.as_deref_mut() {
-                        k.extend_from_slice(&self.head);
-                    }
+                if self.keeping
+                    && let Some(k) = keep.as_deref_mut()
+                {
+                    k.extend_from_slice(&self.head);
                 }
                 self.payload = u64::from(head.len);
                 saw(head);

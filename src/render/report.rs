@@ -166,10 +166,10 @@ fn human_request(
         req.verdict
     )?;
     writeln!(out, "  key: {}", sanitize(&req.key.to_string()))?;
-    if let Some(c) = &req.compared_with {
-        if many {
-            writeln!(out, "  compared with: {}", sanitize(c))?;
-        }
+    if let Some(c) = &req.compared_with
+        && many
+    {
+        writeln!(out, "  compared with: {}", sanitize(c))?;
     }
     if let Some(b) = &req.bindings {
         for b in b.iter().filter(|b| b.matched_by == MatchedBy::TensorName) {
@@ -207,30 +207,30 @@ fn human_request(
 /// order), the batch sizes and the result line.
 fn human_tail(out: &mut dyn Write, r: &Report, rows: Option<&[Row]>) -> io::Result<()> {
     use style::*;
-    if let Some(cov) = rows {
-        if cov.len() > 1 || many_warmups(r) {
-            let cold = cov.iter().filter(|c| !c.warmed).count();
-            writeln!(out)?;
+    if let Some(cov) = rows
+        && (cov.len() > 1 || many_warmups(r))
+    {
+        let cold = cov.iter().filter(|c| !c.warmed).count();
+        writeln!(out)?;
+        writeln!(
+            out,
+            "coverage: {} distinct production key{}, {cold} not warmed",
+            cov.len(),
+            if cov.len() == 1 { "" } else { "s" }
+        )?;
+        for c in cov {
+            let (mark, col) = if c.warmed {
+                ("warmed", GREEN)
+            } else {
+                ("not warmed", RED)
+            };
             writeln!(
                 out,
-                "coverage: {} distinct production key{}, {cold} not warmed",
-                cov.len(),
-                if cov.len() == 1 { "" } else { "s" }
+                "  {col}{mark:<10}{RESET} {} ({} request{})",
+                sanitize(&c.key.to_string()),
+                c.requests,
+                if c.requests == 1 { "" } else { "s" }
             )?;
-            for c in cov {
-                let (mark, col) = if c.warmed {
-                    ("warmed", GREEN)
-                } else {
-                    ("not warmed", RED)
-                };
-                writeln!(
-                    out,
-                    "  {col}{mark:<10}{RESET} {} ({} request{})",
-                    sanitize(&c.key.to_string()),
-                    c.requests,
-                    if c.requests == 1 { "" } else { "s" }
-                )?;
-            }
         }
     }
     if let Some(b) = &r.batching {

@@ -114,15 +114,14 @@ fn presence(parts: &[Part], desc: &MessageDescriptor, depth: usize) -> io::Resul
         if !accepts(&field, &wf.value) {
             return Ok(());
         }
-        if let Some(o) = field.containing_oneof() {
-            if let Some(prev) = oneof_member.insert(o.name().to_string(), wf.number) {
-                if prev != wf.number {
-                    // Setting another member clears this one: it counts from here.
-                    present.remove(&prev);
-                    present.insert(wf.number, seq);
-                    return Ok(());
-                }
-            }
+        if let Some(o) = field.containing_oneof()
+            && let Some(prev) = oneof_member.insert(o.name().to_string(), wf.number)
+            && prev != wf.number
+        {
+            // Setting another member clears this one: it counts from here.
+            present.remove(&prev);
+            present.insert(wf.number, seq);
+            return Ok(());
         }
         present.entry(wf.number).or_insert(seq);
         Ok(())

@@ -505,12 +505,12 @@ fn count_entries(
         let e = e?;
         // A response's outputs would count as feeds: the file is set aside,
         // as an unreadable one is.
-        if let Content::Message(m) = &e.content {
-            if m.kind == Kind::Response {
-                return Err(Error::from(ErrorDetail::ResponseNotRequest {
-                    wire: m.wire,
-                }));
-            }
+        if let Content::Message(m) = &e.content
+            && m.kind == Kind::Response
+        {
+            return Err(Error::from(ErrorDetail::ResponseNotRequest {
+                wire: m.wire,
+            }));
         }
         let known = c.keys.len();
         c.add_entry(&e, file, record, keep);

@@ -41,12 +41,12 @@ impl Repeats {
             return fingerprint::print(record, out);
         }
         let key = (record.len(), crc);
-        if let Some((bytes, print)) = self.by_crc.get(&key) {
-            if bytes == record {
-                out.clear();
-                out.extend_from_slice(print);
-                return true;
-            }
+        if let Some((bytes, print)) = self.by_crc.get(&key)
+            && bytes == record
+        {
+            out.clear();
+            out.extend_from_slice(print);
+            return true;
         }
         let printed = fingerprint::print(record, out);
         let size = record.len() + out.len();
@@ -63,15 +63,15 @@ impl Repeats {
 fn examples_log(record: &[u8]) -> bool {
     let mut f = Fields::new(record);
     while let Some(Some((n, v))) = f.next() {
-        if let Value::Len(_) = v {
-            if matches!(
+        if let Value::Len(_) = v
+            && matches!(
                 n,
                 prediction_log::CLASSIFY_LOG
                     | prediction_log::REGRESS_LOG
                     | prediction_log::MULTI_INFERENCE_LOG
-            ) {
-                return true;
-            }
+            )
+        {
+            return true;
         }
     }
     false

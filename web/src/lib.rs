@@ -103,13 +103,13 @@ impl Inspected {
             return "null".into();
         };
         let mut out = Vec::new();
-        if bare(c) && c.entries.len() == 1 {
-            if let Content::Message(m) = &c.entries[0].content {
-                let p = problems.first().map(Vec::as_slice).unwrap_or(&[]);
-                let _ =
-                    tfreq::render::write_message(&mut out, &self.name, m, p, ValuesMode::Preview);
-                return String::from_utf8_lossy(&out).into_owned();
-            }
+        if bare(c)
+            && c.entries.len() == 1
+            && let Content::Message(m) = &c.entries[0].content
+        {
+            let p = problems.first().map(Vec::as_slice).unwrap_or(&[]);
+            let _ = tfreq::render::write_message(&mut out, &self.name, m, p, ValuesMode::Preview);
+            return String::from_utf8_lossy(&out).into_owned();
         }
         let range = page(c.entries.len(), start, count);
         // `Container` is not built outside the library: a clone of it without its

@@ -75,22 +75,22 @@ fn man_pages_for_tfreq_and_each_command() {
     let o = tfreq().args(["man", "nope"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     // `man -l` renders it, where man is installed.
-    if let Ok(o) = Command::new("man").arg("--version").output() {
-        if o.status.success() {
-            let dir = tempfile::tempdir().unwrap();
-            let page = dir.path().join("tfreq.1");
-            let o = tfreq().arg("man").output().unwrap();
-            std::fs::write(&page, o.stdout).unwrap();
-            let o = Command::new("man")
-                .arg("-l")
-                .arg(&page)
-                .env("MANPAGER", "cat")
-                .env("PAGER", "cat")
-                .output()
-                .unwrap();
-            let s = String::from_utf8_lossy(&o.stdout);
-            assert!(s.contains("Commands:") || s.contains("SUBCOMMANDS"), "{s}");
-        }
+    if let Ok(o) = Command::new("man").arg("--version").output()
+        && o.status.success()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let page = dir.path().join("tfreq.1");
+        let o = tfreq().arg("man").output().unwrap();
+        std::fs::write(&page, o.stdout).unwrap();
+        let o = Command::new("man")
+            .arg("-l")
+            .arg(&page)
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .output()
+            .unwrap();
+        let s = String::from_utf8_lossy(&o.stdout);
+        assert!(s.contains("Commands:") || s.contains("SUBCOMMANDS"), "{s}");
     }
 }
 

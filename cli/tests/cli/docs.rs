@@ -194,11 +194,11 @@ fn relative_links_resolve() {
                 bad.push(format!("{at}: no file {}", path.display()));
                 continue;
             }
-            if let Some(a) = anchor {
-                if path.extension().is_some_and(|x| x == "md") && !anchors(&read(&path)).contains(a)
-                {
-                    bad.push(format!("{at}: no heading with anchor #{a}"));
-                }
+            if let Some(a) = anchor
+                && path.extension().is_some_and(|x| x == "md")
+                && !anchors(&read(&path)).contains(a)
+            {
+                bad.push(format!("{at}: no heading with anchor #{a}"));
             }
         }
     }
@@ -558,15 +558,16 @@ fn usage_error(stderr: &str) -> Option<&str> {
 /// `tfreq SUB [SUBSUB] --help`: the help text of the subcommand a synopsis shows.
 fn help_of(args: &[Word]) -> Result<(String, String), String> {
     let sub = args.first().map(|w| w.text.clone()).unwrap_or_default();
-    if let Some(second) = args.get(1).map(|w| &w.text) {
-        if second.chars().all(|c| c.is_ascii_lowercase()) && !second.is_empty() {
-            let (code, out, _) = run(&[sub.clone(), second.clone(), "--help".into()], None);
-            if code == 0 {
-                return Ok((
-                    format!("{sub} {second}"),
-                    String::from_utf8_lossy(&out).into(),
-                ));
-            }
+    if let Some(second) = args.get(1).map(|w| &w.text)
+        && second.chars().all(|c| c.is_ascii_lowercase())
+        && !second.is_empty()
+    {
+        let (code, out, _) = run(&[sub.clone(), second.clone(), "--help".into()], None);
+        if code == 0 {
+            return Ok((
+                format!("{sub} {second}"),
+                String::from_utf8_lossy(&out).into(),
+            ));
         }
     }
     let (code, out, err) = run(&[sub.clone(), "--help".into()], None);
@@ -602,15 +603,15 @@ fn check_synopsis(args: &[Word]) -> Result<(), String> {
             bad.push(format!("`tfreq {sub}` has no flag {flag}"));
             continue;
         }
-        if let Some(v) = args.get(i + 1).map(|v| clean(&v.text)) {
-            if v.contains('|') && !v.starts_with('-') {
-                for alt in v.split('|').filter(|a| !a.is_empty()) {
-                    let alt = alt.trim_end_matches("...");
-                    if alt.chars().all(|c| c.is_ascii_lowercase() || c == '-')
-                        && !help_has(&help, alt)
-                    {
-                        bad.push(format!("`tfreq {sub} {flag}` takes no value {alt:?}"));
-                    }
+        if let Some(v) = args.get(i + 1).map(|v| clean(&v.text))
+            && v.contains('|')
+            && !v.starts_with('-')
+        {
+            for alt in v.split('|').filter(|a| !a.is_empty()) {
+                let alt = alt.trim_end_matches("...");
+                if alt.chars().all(|c| c.is_ascii_lowercase() || c == '-') && !help_has(&help, alt)
+                {
+                    bad.push(format!("`tfreq {sub} {flag}` takes no value {alt:?}"));
                 }
             }
         }

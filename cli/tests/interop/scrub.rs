@@ -17,10 +17,10 @@ fn requests() -> Vec<(String, Vec<u8>, tfreq::Message)> {
         paths.sort();
         for p in paths {
             let bytes = std::fs::read(&p).unwrap();
-            if let Ok(m) = tfreq::decode(&bytes) {
-                if m.kind == Kind::Request {
-                    out.push((p.display().to_string(), bytes, m));
-                }
+            if let Ok(m) = tfreq::decode(&bytes)
+                && m.kind == Kind::Request
+            {
+                out.push((p.display().to_string(), bytes, m));
             }
         }
     }

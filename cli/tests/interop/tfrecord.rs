@@ -308,14 +308,14 @@ fn tfreq_warmup_file_holds_no_production_strings() {
         for t in &m.tensors {
             let e = t.elements(m.wire);
             for i in 0..e.stored {
-                if let Some(tfreq::Scalar::Bytes(b)) = e.stored_get(i) {
-                    if b.len() >= 4 {
-                        assert!(
-                            !file.windows(b.len()).any(|w| w == &b[..]),
-                            "{src}: {:?} kept",
-                            String::from_utf8_lossy(&b)
-                        );
-                    }
+                if let Some(tfreq::Scalar::Bytes(b)) = e.stored_get(i)
+                    && b.len() >= 4
+                {
+                    assert!(
+                        !file.windows(b.len()).any(|w| w == &b[..]),
+                        "{src}: {:?} kept",
+                        String::from_utf8_lossy(&b)
+                    );
                 }
             }
         }

@@ -243,10 +243,10 @@ fn read_head(r: &mut BufReader<TcpStream>) -> Option<Head> {
         if h == "\r\n" {
             break;
         }
-        if let Some((k, v)) = h.split_once(':') {
-            if k.eq_ignore_ascii_case("content-length") {
-                length = v.trim().parse().ok()?;
-            }
+        if let Some((k, v)) = h.split_once(':')
+            && k.eq_ignore_ascii_case("content-length")
+        {
+            length = v.trim().parse().ok()?;
         }
     }
     Some(Head {
@@ -327,10 +327,10 @@ impl Client {
             if h == "\r\n" {
                 break;
             }
-            if let Some((k, v)) = h.split_once(':') {
-                if k.eq_ignore_ascii_case("content-length") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
+            if let Some((k, v)) = h.split_once(':')
+                && k.eq_ignore_ascii_case("content-length")
+            {
+                length = v.trim().parse().unwrap_or(0);
             }
         }
         let mut b = vec![0; length];

@@ -36,11 +36,10 @@ pub fn diff_batches_with_model(
         if m.wire != WireFormat::TfServing || m.method != Method::Predict {
             return None;
         }
-        if m.fetches.is_empty() {
-            if let Some(sig) = mg.signatures.get(m.effective_signature()) {
-                out.get_or_insert_with(|| m.clone()).fetches =
-                    sig.outputs.keys().cloned().collect();
-            }
+        if m.fetches.is_empty()
+            && let Some(sig) = mg.signatures.get(m.effective_signature())
+        {
+            out.get_or_insert_with(|| m.clone()).fetches = sig.outputs.keys().cloned().collect();
         }
         let unnamed = m.model_spec.as_ref().is_none_or(|s| s.name.is_empty());
         if let (Some(name), true) = (name, unnamed) {

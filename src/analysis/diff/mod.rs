@@ -234,10 +234,10 @@ impl<'w> Differ<'w> {
                 .collect(),
             distance: self.wkeys.iter().map(|w| key_distance(w, pkey)).collect(),
         });
-        if let Ok(mut m) = self.facts.lock() {
-            if m.len() < FACTS_KEPT {
-                m.insert(pkey.clone(), f.clone());
-            }
+        if let Ok(mut m) = self.facts.lock()
+            && m.len() < FACTS_KEPT
+        {
+            m.insert(pkey.clone(), f.clone());
         }
         f
     }

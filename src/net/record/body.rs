@@ -31,10 +31,10 @@ pub(super) struct Replay {
 impl Replay {
     /// The body has ended: the connection now awaits the upstream's answer.
     pub(super) fn end(&mut self) {
-        if let Some((activity, awaited)) = self.ended.take() {
-            if let Ok(mut a) = awaited.lock() {
-                *a = Some(activity.busy());
-            }
+        if let Some((activity, awaited)) = self.ended.take()
+            && let Ok(mut a) = awaited.lock()
+        {
+            *a = Some(activity.busy());
         }
     }
 }

@@ -430,10 +430,13 @@ impl Proxy {
                 },
             });
         }
-        if h2 && grpc && replay.rest.is_none() && replay.ahead.iter().all(Frame::is_data) {
-            if let Some(body) = &whole {
-                return self.forward_whole(parts, body.clone()).await;
-            }
+        if h2
+            && grpc
+            && replay.rest.is_none()
+            && replay.ahead.iter().all(Frame::is_data)
+            && let Some(body) = &whole
+        {
+            return self.forward_whole(parts, body.clone()).await;
         }
         let up = ::http::Request::from_parts(parts, replay);
         let res = if h2 {
@@ -473,10 +476,11 @@ impl Proxy {
         } else {
             None
         };
-        if protocol == Some(Protocol::Rest) && self.fetch_metadata {
-            if let Some(m) = rest_predict_model(path) {
-                self.ask_metadata(m.to_string());
-            }
+        if protocol == Some(Protocol::Rest)
+            && self.fetch_metadata
+            && let Some(m) = rest_predict_model(path)
+        {
+            self.ask_metadata(m.to_string());
         }
         protocol
     }
@@ -548,10 +552,10 @@ impl Proxy {
             Ok(s) => s,
             Err(e) => return transport(e),
         };
-        if !body.is_empty() {
-            if let Err(e) = stream.send_data(body, true) {
-                return transport(e);
-            }
+        if !body.is_empty()
+            && let Err(e) = stream.send_data(body, true)
+        {
+            return transport(e);
         }
         match answer.await {
             Ok(r) => {
