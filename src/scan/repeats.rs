@@ -4,8 +4,11 @@
 //! `tf.train.Example` it carries, about a thousand fields for a batch of 32: ten times
 //! what a predict record's costs. Logs repeat their requests (a few requests are most
 //! of the traffic), so a worker keeps the bytes and print of the examples records it
-//! printed, up to [`BUDGET`] bytes (16 MiB), and a record equal byte for byte to one of them
-//! takes its print: the same bytes read the same way. Looked up by length and CRC-32C
+//! printed, up to [`BUDGET`] bytes (2 MiB), and a record equal byte for byte to one of them
+//! takes its print: the same bytes read the same way. 16 MiB cost more than it saved
+//! (filling it with records that never came back: page faults, the allocator's arena
+//! growing, the copies; docs/performance.md, "`keys` and bytes text on the realistic
+//! logs"). Looked up by length and CRC-32C
 //! (the framing's, checked by the walk), then compared in full, so a record is never
 //! taken for another.
 
@@ -16,7 +19,7 @@ use crate::fields::prediction_log;
 use super::fingerprint::{self, Fields, Value};
 
 /// Bytes of records (and their prints) a worker keeps.
-const BUDGET: usize = 16 << 20;
+const BUDGET: usize = 2 << 20;
 /// Records longer than this are printed each time (they would crowd the others out).
 const MAX_RECORD: usize = 256 << 10;
 

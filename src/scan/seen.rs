@@ -104,8 +104,9 @@ impl Seen {
         Ok(())
     }
 
-    /// Counts the first request of a print new to this worker whose key another worker
-    /// found (no representative kept).
+    /// Counts the first request of a print new to this worker whose key is known without
+    /// reading it: found by another worker, or made from an examples request's print (no
+    /// representative kept).
     pub(super) fn insert_known(
         &mut self,
         print: &[u8],

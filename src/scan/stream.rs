@@ -246,18 +246,25 @@ fn walk_stream(
             record: true,
         };
         let printed = fingerprint::print(&data, &mut print);
-        if !(printed && seen.count(&print)) {
-            let e = formats::log_entry(i, at, at + 12, bytes::Bytes::copy_from_slice(&data), opts)?;
-            match &e.content {
-                Content::Message(m) if printed => {
-                    seen.insert(&print, m, (origin, 0), keep, None)?
-                }
-                _ => {
-                    let known = c.keys.len();
-                    c.add_entry(&e, file, true, keep);
-                    if c.keys.len() > known {
-                        super::check_keys(&c, max_keys)?;
-                    }
+        if printed && seen.count(&print) {
+            continue;
+        }
+        // A new examples request's key is its print's, unless the request is kept.
+        if let Some(key) = (printed && !keep)
+            .then(|| fingerprint::examples::key(&print))
+            .flatten()
+        {
+            seen.insert_known(&print, std::sync::Arc::new(key), (origin, 0))?;
+            continue;
+        }
+        let e = formats::log_entry(i, at, at + 12, bytes::Bytes::copy_from_slice(&data), opts)?;
+        match &e.content {
+            Content::Message(m) if printed => seen.insert(&print, m, (origin, 0), keep, None)?,
+            _ => {
+                let known = c.keys.len();
+                c.add_entry(&e, file, true, keep);
+                if c.keys.len() > known {
+                    super::check_keys(&c, max_keys)?;
                 }
             }
         }

@@ -2,8 +2,8 @@
 //! by a worker from a record found by its framing.
 
 use std::path::Path;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::formats::tfrecord::{self, Records};
 use crate::formats::{self, Content};
 
+use super::fingerprint;
 use super::seen::{KnownKeys, Seen, Share};
 use super::{TooManyKeys, check_keys, io_error, workers};
 
@@ -216,11 +217,16 @@ impl Walk<'_> {
         if printed && seen.count(print) {
             return Ok(false);
         }
-        // A print new to this worker: its key from another worker when one has it
-        // (unless the request itself is kept), else the request read in full (also a
-        // record the fast reading leaves to the full one).
+        // A print new to this worker, unless the request itself is kept: its key from
+        // the print when it is an examples request's, else from another worker when one
+        // has it, else the request read in full (also a record the fast reading leaves
+        // to the full one).
         let other = (printed && !self.keep)
-            .then(|| self.known?.lock().ok()?.get(print.as_slice()).cloned())
+            .then(|| {
+                fingerprint::examples::key(print)
+                    .map(Arc::new)
+                    .or_else(|| self.known?.lock().ok()?.get(print.as_slice()).cloned())
+            })
             .flatten();
         if let Some(key) = other {
             seen.insert_known(print, key, (at, self.part))?;

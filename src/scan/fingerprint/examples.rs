@@ -23,6 +23,10 @@ use crate::fields::{
     float_list, inference_task, input, multi_inference_request, prediction_log,
 };
 use crate::wire::reader::{read_varint, valid_varints};
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::analysis::{ExecutorKey, ShapeKey};
+use crate::model::{DEFAULT_SIGNATURE, Method};
 
 /// Section tags of an examples request's print (none of them is a predict print's).
 const KIND: u8 = b'K';
@@ -55,6 +59,106 @@ pub(super) fn read_request(log_field: u32, b: &[u8], out: &mut Vec<u8>) -> Optio
     }
     put_number(out, EXAMPLES, examples.unwrap_or(0));
     Some(())
+}
+
+/// The shape key of an examples request's print (one [`read_request`] wrote): the key
+/// the full reading gives the request ([`ShapeKey::of`]), made from the print alone, so
+/// that a new print of a record nobody keeps is counted without decoding its examples.
+/// `None` for any other print (a predict request's).
+///
+/// The key's parts, as [`ExecutorKey::of`] makes them: the method of the log type; the
+/// model its `model_spec` names (a multi-inference request's: its first task with a
+/// `model_spec`), none when the name is empty; the signature named, `serving_default`
+/// when empty or without a spec (a multi-inference request's: its tasks' signatures,
+/// sorted, each once, joined by commas); and a `DT_STRING [n]` tensor of its n
+/// examples.
+///
+/// [`ExecutorKey::of`]: crate::analysis::ExecutorKey::of
+pub(in crate::scan) fn key(print: &[u8]) -> Option<ShapeKey> {
+    let mut items = Items(print);
+    let method = match items.next()? {
+        (KIND, Item::Number(n)) if n == u64::from(prediction_log::CLASSIFY_LOG) => Method::Classify,
+        (KIND, Item::Number(n)) if n == u64::from(prediction_log::REGRESS_LOG) => Method::Regress,
+        (KIND, Item::Number(n)) if n == u64::from(prediction_log::MULTI_INFERENCE_LOG) => {
+            Method::MultiInference
+        }
+        _ => return None,
+    };
+    let multi = method == Method::MultiInference;
+    // Each model spec's (model, signature): a multi-inference request's one a task (a
+    // task without a spec is `None`), another request's its only one.
+    let mut specs: Vec<Option<(&[u8], &[u8])>> = Vec::new();
+    if !multi {
+        specs.push(None);
+    }
+    let mut examples = None;
+    for item in items {
+        match item {
+            (TASK, Item::Number(_)) if multi => specs.push(None),
+            (MODEL, Item::Bytes(m)) => *specs.last_mut()? = Some((m, b"")),
+            (SIGNATURE, Item::Bytes(s)) => specs.last_mut()?.as_mut()?.1 = s,
+            (EXAMPLES, Item::Number(n)) if examples.is_none() => examples = Some(n),
+            _ => return None,
+        }
+    }
+    let text = |b: &[u8]| std::str::from_utf8(b).ok().map(str::to_string);
+    let model = match specs.iter().flatten().next() {
+        Some((m, _)) if !m.is_empty() => Some(text(m)?),
+        _ => None,
+    };
+    let signature = |spec: &Option<(&[u8], &[u8])>| match spec {
+        Some((_, s)) if !s.is_empty() => text(s),
+        _ => Some(DEFAULT_SIGNATURE.to_string()),
+    };
+    let signature = if multi {
+        let all: BTreeSet<String> = specs.iter().map(signature).collect::<Option<_>>()?;
+        all.into_iter().collect::<Vec<_>>().join(",")
+    } else {
+        signature(specs.first()?)?
+    };
+    let n = i64::try_from(examples?).ok()?;
+    Some(ShapeKey {
+        key: ExecutorKey {
+            model,
+            method,
+            signature,
+            feeds: BTreeSet::new(),
+            fetches: Vec::new(),
+            fetch_all: true,
+        },
+        shapes: BTreeMap::from([(
+            ShapeKey::SERIALIZED_EXAMPLES.to_string(),
+            ("DT_STRING".to_string(), vec![n]),
+        )]),
+    })
+}
+
+/// A print's items, each its tag and its value: a number, or bytes (a model or
+/// signature name), as [`put_number`] and [`put_bytes`] wrote them.
+struct Items<'a>(&'a [u8]);
+
+/// One item's value.
+enum Item<'a> {
+    Number(u64),
+    Bytes(&'a [u8]),
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = (u8, Item<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (&tag, rest) = self.0.split_first()?;
+        let (number, rest) = rest.split_first_chunk::<8>()?;
+        let number = u64::from_le_bytes(*number);
+        let (item, rest) = if matches!(tag, MODEL | SIGNATURE) {
+            let (b, rest) = rest.split_at_checked(usize::try_from(number).ok()?)?;
+            (Item::Bytes(b), rest)
+        } else {
+            (Item::Number(number), rest)
+        };
+        self.0 = rest;
+        Some((tag, item))
+    }
 }
 
 /// One `InferenceTask`: marked, then its model and signature.
@@ -344,6 +448,8 @@ mod tests {
             let mut out = Vec::new();
             let key = full_key(rec);
             if print(rec, &mut out) {
+                // The key made from the print alone is the full reading's.
+                assert_eq!(super::key(&out), key, "{name}");
                 prints.push((out, key.expect(name)));
             } else {
                 // Only requests the full reading refuses or keeps anomalies of.
@@ -373,6 +479,98 @@ mod tests {
         assert!(print(&classify, &mut a) && print(&regress, &mut b));
         assert_ne!(a, b);
         assert_ne!(full_key(&classify), full_key(&regress));
+    }
+
+    /// A model spec's name and signature, or none.
+    type Spec<'a> = Option<(&'a [u8], &'a [u8])>;
+
+    /// A request of one example with the model specs `specs` (name, signature; `None`:
+    /// a multi-inference task without one), as a classify request (the first spec) or a
+    /// multi-inference request (a task for each).
+    fn with_specs(multi: bool, specs: &[Spec]) -> Vec<u8> {
+        use crate::wire::put_bytes_field;
+        let spec = |(name, signature): (&[u8], &[u8])| {
+            let mut s = Vec::new();
+            put_bytes_field(&mut s, 1, name);
+            if !signature.is_empty() {
+                put_bytes_field(&mut s, 3, signature);
+            }
+            s
+        };
+        // The input of a one-example classify request: its field 2.
+        let one = super::one_feature_classify_request(None, b"x", 2, &[0, 0, 0x80, 0x3f]);
+        let mut request = Vec::new();
+        for s in specs {
+            if multi {
+                let mut task = Vec::new();
+                if let Some(s) = s {
+                    put_bytes_field(&mut task, 1, &spec(*s));
+                }
+                put_bytes_field(&mut task, 2, b"tensorflow/serving/classify");
+                put_bytes_field(&mut request, 1, &task);
+            } else if let Some(s) = s {
+                put_bytes_field(&mut request, 1, &spec(*s));
+            }
+        }
+        request.extend_from_slice(&one);
+        request
+    }
+
+    /// The key made from a print alone follows the full reading where names are empty
+    /// or missing: an empty model name is no model; a missing signature runs the
+    /// default; a multi-inference request's model is its first task's with a spec, and
+    /// its signatures are every task's, sorted, each once.
+    #[test]
+    fn a_print_keys_empty_and_missing_names_as_the_full_reading() {
+        let cases: [(bool, &[Spec], Option<&str>, &str); 6] = [
+            (false, &[Some((b"", b"s"))], None, "s"),
+            (false, &[Some((b"m", b""))], Some("m"), "serving_default"),
+            (false, &[], None, "serving_default"),
+            (
+                true,
+                &[
+                    None,
+                    Some((b"m", b"b")),
+                    Some((b"", b"a")),
+                    Some((b"n", b"b")),
+                ],
+                Some("m"),
+                "a,b,serving_default",
+            ),
+            (
+                true,
+                &[Some((b"", b"")), Some((b"m", b"a"))],
+                None,
+                "a,serving_default",
+            ),
+            (true, &[None, None], None, "serving_default"),
+        ];
+        for (multi, specs, model, signature) in cases {
+            let method = if multi {
+                Method::MultiInference
+            } else {
+                Method::Classify
+            };
+            let rec = encode_request_log(method, &with_specs(multi, specs)).unwrap();
+            let mut out = Vec::new();
+            assert!(print(&rec, &mut out), "{specs:?} not printed");
+            let key = super::key(&out).expect("a key");
+            assert_eq!(Some(&key), full_key(&rec).as_ref(), "{specs:?}");
+            assert_eq!(key.key.model.as_deref(), model, "{specs:?}");
+            assert_eq!(key.key.signature, signature, "{specs:?}");
+            assert_eq!(key.shapes[ShapeKey::SERIALIZED_EXAMPLES].1, [1]);
+        }
+        // A predict request's print is no examples request's.
+        let predict = crate::formats::prediction_log::encode_predict_log(
+            &std::fs::read(format!(
+                "{}/tests/data/tfs/faq_prod.bin",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap(),
+        );
+        let mut out = Vec::new();
+        assert!(print(&predict, &mut out));
+        assert_eq!(super::key(&out), None);
     }
 
     /// The example count is the key's: a request with one example more prints
@@ -579,6 +777,7 @@ mod tests {
             if print(&rec, &mut out) {
                 let key = full_key(&rec);
                 proptest::prop_assert!(key.is_some());
+                proptest::prop_assert_eq!(&super::key(&out), &key);
                 let mut o = Vec::new();
                 if print(&orig, &mut o) && o == out {
                     proptest::prop_assert_eq!(key, full_key(&orig));
