@@ -298,24 +298,24 @@ fn inspect_of_a_stream_stops_at_the_limit() {
 #[test]
 fn keys_past_max_keys_is_an_error_not_an_abort() {
     let dir = tempfile::tempdir().unwrap();
-    let n = 200_000;
+    let n = 100_000;
     let plain = log(n, true);
     let gz = compress(&plain, Compression::Gzip).unwrap();
     let gz_file = write(dir.path(), "distinct.gz", &gz);
     let plain_file = write(dir.path(), "distinct.tfrecord", &plain);
-    let cap = 20_000;
+    let cap = 10_000;
     let mut peaks = Vec::new();
     for (what, args, stdin) in [
         ("a gzip file", vec![gz_file.as_str()], None),
         ("gzip standard input", vec!["-"], Some(gz.clone())),
         ("a plain file", vec![plain_file.as_str()], None),
     ] {
-        let mut a = vec!["keys", "--max-keys", "20000"];
+        let mut a = vec!["keys", "--max-keys", "10000"];
         a.extend(args);
         let r = run(&a, stdin);
         assert_eq!(r.code, 2, "{what}: {}", r.err);
         assert!(
-            r.err.contains("more than 20,000 distinct shape keys") && r.err.contains("--max-keys"),
+            r.err.contains("more than 10,000 distinct shape keys") && r.err.contains("--max-keys"),
             "{what}: {}",
             r.err
         );
