@@ -78,38 +78,8 @@ fn write_requests(path: &Path, n: usize, records: usize) {
 }
 
 /// Runs `tfreq ARGS` (standard input from `stdin` when given, the output thrown away):
-/// its exit code and peak resident set in KiB (wait4's `ru_maxrss`: this child's own).
-fn peak_kib(args: &[&str], stdin: Option<&Path>) -> (i32, u64) {
-    let input = match stdin {
-        Some(p) => Stdio::from(std::fs::File::open(p).unwrap()),
-        None => Stdio::null(),
-    };
-    // Reaped by wait4 below, which `Child::wait` cannot stand in for (no rusage).
-    #[allow(clippy::zombie_processes)]
-    let child = Command::new(env!("CARGO_BIN_EXE_tfreq"))
-        .args(args)
-        .stdin(input)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child; `status` and `usage` outlive the call.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid, "wait4");
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -libc::WTERMSIG(status)
-    };
-    (code, usage.ru_maxrss as u64)
-}
-
-/// Runs `tfreq ARGS` as [`peak_kib`] does: its exit code and peak resident set in KiB,
-/// here its `VmHWM` (/proc/PID/status) read every 2 ms until it exits. Not `ru_maxrss`:
+/// its exit code and peak resident set in KiB, its `VmHWM` (/proc/PID/status) read every
+/// 2 ms until it exits. Not `ru_maxrss`:
 /// a child spawned as `Command` spawns it (posix_spawn: the child shares the parent's
 /// memory until it execs) is charged at its exec with the parent's own peak
 /// (`exec_mmap` in <https://github.com/torvalds/linux/blob/master/fs/exec.c>), that of
@@ -176,9 +146,10 @@ fn inspect_diff_check_and_convert_of_a_log_keep_far_less_than_the_log_resident()
         out.to_str().unwrap(),
     );
     // Three quarters of the log: a run that holds the log, mapped or read, is over it
-    // (the commands before this walk peaked at 130 MB and more here). Alone, every run
-    // here stays under half the log; `check` reached 72 MiB once with the whole test
-    // suite running beside it on two cores.
+    // (the commands before this walk peaked at 130 MB and more here). Every run here
+    // stays under half the log. (Read as wait4's `ru_maxrss`, `check` once seemed to
+    // reach 72 MiB with the whole suite beside it: that figure charged the child with
+    // the test process's own peak; see `own_peak_kib`.)
     let bound = size * 3 / 4 / 1024;
     let runs: [(&[&str], bool); 6] = [
         (&["inspect", l], false),
@@ -189,7 +160,7 @@ fn inspect_diff_check_and_convert_of_a_log_keep_far_less_than_the_log_resident()
         (&["convert", l, "--wire", "tfrecord", "-o", o], false),
     ];
     for (args, stdin) in runs {
-        let (code, kib) = peak_kib(args, stdin.then_some(log.as_path()));
+        let (code, kib) = own_peak_kib(args, stdin.then_some(log.as_path()));
         let run = format!("tfreq {args:?}{}", if stdin { " < LOG" } else { "" });
         // The session_run_log records are errors (UNSUPPORTED_LOG_TYPE): exit 1.
         assert!((0..=1).contains(&code), "{run}: exit {code}");
