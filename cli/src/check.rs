@@ -24,7 +24,8 @@ pub struct Args {
     /// (grpc://HOST:PORT with --model-name, or http://HOST:PORT/v1/models/NAME).
     #[arg(long, value_name = "PATH|URL", required = true)]
     model: PathBuf,
-    /// The model name for a grpc:// --model (default: the first request's model_spec.name).
+    /// The model name for a grpc:// --model (default: the first request's model_spec.name;
+    /// given, or with a REST URL, each request is checked as it is read, in bounded memory).
     #[arg(long)]
     model_name: Option<String>,
     /// Trust the CA certificates of this PEM file for an https:// or grpcs:// --model
@@ -64,9 +65,14 @@ fn run_check(a: Args) -> Result<Outcome, ModelFailure> {
         return Ok(Err(e));
     }
     let url = a.model.to_str().filter(|s| is_url(s));
-    // A model file is read first: when it cannot be read, nothing else is.
+    // A model file is read first: when it cannot be read, nothing else is. So is a live
+    // model whose name is known before any request is read (--model-name, or a REST
+    // URL's path); then, as with a file, each request is checked as it is read.
     let file_model = match url {
         None => Some(load_model(&a.model).map_err(ModelFailure)?),
+        Some(u) if a.model_name.is_some() || names_model(u) => Some(
+            live_model(u, a.model_name.clone(), a.cacert.as_deref(), &[]).map_err(ModelFailure)?,
+        ),
         Some(_) => None,
     };
     // A live model's dtypes are not read from a file (give --dtype for REST JSON).
@@ -105,8 +111,8 @@ fn run_check(a: Args) -> Result<Outcome, ModelFailure> {
             return Ok(report.finish());
         }
         file_model => {
-            // A live model is asked for the first request's model name: the requests
-            // are held.
+            // A live gRPC model without --model-name is asked for the first request's
+            // model name: the requests are held.
             let reqs = inputs.requests(&files, &progress, true);
             drop(progress);
             let model = match (file_model, url) {
@@ -162,6 +168,21 @@ pub(crate) fn live_model(
     Client::connect(target, opts)
         .and_then(|mut c| c.metadata())
         .map_err(|e| Failure::msg(format!("--model {url}: {}", crate::common::net_text(&e))))
+}
+
+/// Whether a live `--model` URL names its model itself (a TF Serving REST URL's
+/// `/v1/models/NAME`).
+#[cfg(feature = "net")]
+fn names_model(url: &str) -> bool {
+    matches!(
+        tfreq::net::Target::parse(url, None),
+        Ok(tfreq::net::Target::Rest { .. })
+    )
+}
+
+#[cfg(not(feature = "net"))]
+fn names_model(_: &str) -> bool {
+    false
 }
 
 #[cfg(not(feature = "net"))]

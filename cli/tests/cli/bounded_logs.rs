@@ -6,7 +6,6 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 /// Records in the log: every sixth a small predict request, the others 4 MiB
 /// `session_run_log`s (shown, counted and given back, not decoded further: the test's
@@ -77,59 +76,6 @@ fn write_requests(path: &Path, n: usize, records: usize) {
     f.flush().unwrap();
 }
 
-/// Runs `tfreq ARGS` (standard input from `stdin` when given, the output thrown away):
-/// its exit code and peak resident set in KiB, its `VmHWM` (/proc/PID/status) read every
-/// 2 ms until it exits. Not `ru_maxrss`:
-/// a child spawned as `Command` spawns it (posix_spawn: the child shares the parent's
-/// memory until it execs) is charged at its exec with the parent's own peak
-/// (`exec_mmap` in <https://github.com/torvalds/linux/blob/master/fs/exec.c>), that of
-/// the test process, which the other tests running in it raise. `VmHWM` is the new
-/// program's alone; it only grows, so a read misses no more than the last 2 ms.
-fn own_peak_kib(args: &[&str], stdin: Option<&Path>) -> (i32, u64) {
-    let input = match stdin {
-        Some(p) => Stdio::from(std::fs::File::open(p).unwrap()),
-        None => Stdio::null(),
-    };
-    // Reaped by waitpid below.
-    #[allow(clippy::zombie_processes)]
-    let child = Command::new(env!("CARGO_BIN_EXE_tfreq"))
-        .args(args)
-        .stdin(input)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let (mut status, mut peak) = (0, 0);
-    loop {
-        // SAFETY: polls our own child; `status` outlives the call.
-        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        if r == pid {
-            break;
-        }
-        assert_eq!(r, 0, "waitpid");
-        let hwm = std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .ok()
-            .and_then(|s| {
-                let line = s.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
-                line.trim()
-                    .trim_end_matches("kB")
-                    .trim()
-                    .parse::<u64>()
-                    .ok()
-            });
-        peak = peak.max(hwm.unwrap_or(0));
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-    assert!(peak > 0, "no VmHWM read of tfreq {args:?}");
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -libc::WTERMSIG(status)
-    };
-    (code, peak)
-}
-
 #[test]
 fn inspect_diff_check_and_convert_of_a_log_keep_far_less_than_the_log_resident() {
     let dir = tempfile::tempdir().unwrap();
@@ -149,7 +95,7 @@ fn inspect_diff_check_and_convert_of_a_log_keep_far_less_than_the_log_resident()
     // (the commands before this walk peaked at 130 MB and more here). Every run here
     // stays under half the log. (Read as wait4's `ru_maxrss`, `check` once seemed to
     // reach 72 MiB with the whole suite beside it: that figure charged the child with
-    // the test process's own peak; see `own_peak_kib`.)
+    // the test process's own peak; see `common::own_peak_kib`.)
     let bound = size * 3 / 4 / 1024;
     let runs: [(&[&str], bool); 6] = [
         (&["inspect", l], false),
@@ -160,7 +106,7 @@ fn inspect_diff_check_and_convert_of_a_log_keep_far_less_than_the_log_resident()
         (&["convert", l, "--wire", "tfrecord", "-o", o], false),
     ];
     for (args, stdin) in runs {
-        let (code, kib) = own_peak_kib(args, stdin.then_some(log.as_path()));
+        let (code, kib) = crate::common::own_peak_kib(args, stdin.then_some(log.as_path()));
         let run = format!("tfreq {args:?}{}", if stdin { " < LOG" } else { "" });
         // The session_run_log records are errors (UNSUPPORTED_LOG_TYPE): exit 1.
         assert!((0..=1).contains(&code), "{run}: exit {code}");
@@ -203,7 +149,7 @@ fn diff_and_check_of_a_log_of_many_requests_write_each_report_as_it_is_judged() 
         (&["check", "-", "--model", m, "-f", "json"], true),
     ];
     for (args, stdin) in runs {
-        let (code, kib) = own_peak_kib(args, stdin.then_some(log.as_path()));
+        let (code, kib) = crate::common::own_peak_kib(args, stdin.then_some(log.as_path()));
         let run = format!("tfreq {args:?}{}", if stdin { " < LOG" } else { "" });
         assert!((0..=1).contains(&code), "{run}: exit {code}");
         eprintln!("{run}: peak RSS {kib} KiB");

@@ -82,3 +82,56 @@ pub fn json(args: &[&str]) -> (i32, Value) {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", r.out, r.err));
     (r.code, v)
 }
+
+/// Runs `tfreq ARGS` (standard input from `stdin` when given, the output thrown away):
+/// its exit code and peak resident set in KiB, its `VmHWM` (/proc/PID/status) read every
+/// 2 ms until it exits. Not `ru_maxrss`:
+/// a child spawned as `Command` spawns it (posix_spawn: the child shares the parent's
+/// memory until it execs) is charged at its exec with the parent's own peak
+/// (`exec_mmap` in <https://github.com/torvalds/linux/blob/master/fs/exec.c>), that of
+/// the test process, which the other tests running in it raise. `VmHWM` is the new
+/// program's alone; it only grows, so a read misses no more than the last 2 ms.
+pub fn own_peak_kib(args: &[&str], stdin: Option<&std::path::Path>) -> (i32, u64) {
+    let input = match stdin {
+        Some(p) => std::process::Stdio::from(std::fs::File::open(p).unwrap()),
+        None => std::process::Stdio::null(),
+    };
+    // Reaped by waitpid below.
+    #[allow(clippy::zombie_processes)]
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_tfreq"))
+        .args(args)
+        .stdin(input)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let (mut status, mut peak) = (0, 0);
+    loop {
+        // SAFETY: polls our own child; `status` outlives the call.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if r == pid {
+            break;
+        }
+        assert_eq!(r, 0, "waitpid");
+        let hwm = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|s| {
+                let line = s.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+                line.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            });
+        peak = peak.max(hwm.unwrap_or(0));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    assert!(peak > 0, "no VmHWM read of tfreq {args:?}");
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -libc::WTERMSIG(status)
+    };
+    (code, peak)
+}

@@ -2709,3 +2709,54 @@ fn record_relays_unreadable_http2_unchanged_and_names_it_unread() {
     );
     assert!(!out.exists());
 }
+
+/// `check --model URL` with a REST URL (or `--model-name`) knows its model's name before
+/// it reads a request: it asks the service once, then checks each request as it is read
+/// and drops it, as with a model file. The requests were held until the end: on this
+/// 80 MB log of 16 KiB requests it peaked past 80 MiB.
+#[test]
+fn check_against_a_live_model_named_up_front_holds_one_request_at_a_time() {
+    let srv = HttpServer::start(Box::new(|s: &Seen| {
+        if s.target == "/v1/models/faq/metadata" {
+            return (200, vec![], data("tests/data/models/faq.metadata.json"));
+        }
+        (404, vec![], b"{\"error\": \"not found\"}".to_vec())
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.tfrecord");
+    let mut req = tfreq::TFRequest::new("serving_default");
+    let values: Vec<f32> = (0..4096).map(|i| i as f32).collect();
+    req.add_feed("x", &[4096], tfreq::DType::Float, values)
+        .unwrap();
+    req.add_fetch("y");
+    let predict = tfreq::formats::encode_predict_log(&req.to_tf_serving_bytes("faq").unwrap());
+    let mut one = Vec::new();
+    tfreq::formats::write_record(&mut one, &predict);
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&log).unwrap());
+    for _ in 0..5_000 {
+        f.write_all(&one).unwrap();
+    }
+    f.flush().unwrap();
+    drop(f);
+    let model = srv.url("/v1/models/faq");
+    let l = log.to_str().unwrap();
+    for (args, stdin) in [
+        (vec!["check", l, "--model", &model], false),
+        (vec!["check", "-", "--model", &model, "-f", "json"], true),
+    ] {
+        let (code, kib) = crate::common::own_peak_kib(&args, stdin.then_some(log.as_path()));
+        // The requests feed `x`, which the model does not take: exit 1.
+        assert_eq!(code, 1, "tfreq {args:?}");
+        assert!(
+            kib < 48 << 10,
+            "tfreq {args:?}: peak RSS {kib} KiB for a log of {} KiB",
+            std::fs::metadata(&log).unwrap().len() >> 10
+        );
+    }
+    let asked = srv
+        .seen()
+        .iter()
+        .filter(|s| s.target == "/v1/models/faq/metadata")
+        .count();
+    assert_eq!(asked, 2, "one metadata request a run");
+}
