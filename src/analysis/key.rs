@@ -20,7 +20,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Message, Method, WireFormat};
+use crate::model::{DEFAULT_SIGNATURE, Message, Method, WireFormat};
 
 /// Model + signature + feed-name set + sorted fetch names (repeats kept).
 ///
@@ -80,19 +80,14 @@ impl ExecutorKey {
     /// The key of a request.
     pub fn of(msg: &Message) -> Self {
         if msg.method.takes_examples() {
-            let signature = if msg.method == Method::MultiInference {
-                let sigs: BTreeSet<&str> = msg.tasks.iter().map(|t| t.signature()).collect();
-                sigs.into_iter().collect::<Vec<_>>().join(",")
+            return if msg.method == Method::MultiInference {
+                Self::of_examples(
+                    model_of(msg),
+                    msg.method,
+                    msg.tasks.iter().map(|t| t.signature()),
+                )
             } else {
-                signature_of(msg).to_string()
-            };
-            return ExecutorKey {
-                model: model_of(msg),
-                method: msg.method,
-                signature,
-                feeds: BTreeSet::new(),
-                fetches: Vec::new(),
-                fetch_all: true,
+                Self::of_examples(model_of(msg), msg.method, [signature_of(msg)])
             };
         }
         ExecutorKey {
@@ -102,6 +97,29 @@ impl ExecutorKey {
             feeds: msg.tensors.iter().map(|t| t.name.clone()).collect(),
             fetches: sorted(msg.fetches.iter().cloned()),
             fetch_all: msg.wire == WireFormat::TfServing && msg.fetches.is_empty(),
+        }
+    }
+
+    /// The key of a classify, regress or multi-inference request (`method`) of `model`
+    /// whose model specs name `signatures` (a multi-inference request's: one a task):
+    /// each empty one is `serving_default`, and they are sorted, each once, and joined by
+    /// commas. Also made from a record's bytes alone (src/scan/fingerprint/examples.rs).
+    pub(crate) fn of_examples<'a>(
+        model: Option<String>,
+        method: Method,
+        signatures: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        let signatures: BTreeSet<&str> = signatures
+            .into_iter()
+            .map(|s| if s.is_empty() { DEFAULT_SIGNATURE } else { s })
+            .collect();
+        ExecutorKey {
+            model,
+            method,
+            signature: signatures.into_iter().collect::<Vec<_>>().join(","),
+            feeds: BTreeSet::new(),
+            fetches: Vec::new(),
+            fetch_all: true,
         }
     }
 
@@ -144,7 +162,7 @@ fn model_of(msg: &Message) -> Option<String> {
 /// ```
 pub fn signature_of(msg: &Message) -> &str {
     match msg.effective_signature() {
-        "" => crate::model::DEFAULT_SIGNATURE,
+        "" => DEFAULT_SIGNATURE,
         s => s,
     }
 }
@@ -196,6 +214,18 @@ impl ShapeKey {
     /// (`InputToSerializedExampleTensor` in tensorflow_serving/servables/tensorflow/util.cc).
     pub const SERIALIZED_EXAMPLES: &'static str = "(serialized examples)";
 
+    /// The shape key of a classify, regress or multi-inference request of executor key
+    /// `key` and `n` examples: the key and the `DT_STRING [n]` tensor of its examples.
+    pub(crate) fn of_examples(key: ExecutorKey, n: i64) -> Self {
+        ShapeKey {
+            key,
+            shapes: BTreeMap::from([(
+                Self::SERIALIZED_EXAMPLES.to_string(),
+                ("DT_STRING".to_string(), vec![n]),
+            )]),
+        }
+    }
+
     /// The shape key of a request. A classify, regress or multi-inference request's is
     /// its executor key and the `DT_STRING [n]` tensor of its n examples
     /// ([`ShapeKey::SERIALIZED_EXAMPLES`]).
@@ -210,13 +240,7 @@ impl ShapeKey {
     pub fn of(msg: &Message) -> Self {
         if msg.method.takes_examples() {
             let n = msg.input.as_ref().map_or(0, |i| i.examples.len());
-            return ShapeKey {
-                key: ExecutorKey::of(msg),
-                shapes: BTreeMap::from([(
-                    Self::SERIALIZED_EXAMPLES.to_string(),
-                    ("DT_STRING".to_string(), vec![n as i64]),
-                )]),
-            };
+            return Self::of_examples(ExecutorKey::of(msg), n as i64);
         }
         ShapeKey {
             key: ExecutorKey::of(msg),

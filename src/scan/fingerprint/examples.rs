@@ -18,15 +18,13 @@
 //! feature.proto).
 
 use super::{Fields, MODEL, SIGNATURE, Value, put_bytes, put_number, spec, utf8};
+use crate::analysis::{ExecutorKey, ShapeKey};
 use crate::fields::{
     classification_request, example, example_list_with_context, feature, features, features_entry,
     float_list, inference_task, input, multi_inference_request, prediction_log,
 };
+use crate::model::Method;
 use crate::wire::reader::{read_varint, valid_varints};
-use std::collections::{BTreeMap, BTreeSet};
-
-use crate::analysis::{ExecutorKey, ShapeKey};
-use crate::model::{DEFAULT_SIGNATURE, Method};
 
 /// Section tags of an examples request's print (none of them is a predict print's).
 const KIND: u8 = b'K';
@@ -66,14 +64,14 @@ pub(super) fn read_request(log_field: u32, b: &[u8], out: &mut Vec<u8>) -> Optio
 /// that a new print of a record nobody keeps is counted without decoding its examples.
 /// `None` for any other print (a predict request's).
 ///
-/// The key's parts, as [`ExecutorKey::of`] makes them: the method of the log type; the
-/// model its `model_spec` names (a multi-inference request's: its first task with a
-/// `model_spec`), none when the name is empty; the signature named, `serving_default`
-/// when empty or without a spec (a multi-inference request's: its tasks' signatures,
-/// sorted, each once, joined by commas); and a `DT_STRING [n]` tensor of its n
-/// examples.
+/// The key's parts, as [`ExecutorKey::of`] reads them from a decoded request: the
+/// method of the log type; the model its `model_spec` names (a multi-inference
+/// request's: its first task with a `model_spec`), none when the name is empty; the
+/// signature each spec names ([`ExecutorKey::of_examples`] makes the key of them); and
+/// the number of examples.
 ///
 /// [`ExecutorKey::of`]: crate::analysis::ExecutorKey::of
+/// [`ExecutorKey::of_examples`]: crate::analysis::ExecutorKey::of_examples
 pub(in crate::scan) fn key(print: &[u8]) -> Option<ShapeKey> {
     let mut items = Items(print);
     let method = match items.next()? {
@@ -101,36 +99,18 @@ pub(in crate::scan) fn key(print: &[u8]) -> Option<ShapeKey> {
             _ => return None,
         }
     }
-    let text = |b: &[u8]| std::str::from_utf8(b).ok().map(str::to_string);
+    let text = |b| std::str::from_utf8(b).ok();
     let model = match specs.iter().flatten().next() {
-        Some((m, _)) if !m.is_empty() => Some(text(m)?),
+        Some((m, _)) if !m.is_empty() => Some(text(m)?.to_string()),
         _ => None,
     };
-    let signature = |spec: &Option<(&[u8], &[u8])>| match spec {
-        Some((_, s)) if !s.is_empty() => text(s),
-        _ => Some(DEFAULT_SIGNATURE.to_string()),
-    };
-    let signature = if multi {
-        let all: BTreeSet<String> = specs.iter().map(signature).collect::<Option<_>>()?;
-        all.into_iter().collect::<Vec<_>>().join(",")
-    } else {
-        signature(specs.first()?)?
-    };
-    let n = i64::try_from(examples?).ok()?;
-    Some(ShapeKey {
-        key: ExecutorKey {
-            model,
-            method,
-            signature,
-            feeds: BTreeSet::new(),
-            fetches: Vec::new(),
-            fetch_all: true,
-        },
-        shapes: BTreeMap::from([(
-            ShapeKey::SERIALIZED_EXAMPLES.to_string(),
-            ("DT_STRING".to_string(), vec![n]),
-        )]),
-    })
+    // A task without a spec runs the default signature, as an empty name does.
+    let signatures: Vec<&str> = specs
+        .iter()
+        .map(|spec| text(spec.map_or(&b""[..], |(_, s)| s)))
+        .collect::<Option<_>>()?;
+    let key = ExecutorKey::of_examples(model, method, signatures);
+    Some(ShapeKey::of_examples(key, i64::try_from(examples?).ok()?))
 }
 
 /// A print's items, each its tag and its value: a number, or bytes (a model or
