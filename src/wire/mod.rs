@@ -2,6 +2,11 @@
 //! wire formats and message kinds, generated prost types for every `.proto` in
 //! `proto/`, the descriptor pool the text printer walks, the hand-written
 //! reader/writer the request codec uses, and their error ([`error::DecodeError`]).
+//!
+//! The prost types and the descriptor set are committed in `generated/`, written by
+//! `tools/protogen` (`cargo run -p tfreq-protogen` after a change under `proto/`;
+//! `.ci/run` fails when they are not what `proto/` gives), so no build of the crate
+//! compiles a protobuf compiler.
 
 pub(crate) mod error;
 pub(crate) mod format;
@@ -21,17 +26,17 @@ use prost_reflect::DescriptorPool;
 /// EAS types (`proto/eas/tf_predict.proto`; package `tfreq.eas` here, none upstream).
 #[allow(missing_docs, clippy::all)]
 pub mod eas {
-    include!(concat!(env!("OUT_DIR"), "/tfreq.eas.rs"));
+    include!("generated/tfreq.eas.rs");
 }
 
 /// TensorFlow types (`TensorProto`, `DataType`, SavedModel subset).
 #[allow(missing_docs, clippy::all)]
 pub mod tf {
-    include!(concat!(env!("OUT_DIR"), "/tensorflow.rs"));
+    include!("generated/tensorflow.rs");
 
     /// TF Serving types (`PredictRequest`, `ModelSpec`, `PredictionLog`).
     pub mod serving {
-        include!(concat!(env!("OUT_DIR"), "/tensorflow.serving.rs"));
+        include!("generated/tensorflow.serving.rs");
     }
 }
 
@@ -50,7 +55,7 @@ pub struct Any {
 }
 
 /// The encoded `FileDescriptorSet` of `proto/`.
-pub const DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/descriptors.bin"));
+pub const DESCRIPTOR_SET: &[u8] = include_bytes!("generated/descriptors.bin");
 
 /// The descriptor pool of `proto/` (built once).
 ///
