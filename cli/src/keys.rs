@@ -9,7 +9,8 @@ use tfreq::scrub;
 
 use crate::args::{Fill, OutWire, PlainFormat as Format};
 use crate::common::{
-    Failure, Outcome, Progress, human_size, refuse_same_file, report_error, stdout, write_output,
+    Failure, Outcome, Progress, human_size, refuse_same_file, report_error, stdout, stdout_plain,
+    write_output,
 };
 use crate::input::{InputArgs, Inputs};
 
@@ -187,7 +188,11 @@ fn run_merge(a: MergeArgs) -> Outcome {
             }
         }
     }
-    let mut out = stdout();
+    let mut out = if a.format == Format::Json {
+        stdout_plain()
+    } else {
+        stdout()
+    };
     match a.format {
         Format::Json => {
             tfreq::render::write_summary_json(&mut out, &merged)?;
@@ -232,7 +237,11 @@ pub fn run_keys(mut a: KeysArgs) -> Outcome {
         a.cap.max_keys,
     )?;
     only_model(&mut cov, a.model_name.as_deref());
-    let mut out = stdout();
+    let mut out = if a.format == Format::Json {
+        stdout_plain()
+    } else {
+        stdout()
+    };
     let sizes = batching.map(|(rule, source)| {
         tfreq::analysis::count_sizes(&rule, &source, cov.keys.iter().map(|(k, s)| (k, s.count)))
     });

@@ -11,7 +11,7 @@ use tfreq::render::{ReportMark, ReportWriter};
 use tfreq::signature::ModelSignatures;
 
 use crate::args::ReportFormat;
-use crate::common::{Failure, Outcome, report_error, stdout};
+use crate::common::{Failure, Outcome, report_error, stdout, stdout_plain};
 use crate::input::{Loaded, Sink};
 
 /// The exit code of a report: 0 when nothing fails, 1 when a finding or the verdict
@@ -26,11 +26,21 @@ pub fn exit_code(r: &Report) -> u8 {
     }
 }
 
+/// Standard output for a report: a human report's colour codes kept or stripped
+/// ([`stdout`]); JSON and GitHub annotations, which hold none, passed through as
+/// written, so no byte of a long report is scanned for codes ([`stdout_plain`]).
+fn stdout_for(format: ReportFormat) -> std::io::BufWriter<anstream::AutoStream<std::io::Stdout>> {
+    match format {
+        ReportFormat::Human => stdout(),
+        ReportFormat::Json | ReportFormat::Github => stdout_plain(),
+    }
+}
+
 /// Renders a report and returns its exit code.
 pub fn render(report: &mut Report, format: ReportFormat) -> Outcome {
     word_hints(report);
     let report = &*report;
-    let mut out = stdout();
+    let mut out = stdout_for(format);
     match format {
         ReportFormat::Human => tfreq::render::write_human(&mut out, report, Color::Always)?,
         ReportFormat::Github => tfreq::render::write_github(&mut out, report)?,
@@ -47,6 +57,8 @@ pub struct Streamed<F> {
     writer: ReportWriter,
     /// The requests' text: memory, then a temporary file.
     spool: tfreq::Spool,
+    /// Where the report goes: [`stdout_for`] the format.
+    format: ReportFormat,
     judge: F,
     /// The first request that could not be written (the spool's temporary file).
     error: Option<std::io::Error>,
@@ -56,6 +68,7 @@ impl<F: FnMut(&Loaded) -> RequestReport> Streamed<F> {
     /// Writes `report` (the report without its requests) in `format`, the requests
     /// judged by `judge` added to it.
     pub fn new(format: ReportFormat, report: Report, judge: F) -> Self {
+        let to = format;
         let format = match format {
             ReportFormat::Human => tfreq::render::ReportFormat::Human(Color::Always),
             ReportFormat::Json => tfreq::render::ReportFormat::Json,
@@ -64,6 +77,7 @@ impl<F: FnMut(&Loaded) -> RequestReport> Streamed<F> {
         Streamed {
             writer: ReportWriter::new(format, report),
             spool: tfreq::Spool::new(),
+            format: to,
             judge,
             error: None,
         }
@@ -80,7 +94,7 @@ impl<F: FnMut(&Loaded) -> RequestReport> Streamed<F> {
             return Err(e.into());
         }
         word_hints(self.writer.report_mut());
-        let mut out = stdout();
+        let mut out = stdout_for(self.format);
         let spool = self.spool;
         let report = self.writer.finish(&mut out, |out| spool.copy_to(out))?;
         out.flush()?;

@@ -27,6 +27,55 @@ pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     cond()
 }
 
+/// `tfreq convert - --wire tfrecord -o DIR/out/warmup.tfrecord` reading a pipe that stays
+/// open: two requests of a log are written to it, then nothing, so the run waits for more
+/// with its temporary output in `DIR/out` for as long as the caller likes. A signal test
+/// needs no input so large that the run is still going when the signal lands (and no
+/// retry when it was not). Returns the child, the pipe's writing end (dropping it ends the
+/// input) and `DIR/out`, once the temporary file is there.
+pub fn convert_held_open(
+    dir: &std::path::Path,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    std::path::PathBuf,
+) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let out_dir = dir.join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tfreq"))
+        .args(["convert", "-", "--wire", "tfrecord", "-o"])
+        .arg(out_dir.join("warmup.tfrecord"))
+        // A core dump, if any, goes to the test's directory.
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let mut req = tfreq::TFRequest::new("serving_default");
+    req.add_feed("x", &[2], tfreq::DType::Float, vec![1.0f32, 2.0])
+        .unwrap();
+    req.add_fetch("y");
+    let log = tfreq::formats::encode_predict_log(&req.to_tf_serving_bytes("m").unwrap());
+    let mut records = Vec::new();
+    tfreq::formats::write_record(&mut records, &log);
+    tfreq::formats::write_record(&mut records, &log);
+    input.write_all(&records).unwrap();
+    input.flush().unwrap();
+    let appeared = wait_until(Duration::from_secs(60), || {
+        std::fs::read_dir(&out_dir).unwrap().next().is_some()
+    });
+    assert!(
+        appeared,
+        "no temporary output appeared in {}",
+        out_dir.display()
+    );
+    (child, input, out_dir)
+}
+
 /// The built `tfreq`, run from the repository's root.
 pub fn bin() -> std::process::Command {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_tfreq"));
