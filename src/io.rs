@@ -392,18 +392,41 @@ const SPOOL_MEMORY: usize = 8 << 20;
 /// assert_eq!(out, b"2 records\nrecord 0\n");
 /// # Ok::<(), std::io::Error>(())
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Spool {
     held: Vec<u8>,
     file: Option<File>,
     /// Bytes written to the file.
     on_file: u64,
+    /// Bytes held in memory before they move to the file: [`SPOOL_MEMORY`].
+    memory: usize,
+}
+
+impl Default for Spool {
+    fn default() -> Spool {
+        Spool {
+            held: Vec::new(),
+            file: None,
+            on_file: 0,
+            memory: SPOOL_MEMORY,
+        }
+    }
 }
 
 impl Spool {
     /// An empty spool.
     pub fn new() -> Spool {
         Spool::default()
+    }
+
+    /// An empty spool that moves to its file past `memory` bytes, for a test that goes
+    /// across the move without writing 8 MiB.
+    #[cfg(test)]
+    pub(crate) fn holding(memory: usize) -> Spool {
+        Spool {
+            memory,
+            ..Spool::default()
+        }
     }
 
     /// How many bytes were written to the spool (and kept: see [`Spool::truncate`]).
@@ -477,7 +500,7 @@ impl Spool {
 impl io::Write for Spool {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.held.extend_from_slice(buf);
-        if self.held.len() >= SPOOL_MEMORY {
+        if self.held.len() >= self.memory {
             self.spill()?;
         }
         Ok(buf.len())
