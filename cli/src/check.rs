@@ -11,7 +11,7 @@ use tfreq::analysis::Command;
 
 use crate::args::ReportFormat as Format;
 use crate::common::{Failure, Outcome, Progress};
-use crate::input::{InputArgs, Inputs, Loaded};
+use crate::input::{InputArgs, Inputs, Loaded, Sink};
 use crate::report::{Streamed, labeled, load_model, render};
 
 #[derive(clap::Args)]
@@ -24,8 +24,8 @@ pub struct Args {
     /// (grpc://HOST:PORT with --model-name, or http://HOST:PORT/v1/models/NAME).
     #[arg(long, value_name = "PATH|URL", required = true)]
     model: PathBuf,
-    /// The model name for a grpc:// --model (default: the first request's model_spec.name;
-    /// given, or with a REST URL, each request is checked as it is read, in bounded memory).
+    /// The model name for a grpc:// --model (default: the model_spec.name of the first
+    /// request that has one; the requests before it are held, at most 16 MiB).
     #[arg(long)]
     model_name: Option<String>,
     /// Trust the CA certificates of this PEM file for an https:// or grpcs:// --model
@@ -95,46 +95,188 @@ fn run_check(a: Args) -> Result<Outcome, ModelFailure> {
             model.tag_sets().join("; ")
         )))
     };
-    let (reqs, mut report) = match file_model {
-        // A model read from a file: each request is checked as it is read and dropped,
-        // so a log of any length is checked in bounded memory.
-        Some(model) if model.meta_graph(&a.tag).is_some() => {
-            let mut report = Streamed::new(
-                a.format,
-                Report::new(Command::Check, Vec::new()),
-                |l: &Loaded| check_one(&Labeled::new(&l.file, &l.label, &l.message), &model, &opts),
-            );
-            let reqs = inputs.requests_into(&files, &progress, true, &mut report);
-            drop(progress);
-            reqs.report_problems(report.report_mut());
-            report.report_mut().model = Some(a.model.display().to_string());
-            return Ok(report.finish());
-        }
-        file_model => {
-            // A live gRPC model without --model-name is asked for the first request's
-            // model name: the requests are held.
-            let reqs = inputs.requests(&files, &progress, true);
-            drop(progress);
-            let model = match (file_model, url) {
-                (Some(m), _) => m,
-                (None, url) => live_model(
-                    url.unwrap_or_default(),
-                    a.model_name.clone(),
-                    a.cacert.as_deref(),
-                    &reqs.requests,
-                )
-                .map_err(ModelFailure)?,
-            };
-            if model.meta_graph(&a.tag).is_none() {
-                return Err(no_tag(&model));
+    let Some(model) = file_model else {
+        // A live model named by the requests (grpc:// without --model-name): they are
+        // held until the first that names its model, which the service is asked for;
+        // from then on, as with a file, each is checked as it is read.
+        let mut sink = AskFirst {
+            url: url.unwrap_or_default(),
+            cacert: a.cacert.as_deref(),
+            format: a.format,
+            opts: &opts,
+            no_tag: &no_tag,
+            state: State::Holding {
+                held: Vec::new(),
+                bytes: 0,
+                open: None,
+            },
+        };
+        let reqs = inputs.requests_into(&files, &progress, true, &mut sink);
+        drop(progress);
+        let mut report = match sink.state {
+            State::Checking { report, .. } => *report,
+            State::Failed(e) => return Err(e),
+            // No request names a model: the service is asked without a name, and
+            // says what is missing.
+            State::Holding { held, .. } => {
+                let model = live_model(sink.url, None, sink.cacert, &held).map_err(ModelFailure)?;
+                if model.meta_graph(&a.tag).is_none() {
+                    return Err(no_tag(&model));
+                }
+                let mut report = check_labeled(&labeled(&held), &model, &opts);
+                reqs.report_problems(&mut report);
+                report.model = Some(a.model.display().to_string());
+                return Ok(render(&mut report, a.format));
             }
-            let report = check_labeled(&labeled(&reqs.requests), &model, &opts);
-            (reqs, report)
-        }
+        };
+        reqs.report_problems(report.report_mut());
+        report.report_mut().model = Some(a.model.display().to_string());
+        return Ok(report.finish());
     };
-    reqs.report_problems(&mut report);
-    report.model = Some(a.model.display().to_string());
-    Ok(render(&mut report, a.format))
+    if model.meta_graph(&a.tag).is_none() {
+        return Err(no_tag(&model));
+    }
+    // Each request is checked as it is read and dropped, so a log of any length is
+    // checked in bounded memory.
+    let mut report = Streamed::new(
+        a.format,
+        Report::new(Command::Check, Vec::new()),
+        |l: &Loaded| check_one(&Labeled::new(&l.file, &l.label, &l.message), &model, &opts),
+    );
+    let reqs = inputs.requests_into(&files, &progress, true, &mut report);
+    drop(progress);
+    reqs.report_problems(report.report_mut());
+    report.report_mut().model = Some(a.model.display().to_string());
+    Ok(report.finish())
+}
+
+/// At most this many bytes of requests are held while none names its model
+/// ([`AskFirst`]); past it, `check` asks for `--model-name`.
+const HOLD_UNNAMED: usize = 16 << 20;
+
+/// The check of each request, once the model is known.
+type Judge<'a> = Box<dyn FnMut(&Loaded) -> tfreq::analysis::RequestReport + 'a>;
+
+/// Where [`AskFirst`] is.
+enum State<'a> {
+    /// No request named its model yet: they are held (`bytes` of them), and `open` is
+    /// the mark of the file being read, if one was taken.
+    Holding {
+        held: Vec<Loaded>,
+        bytes: usize,
+        open: Option<usize>,
+    },
+    /// The model is known: each request is checked as it comes. `moved` is the open
+    /// file's mark taken while holding, and where it is in the report now.
+    Checking {
+        report: Box<Streamed<Judge<'a>>>,
+        moved: Option<(usize, <Streamed<Judge<'a>> as Sink>::Mark)>,
+    },
+    /// The model could not be had: nothing more is checked.
+    Failed(ModelFailure),
+}
+
+/// `check --model grpc://` without `--model-name`: the first request that names its
+/// model decides which model the service is asked for (as it did when every request was
+/// held first); the requests before it are held, then each is checked as it is read.
+struct AskFirst<'a> {
+    url: &'a str,
+    cacert: Option<&'a std::path::Path>,
+    format: Format,
+    opts: &'a CheckOptions,
+    no_tag: &'a dyn Fn(&tfreq::signature::ModelSignatures) -> ModelFailure,
+    state: State<'a>,
+}
+
+/// Where [`AskFirst`] was: among the held requests or in the report.
+enum AskMark<M> {
+    Held(usize),
+    Checked(M),
+}
+
+impl<'a> AskFirst<'a> {
+    /// Asks the service for `name`'s signatures and checks the requests `held` (the
+    /// open file's mark at `open`): the state that follows.
+    fn ask(&self, name: String, held: Vec<Loaded>, open: Option<usize>) -> State<'a> {
+        let model = match live_model(self.url, Some(name), self.cacert, &[]) {
+            Ok(m) if m.meta_graph(&self.opts.tag).is_some() => m,
+            Ok(m) => return State::Failed((self.no_tag)(&m)),
+            Err(e) => return State::Failed(ModelFailure(e)),
+        };
+        let opts = self.opts;
+        let judge: Judge<'a> = Box::new(move |l: &Loaded| {
+            check_one(&Labeled::new(&l.file, &l.label, &l.message), &model, opts)
+        });
+        let mut report = Streamed::new(self.format, Report::new(Command::Check, Vec::new()), judge);
+        let mut moved = None;
+        for (i, l) in held.into_iter().enumerate() {
+            if open == Some(i) {
+                moved = Some((i, report.mark()));
+            }
+            report.put(l);
+        }
+        State::Checking {
+            report: Box::new(report),
+            moved,
+        }
+    }
+}
+
+impl Sink for AskFirst<'_> {
+    type Mark = AskMark<<Streamed<Judge<'static>> as Sink>::Mark>;
+    fn put(&mut self, l: Loaded) {
+        match &mut self.state {
+            State::Checking { report, .. } => report.put(l),
+            State::Failed(_) => {}
+            State::Holding { held, bytes, open } => {
+                let name = l
+                    .message
+                    .model_spec
+                    .as_ref()
+                    .map(|s| s.name.clone())
+                    .filter(|n| !n.is_empty());
+                *bytes += l.bytes.len();
+                held.push(l);
+                if let Some(name) = name {
+                    let (held, open) = (std::mem::take(held), *open);
+                    self.state = self.ask(name, held, open);
+                } else if *bytes > HOLD_UNNAMED {
+                    self.state = State::Failed(ModelFailure(Failure::msg(format!(
+                        "--model {}: the first {} of requests name no model (model_spec.name): give --model-name",
+                        self.url,
+                        crate::common::human_size(HOLD_UNNAMED as u64)
+                    ))));
+                }
+            }
+        }
+    }
+    fn mark(&mut self) -> Self::Mark {
+        match &mut self.state {
+            State::Holding { held, open, .. } => {
+                *open = Some(held.len());
+                AskMark::Held(held.len())
+            }
+            State::Checking { report, .. } => AskMark::Checked(report.mark()),
+            State::Failed(_) => AskMark::Held(0),
+        }
+    }
+    fn rollback(&mut self, mark: Self::Mark) {
+        match (&mut self.state, mark) {
+            (State::Holding { held, bytes, .. }, AskMark::Held(n)) => {
+                held.truncate(n);
+                *bytes = held.iter().map(|l| l.bytes.len()).sum();
+            }
+            (State::Checking { report, .. }, AskMark::Checked(m)) => report.rollback(m),
+            (State::Checking { report, moved }, AskMark::Held(n)) => {
+                // The file began while the requests were held: back to where its
+                // first request went in the report (nothing of it went in, when none).
+                if let Some((_, m)) = moved.take().filter(|(at, _)| *at == n) {
+                    report.rollback(m);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 pub(crate) fn is_url(s: &str) -> bool {

@@ -2760,3 +2760,133 @@ fn check_against_a_live_model_named_up_front_holds_one_request_at_a_time() {
         .count();
     assert_eq!(asked, 2, "one metadata request a run");
 }
+
+/// A log of `n` predict requests of 4,096 floats (16 KiB) feeding `x`, which the faq
+/// model does not take, for `model` (`""`: no model name).
+fn log_of_16k_requests(path: &std::path::Path, n: usize, model: &str) {
+    let mut req = tfreq::TFRequest::new("serving_default");
+    let values: Vec<f32> = (0..4096).map(|i| i as f32).collect();
+    req.add_feed("x", &[4096], tfreq::DType::Float, values)
+        .unwrap();
+    req.add_fetch("y");
+    let predict = tfreq::formats::encode_predict_log(&req.to_tf_serving_bytes(model).unwrap());
+    let mut one = Vec::new();
+    tfreq::formats::write_record(&mut one, &predict);
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for _ in 0..n {
+        f.write_all(&one).unwrap();
+    }
+    f.flush().unwrap();
+}
+
+/// The model names `GetModelMetadata` was asked for, in order.
+fn metadata_asked(seen: &Calls) -> Vec<String> {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .filter(|(path, _)| path.ends_with("/GetModelMetadata"))
+        .map(|(_, body)| {
+            tfs::GetModelMetadataRequest::decode(body.clone())
+                .unwrap()
+                .model_spec
+                .unwrap_or_default()
+                .name
+        })
+        .collect()
+}
+
+/// `check --model grpc://` without `--model-name` asks the service for the first
+/// request's model, as soon as that request is read, and then checks each request as it
+/// is read: an 80 MB log, from a file and from standard input, in under 48 MiB. The
+/// requests before the first named one are held and checked too; past 16 MiB of
+/// requests that name no model, it asks for --model-name. (When every request was held
+/// until the end, this log peaked past 100 MiB.)
+#[test]
+fn check_against_a_live_grpc_model_asks_for_the_first_requests_model_and_streams() {
+    let (port, seen) = grpc_server(Duration::ZERO, Duration::ZERO);
+    let model = format!("grpc://127.0.0.1:{port}");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.tfrecord");
+    log_of_16k_requests(&log, 5_000, "faq");
+    let l = log.to_str().unwrap();
+    for (args, stdin) in [
+        (vec!["check", l, "--model", &model], false),
+        (vec!["check", "-", "--model", &model, "-f", "json"], true),
+    ] {
+        let (code, kib) = crate::common::own_peak_kib(&args, stdin.then_some(log.as_path()));
+        assert_eq!(code, 1, "tfreq {args:?}");
+        assert!(
+            kib < 48 << 10,
+            "tfreq {args:?}: peak RSS {kib} KiB for a log of {} KiB",
+            std::fs::metadata(&log).unwrap().len() >> 10
+        );
+    }
+    assert_eq!(
+        metadata_asked(&seen),
+        ["faq", "faq"],
+        "one metadata call a run"
+    );
+
+    // Unnamed requests first, a named one after, then another file: every request is
+    // in the report, in order, and the service is asked for the named one's model.
+    let unnamed = dir.path().join("unnamed.tfrecord");
+    log_of_16k_requests(&unnamed, 3, "");
+    let named = dir.path().join("named.tfrecord");
+    log_of_16k_requests(&named, 2, "faq");
+    let (u, n) = (unnamed.to_str().unwrap(), named.to_str().unwrap());
+    let (code, v) = crate::common::json(&["check", u, n, u, "--model", &model]);
+    assert_eq!(code, 1, "{v}");
+    let labels: Vec<&str> = v["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels.len(), 8, "{labels:?}");
+    assert!(labels[0].starts_with(u) && labels[3].starts_with(n) && labels[5].starts_with(u));
+    assert!(
+        v["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["findings"].as_array().is_some_and(|f| !f.is_empty())),
+        "{v}"
+    );
+    assert_eq!(metadata_asked(&seen), ["faq", "faq", "faq"]);
+
+    // A file cut part-way, after its first named request asked the service: what it
+    // gave, held or checked, is taken back; the next file's requests stay.
+    let cut = dir.path().join("cut.tfrecord");
+    let mut bytes = std::fs::read(&unnamed).unwrap();
+    bytes.extend(std::fs::read(&named).unwrap());
+    bytes.extend(&std::fs::read(&named).unwrap()[..100]);
+    std::fs::write(&cut, bytes).unwrap();
+    let c = cut.to_str().unwrap();
+    let (code, v) = crate::common::json(&["check", c, n, "--model", &model]);
+    assert_eq!(code, 2, "{v}");
+    let labels: Vec<&str> = v["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels.len(), 2, "{labels:?}");
+    assert!(labels.iter().all(|l| l.starts_with(n)), "{labels:?}");
+    assert_eq!(v["unreadable"][0]["file"], c, "{v}");
+    assert_eq!(metadata_asked(&seen).len(), 4);
+
+    // Requests that name no model: at most 16 MiB of them are held.
+    let many_unnamed = dir.path().join("many_unnamed.tfrecord");
+    log_of_16k_requests(&many_unnamed, 2_000, "");
+    let args = ["check", many_unnamed.to_str().unwrap(), "--model", &model];
+    let (code, kib) = crate::common::own_peak_kib(&args, None);
+    assert_eq!(code, 2, "tfreq {args:?}");
+    assert!(kib < 64 << 10, "tfreq {args:?}: peak RSS {kib} KiB");
+    let r = crate::common::run3(&args);
+    assert!(
+        r.2.contains("name no model") && r.2.contains("--model-name"),
+        "{}",
+        r.2
+    );
+    assert_eq!(metadata_asked(&seen).len(), 4, "no name, no call");
+}
