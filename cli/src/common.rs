@@ -112,6 +112,29 @@ pub fn stdout() -> io::BufWriter<anstream::AutoStream<io::Stdout>> {
     io::BufWriter::with_capacity(1 << 16, anstream::AutoStream::auto(io::stdout()))
 }
 
+/// The colour a human report is written in on standard output: none when colour is off
+/// there (a pipe or a file, `NO_COLOR`, `--color never`), so the writers leave the codes
+/// out themselves and nothing scans their text for codes to strip.
+pub fn human_color() -> tfreq::render::Color {
+    if anstream::AutoStream::choice(&io::stdout()) == anstream::ColorChoice::Never {
+        tfreq::render::Color::Never
+    } else {
+        tfreq::render::Color::Always
+    }
+}
+
+/// Standard output for a human report and the colour to write it in ([`human_color`]):
+/// [`stdout_plain`] when colour is off, [`stdout`] when it is on.
+pub fn human_stdout() -> (
+    io::BufWriter<anstream::AutoStream<io::Stdout>>,
+    tfreq::render::Color,
+) {
+    match human_color() {
+        tfreq::render::Color::Never => (stdout_plain(), tfreq::render::Color::Never),
+        tfreq::render::Color::Always => (stdout(), tfreq::render::Color::Always),
+    }
+}
+
 /// Standard output for a format that never writes colour codes (text format, JSON):
 /// passed through as written, so nothing scans it for codes to strip. The same type
 /// as [`stdout`], so a command picks one by its `--format`.

@@ -9,8 +9,8 @@ use tfreq::scrub;
 
 use crate::args::{Fill, OutWire, PlainFormat as Format};
 use crate::common::{
-    Failure, Outcome, Progress, human_size, refuse_same_file, report_error, stdout, stdout_plain,
-    write_output,
+    Failure, Outcome, Progress, human_size, human_stdout, refuse_same_file, report_error,
+    stdout_plain, write_output,
 };
 use crate::input::{InputArgs, Inputs};
 
@@ -188,10 +188,10 @@ fn run_merge(a: MergeArgs) -> Outcome {
             }
         }
     }
-    let mut out = if a.format == Format::Json {
-        stdout_plain()
+    let (mut out, color) = if a.format == Format::Json {
+        (stdout_plain(), tfreq::render::Color::Never)
     } else {
-        stdout()
+        human_stdout()
     };
     match a.format {
         Format::Json => {
@@ -199,13 +199,9 @@ fn run_merge(a: MergeArgs) -> Outcome {
             writeln!(out)?;
         }
         Format::Human => {
-            tfreq::render::write_coverage(
-                &mut out,
-                &merged.counts(),
-                tfreq::render::Color::Always,
-            )?;
+            tfreq::render::write_coverage(&mut out, &merged.counts(), color)?;
             if let Some(b) = &merged.batching {
-                tfreq::render::write_batching(&mut out, b, tfreq::render::Color::Always)?;
+                tfreq::render::write_batching(&mut out, b, color)?;
             }
         }
     }
@@ -237,19 +233,19 @@ pub fn run_keys(mut a: KeysArgs) -> Outcome {
         a.cap.max_keys,
     )?;
     only_model(&mut cov, a.model_name.as_deref());
-    let mut out = if a.format == Format::Json {
-        stdout_plain()
+    let (mut out, color) = if a.format == Format::Json {
+        (stdout_plain(), tfreq::render::Color::Never)
     } else {
-        stdout()
+        human_stdout()
     };
     let sizes = batching.map(|(rule, source)| {
         tfreq::analysis::count_sizes(&rule, &source, cov.keys.iter().map(|(k, s)| (k, s.count)))
     });
     match a.format {
         Format::Human => {
-            tfreq::render::write_coverage(&mut out, &cov, tfreq::render::Color::Always)?;
+            tfreq::render::write_coverage(&mut out, &cov, color)?;
             if let Some(b) = &sizes {
-                tfreq::render::write_batching(&mut out, b, tfreq::render::Color::Always)?;
+                tfreq::render::write_batching(&mut out, b, color)?;
             }
         }
         Format::Json => {

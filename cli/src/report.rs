@@ -11,7 +11,7 @@ use tfreq::render::{ReportMark, ReportWriter};
 use tfreq::signature::ModelSignatures;
 
 use crate::args::ReportFormat;
-use crate::common::{Failure, Outcome, report_error, stdout, stdout_plain};
+use crate::common::{Failure, Outcome, human_color, human_stdout, report_error, stdout_plain};
 use crate::input::{Loaded, Sink};
 
 /// The exit code of a report: 0 when nothing fails, 1 when a finding or the verdict
@@ -26,13 +26,18 @@ pub fn exit_code(r: &Report) -> u8 {
     }
 }
 
-/// Standard output for a report: a human report's colour codes kept or stripped
-/// ([`stdout`]); JSON and GitHub annotations, which hold none, passed through as
-/// written, so no byte of a long report is scanned for codes ([`stdout_plain`]).
-fn stdout_for(format: ReportFormat) -> std::io::BufWriter<anstream::AutoStream<std::io::Stdout>> {
+/// Standard output for a report, and the colour a human one is written in
+/// ([`human_stdout`]); JSON and GitHub annotations, which hold no colour code, are
+/// passed through as written, so no byte of a long report is scanned for codes.
+fn stdout_for(
+    format: ReportFormat,
+) -> (
+    std::io::BufWriter<anstream::AutoStream<std::io::Stdout>>,
+    Color,
+) {
     match format {
-        ReportFormat::Human => stdout(),
-        ReportFormat::Json | ReportFormat::Github => stdout_plain(),
+        ReportFormat::Human => human_stdout(),
+        ReportFormat::Json | ReportFormat::Github => (stdout_plain(), Color::Never),
     }
 }
 
@@ -40,9 +45,9 @@ fn stdout_for(format: ReportFormat) -> std::io::BufWriter<anstream::AutoStream<s
 pub fn render(report: &mut Report, format: ReportFormat) -> Outcome {
     word_hints(report);
     let report = &*report;
-    let mut out = stdout_for(format);
+    let (mut out, color) = stdout_for(format);
     match format {
-        ReportFormat::Human => tfreq::render::write_human(&mut out, report, Color::Always)?,
+        ReportFormat::Human => tfreq::render::write_human(&mut out, report, color)?,
         ReportFormat::Github => tfreq::render::write_github(&mut out, report)?,
         ReportFormat::Json => tfreq::render::write_json(&mut out, report)?,
     }
@@ -70,7 +75,7 @@ impl<F: FnMut(&Loaded) -> RequestReport> Streamed<F> {
     pub fn new(format: ReportFormat, report: Report, judge: F) -> Self {
         let to = format;
         let format = match format {
-            ReportFormat::Human => tfreq::render::ReportFormat::Human(Color::Always),
+            ReportFormat::Human => tfreq::render::ReportFormat::Human(human_color()),
             ReportFormat::Json => tfreq::render::ReportFormat::Json,
             ReportFormat::Github => tfreq::render::ReportFormat::Github,
         };
@@ -94,7 +99,7 @@ impl<F: FnMut(&Loaded) -> RequestReport> Streamed<F> {
             return Err(e.into());
         }
         word_hints(self.writer.report_mut());
-        let mut out = stdout_for(self.format);
+        let (mut out, _) = stdout_for(self.format);
         let spool = self.spool;
         let report = self.writer.finish(&mut out, |out| spool.copy_to(out))?;
         out.flush()?;
