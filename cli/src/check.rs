@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use tfreq::analysis::Labeled;
 use tfreq::analysis::Report;
-use tfreq::analysis::{CheckOptions, check_labeled, check_one};
+use tfreq::analysis::{CheckOptions, check_one};
 use tfreq::signature::SERVE_TAG;
 
 use tfreq::analysis::Command;
@@ -12,7 +12,7 @@ use tfreq::analysis::Command;
 use crate::args::ReportFormat as Format;
 use crate::common::{Failure, Outcome, Progress};
 use crate::input::{InputArgs, Inputs, Loaded, Sink};
-use crate::report::{Streamed, labeled, load_model, render};
+use crate::report::{Streamed, load_model};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -100,11 +100,13 @@ fn run_check(a: Args) -> Result<Outcome, ModelFailure> {
         // held until the first that names its model, which the service is asked for;
         // from then on, as with a file, each is checked as it is read.
         let mut sink = AskFirst {
-            url: url.unwrap_or_default(),
-            cacert: a.cacert.as_deref(),
-            format: a.format,
-            opts: &opts,
-            no_tag: &no_tag,
+            ask: Ask {
+                url: url.unwrap_or_default(),
+                cacert: a.cacert.as_deref(),
+                format: a.format,
+                opts: &opts,
+                no_tag: &no_tag,
+            },
             state: State::Holding {
                 held: Vec::new(),
                 bytes: 0,
@@ -113,22 +115,7 @@ fn run_check(a: Args) -> Result<Outcome, ModelFailure> {
         };
         let reqs = inputs.requests_into(&files, &progress, true, &mut sink);
         drop(progress);
-        let mut report = match sink.state {
-            State::Checking { report, .. } => *report,
-            State::Failed(e) => return Err(e),
-            // No request names a model: the service is asked without a name, and
-            // says what is missing.
-            State::Holding { held, .. } => {
-                let model = live_model(sink.url, None, sink.cacert, &held).map_err(ModelFailure)?;
-                if model.meta_graph(&a.tag).is_none() {
-                    return Err(no_tag(&model));
-                }
-                let mut report = check_labeled(&labeled(&held), &model, &opts);
-                reqs.report_problems(&mut report);
-                report.model = Some(a.model.display().to_string());
-                return Ok(render(&mut report, a.format));
-            }
-        };
+        let mut report = sink.finish()?;
         reqs.report_problems(report.report_mut());
         report.report_mut().model = Some(a.model.display().to_string());
         return Ok(report.finish());
@@ -180,12 +167,17 @@ enum State<'a> {
 /// model decides which model the service is asked for (as it did when every request was
 /// held first); the requests before it are held, then each is checked as it is read.
 struct AskFirst<'a> {
+    ask: Ask<'a>,
+    state: State<'a>,
+}
+
+/// What asking the service and checking against its answer need.
+struct Ask<'a> {
     url: &'a str,
     cacert: Option<&'a std::path::Path>,
     format: Format,
     opts: &'a CheckOptions,
     no_tag: &'a dyn Fn(&tfreq::signature::ModelSignatures) -> ModelFailure,
-    state: State<'a>,
 }
 
 /// Where [`AskFirst`] was: among the held requests or in the report.
@@ -195,10 +187,26 @@ enum AskMark<M> {
 }
 
 impl<'a> AskFirst<'a> {
-    /// Asks the service for `name`'s signatures and checks the requests `held` (the
-    /// open file's mark at `open`): the state that follows.
-    fn ask(&self, name: String, held: Vec<Loaded>, open: Option<usize>) -> State<'a> {
-        let model = match live_model(self.url, Some(name), self.cacert, &[]) {
+    /// The report, once every request was read. When none named its model, the service
+    /// is asked without a name, and says what is missing.
+    fn finish(self) -> Result<Streamed<Judge<'a>>, ModelFailure> {
+        let state = match self.state {
+            State::Holding { held, .. } => self.ask.model(None, held, None),
+            state => state,
+        };
+        match state {
+            State::Checking { report, .. } => Ok(*report),
+            State::Failed(e) => Err(e),
+            State::Holding { .. } => unreachable!("Ask::model holds nothing"),
+        }
+    }
+}
+
+impl<'a> Ask<'a> {
+    /// Asks the service for the signatures of the model `name` and checks the requests
+    /// `held` (the open file's mark at `open`): the state that follows.
+    fn model(&self, name: Option<String>, held: Vec<Loaded>, open: Option<usize>) -> State<'a> {
+        let model = match live_model(self.url, name, self.cacert, &held) {
             Ok(m) if m.meta_graph(&self.opts.tag).is_some() => m,
             Ok(m) => return State::Failed((self.no_tag)(&m)),
             Err(e) => return State::Failed(ModelFailure(e)),
@@ -239,11 +247,11 @@ impl Sink for AskFirst<'_> {
                 held.push(l);
                 if let Some(name) = name {
                     let (held, open) = (std::mem::take(held), *open);
-                    self.state = self.ask(name, held, open);
+                    self.state = self.ask.model(Some(name), held, open);
                 } else if *bytes > HOLD_UNNAMED {
                     self.state = State::Failed(ModelFailure(Failure::msg(format!(
                         "--model {}: the first {} of requests name no model (model_spec.name): give --model-name",
-                        self.url,
+                        self.ask.url,
                         crate::common::human_size(HOLD_UNNAMED as u64)
                     ))));
                 }

@@ -2724,35 +2724,9 @@ fn check_against_a_live_model_named_up_front_holds_one_request_at_a_time() {
     }));
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log.tfrecord");
-    let mut req = tfreq::TFRequest::new("serving_default");
-    let values: Vec<f32> = (0..4096).map(|i| i as f32).collect();
-    req.add_feed("x", &[4096], tfreq::DType::Float, values)
-        .unwrap();
-    req.add_fetch("y");
-    let predict = tfreq::formats::encode_predict_log(&req.to_tf_serving_bytes("faq").unwrap());
-    let mut one = Vec::new();
-    tfreq::formats::write_record(&mut one, &predict);
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&log).unwrap());
-    for _ in 0..5_000 {
-        f.write_all(&one).unwrap();
-    }
-    f.flush().unwrap();
-    drop(f);
+    log_of_16k_requests(&log, 5_000, "faq");
     let model = srv.url("/v1/models/faq");
-    let l = log.to_str().unwrap();
-    for (args, stdin) in [
-        (vec!["check", l, "--model", &model], false),
-        (vec!["check", "-", "--model", &model, "-f", "json"], true),
-    ] {
-        let (code, kib) = crate::common::own_peak_kib(&args, stdin.then_some(log.as_path()));
-        // The requests feed `x`, which the model does not take: exit 1.
-        assert_eq!(code, 1, "tfreq {args:?}");
-        assert!(
-            kib < 48 << 10,
-            "tfreq {args:?}: peak RSS {kib} KiB for a log of {} KiB",
-            std::fs::metadata(&log).unwrap().len() >> 10
-        );
-    }
+    check_a_log_in_bounded_memory(&log, &model);
     let asked = srv
         .seen()
         .iter()
@@ -2777,6 +2751,25 @@ fn log_of_16k_requests(path: &std::path::Path, n: usize, model: &str) {
         f.write_all(&one).unwrap();
     }
     f.flush().unwrap();
+}
+
+/// `check LOG --model MODEL` and `check - --model MODEL -f json < LOG`, for a log of
+/// [`log_of_16k_requests`] (which feed `x`, which the faq model does not take: exit 1),
+/// each in under 48 MiB.
+fn check_a_log_in_bounded_memory(log: &std::path::Path, model: &str) {
+    let l = log.to_str().unwrap();
+    for (args, stdin) in [
+        (vec!["check", l, "--model", model], false),
+        (vec!["check", "-", "--model", model, "-f", "json"], true),
+    ] {
+        let (code, kib) = crate::common::own_peak_kib(&args, stdin.then_some(log));
+        assert_eq!(code, 1, "tfreq {args:?}");
+        assert!(
+            kib < 48 << 10,
+            "tfreq {args:?}: peak RSS {kib} KiB for a log of {} KiB",
+            std::fs::metadata(log).unwrap().len() >> 10
+        );
+    }
 }
 
 /// The model names `GetModelMetadata` was asked for, in order.
@@ -2808,19 +2801,7 @@ fn check_against_a_live_grpc_model_asks_for_the_first_requests_model_and_streams
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log.tfrecord");
     log_of_16k_requests(&log, 5_000, "faq");
-    let l = log.to_str().unwrap();
-    for (args, stdin) in [
-        (vec!["check", l, "--model", &model], false),
-        (vec!["check", "-", "--model", &model, "-f", "json"], true),
-    ] {
-        let (code, kib) = crate::common::own_peak_kib(&args, stdin.then_some(log.as_path()));
-        assert_eq!(code, 1, "tfreq {args:?}");
-        assert!(
-            kib < 48 << 10,
-            "tfreq {args:?}: peak RSS {kib} KiB for a log of {} KiB",
-            std::fs::metadata(&log).unwrap().len() >> 10
-        );
-    }
+    check_a_log_in_bounded_memory(&log, &model);
     assert_eq!(
         metadata_asked(&seen),
         ["faq", "faq"],
